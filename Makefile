@@ -1,0 +1,27 @@
+# Two entry points: `make train` (default training) and `make test` (whole suite).
+# Both create .venv on first use; later calls reuse it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: train test setup clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# A CPU-tested matching pair; pip takes them from the local wheel cache when present.
+	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+train: $(STAMP)
+	$(PY) train.py --config image.yaml
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) lightning_logs

@@ -1,0 +1,4 @@
+"""Callbacks that read a task's grid and render to measure and show what it has learned."""
+from inr.callbacks.images import ImageLogger, grid_views
+
+__all__ = ["ImageLogger", "grid_views"]

@@ -1,0 +1,101 @@
+"""The command line: a LightningCLI over any task and DataModule, with one-line errors and a summary."""
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch.utilities import rank_zero_only
+
+from inr.data.module import GridDataModule
+from inr.errors import InputError
+from inr.tasks.base import INRModule
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+DEFAULT_CONFIG = "image.yaml"
+
+
+def resolve_config_names(args: list[str]) -> list[str]:
+    """``--config NAME`` where NAME is not a file but ``configs/NAME`` is -> that path; no config and no
+    model given -> the default config."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--config" and i + 1 < len(out):
+            out[i + 1] = _resolve(out[i + 1])
+        elif arg.startswith("--config="):
+            out[i] = "--config=" + _resolve(arg.split("=", 1)[1])
+    given = any(a == "--config" or a.startswith(("--config=", "--model", "-h", "--help", "--print_config")) for a in out)
+    if not given:
+        out = ["--config", str(CONFIG_DIR / DEFAULT_CONFIG)] + out
+    return out
+
+
+def _resolve(name: str) -> str:
+    path = Path(name)
+    if path.exists():
+        return name
+    for candidate in (CONFIG_DIR / name, CONFIG_DIR / f"{name}.yaml"):
+        if candidate.exists():
+            return str(candidate)
+    raise InputError(f"config {name!r} not found (looked in . and {CONFIG_DIR})")
+
+
+class INRCLI(LightningCLI):
+    """LightningCLI with the model's output width linked to the data and a ``--ckpt_path`` to resume from."""
+
+    def add_arguments_to_parser(self, parser) -> None:
+        parser.link_arguments("data.out_channels", "model.init_args.out_channels", apply_on="instantiate")
+        parser.add_argument("--ckpt_path", type=Optional[str], default=None, help="checkpoint to resume from, or 'last'")
+
+
+def build_cli(args: list[str]) -> INRCLI:
+    return INRCLI(
+        INRModule,
+        GridDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
+        run=False,
+        args=args,
+        save_config_kwargs={"overwrite": True},
+        parser_kwargs={"exit_on_error": False},
+    )
+
+
+@rank_zero_only
+def print_summary(cli: INRCLI, seconds: float) -> None:
+    metrics = cli.model.evaluate()
+    parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
+    log_dir = cli.trainer.log_dir or cli.trainer.default_root_dir
+    print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {cli.trainer.global_step} | logs {log_dir}", flush=True)
+
+
+def _remove_empty_run_dir(cli: Optional[INRCLI]) -> None:
+    """After a failure, drop a run directory that holds nothing but the saved config."""
+    if cli is None or cli.trainer.log_dir is None:
+        return
+    run_dir = Path(cli.trainer.log_dir)
+    if run_dir.is_dir() and all(p.name in ("config.yaml", "hparams.yaml") for p in run_dir.iterdir()):
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
+    """Parse ``args`` (default ``sys.argv[1:]``), train, print one summary line; errors -> one line, exit 2."""
+    cli = None
+    try:
+        argv = resolve_config_names(sys.argv[1:] if args is None else args)
+        cli = build_cli(argv)
+        if cli.config.get("print_config"):
+            return cli
+        start = time.perf_counter()
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=cli.config.get("ckpt_path"))
+        if cli.trainer.interrupted:
+            raise SystemExit(130)
+        print_summary(cli, time.perf_counter() - start)
+        return cli
+    except InputError as exc:
+        _remove_empty_run_dir(cli)
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -1,0 +1,144 @@
+"""Images as targets: reading (8/16-bit, gray/RGB/RGBA) and ``ImageDataModule``.
+
+Conversions, on purpose: integer images are scaled by their type's maximum (255, 65535) into [0, 1];
+float images must already lie in [0, 1]; an alpha channel is composited onto a white background; with
+``channels="rgb"`` (default) a grayscale image is repeated into three channels, with ``channels="gray"``
+colour is reduced to luminance Y = 0.299 R + 0.587 G + 0.114 B (ITU-R BT.601), and ``channels="keep"``
+keeps what the file holds (gray → 1 channel, RGB → 3, RGBA → 4 without compositing).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+import imageio.v3 as iio
+import numpy as np
+import torch
+from torch import Tensor
+
+from inr.data.module import GridDataModule
+from inr.errors import InputError
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
+DEFAULT_IMAGE = Path(__file__).resolve().parents[2] / "data" / "astronaut.png"
+
+
+def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
+    """Scale an integer or float array into [0, 1] float32 by its dtype (integers: / type max)."""
+    if array.dtype == np.bool_:
+        return array.astype(np.float32)
+    if np.issubdtype(array.dtype, np.unsignedinteger):
+        return array.astype(np.float32) / np.iinfo(array.dtype).max
+    if np.issubdtype(array.dtype, np.floating):
+        out = array.astype(np.float32)
+        if not np.isfinite(out).all():
+            raise InputError(f"{source}: contains NaN or infinite values")
+        if out.min() < 0 or out.max() > 1:
+            raise InputError(f"{source}: float image values must lie in [0, 1], found [{out.min():.3g}, {out.max():.3g}]")
+        return out
+    raise InputError(f"{source}: unsupported pixel type {array.dtype}")
+
+
+def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] = "rgb") -> Tensor:
+    """Read an image file into a float32 tensor (H, W, C) in [0, 1] with the conversions of this module."""
+    path = Path(path)
+    if path.suffix.lower() not in IMAGE_EXTENSIONS:
+        raise InputError(f"{path}: unsupported image extension {path.suffix!r}; use one of {', '.join(IMAGE_EXTENSIONS)}")
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: file is empty")
+    try:
+        array = np.asarray(iio.imread(path))
+    except Exception as exc:  # imageio raises many types for undecodable files
+        raise InputError(f"{path}: not a readable image ({type(exc).__name__})") from None
+    if array.ndim == 2:
+        array = array[:, :, None]
+    if array.ndim != 3 or array.shape[2] not in (1, 2, 3, 4):
+        raise InputError(f"{path}: expected a single 2D image (H, W[, C]), got array of shape {array.shape}")
+    if array.shape[0] < 2 or array.shape[1] < 2:
+        raise InputError(f"{path}: image of size {array.shape[1]}×{array.shape[0]} is too small to fit")
+    image = to_unit_float(array, str(path))
+    return torch.from_numpy(convert_channels(image, channels, str(path)))
+
+
+def convert_channels(image: np.ndarray, channels: str, source: str) -> np.ndarray:
+    """(H, W, C) with C ∈ {1 gray, 2 gray+alpha, 3 RGB, 4 RGBA} -> the requested channel layout."""
+    if channels == "keep":
+        return image
+    if image.shape[2] in (2, 4):  # composite onto white: c' = α c + (1 − α)
+        alpha = image[:, :, -1:]
+        image = image[:, :, :-1] * alpha + (1.0 - alpha)
+    if channels == "rgb":
+        return np.repeat(image, 3, axis=2) if image.shape[2] == 1 else image
+    if channels == "gray":
+        if image.shape[2] == 1:
+            return image
+        weights = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma
+        return (image @ weights)[:, :, None]
+    raise InputError(f"{source}: unknown channels mode {channels!r}; choose rgb, gray or keep")
+
+
+def resize_image(image: Tensor, resolution: Union[int, list[int], None], crop_square: bool = True) -> Tensor:
+    """(H, W, C) -> resized (h, w, C). An int r centre-crops to a square (if ``crop_square``) and resizes to
+    r×r; a pair [h, w] resizes to exactly that. Antialiased bilinear (torchvision)."""
+    from torchvision.transforms.v2 import functional as TF
+
+    if resolution is None:
+        return image
+    chw = image.permute(2, 0, 1)  # (H, W, C) -> (C, H, W)
+    if isinstance(resolution, int):
+        if crop_square:
+            side = min(chw.shape[1:])
+            chw = TF.center_crop(chw, [side, side])
+        size = [resolution, resolution]
+    else:
+        size = [int(r) for r in resolution]
+    if chw.shape[1:] != tuple(size):
+        chw = TF.resize(chw, size, antialias=True).clamp(0, 1)
+    return chw.permute(1, 2, 0).contiguous()
+
+
+class ImageDataModule(GridDataModule):
+    """An image (PNG/JPEG/TIFF/BMP) as a 2D grid of colours; coordinates (y, x) = (row / H, col / W).
+
+    Args:
+        path: the image file; default ``data/astronaut.png``.
+        resolution: ``None`` (native), an int r (centre square crop, then r×r) or [h, w].
+        channels: ``rgb`` | ``gray`` | ``keep`` (see the module docstring).
+        split, batch_size, steps_per_epoch, eval_chunk, seed: as in ``GridDataModule``.
+
+    Example:
+        >>> dm = ImageDataModule(resolution=64, split="every_other")
+        >>> dm.shape, dm.out_channels, len(dm.train_index), dm.train_shape
+        ((64, 64), 3, 1024, (32, 32))
+    """
+
+    def __init__(
+        self,
+        path: Optional[str] = None,
+        resolution: Union[int, list[int], None] = None,
+        channels: Literal["rgb", "gray", "keep"] = "rgb",
+        split: str = "every_other",
+        batch_size: Optional[int] = None,
+        steps_per_epoch: Optional[int] = None,
+        eval_chunk: int = 65536,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        self.path = Path(path) if path is not None else DEFAULT_IMAGE
+        self.resolution, self.channels = resolution, channels
+
+    def describe(self) -> str:
+        return str(self.path)
+
+    def load_values(self) -> Tensor:
+        if self.resolution is not None:
+            size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
+            if len(size) != 2 or min(size) < 2:
+                raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
+            self.check_size(size[0] * size[1], 4, 2)
+        image = resize_image(read_image(self.path, self.channels), self.resolution)
+        if float(image.max() - image.min()) == 0.0:
+            raise InputError(f"{self.path}: the image is constant (every pixel {float(image.flatten()[0]):.3g}); nothing to fit")
+        return image  # (H, W, C)

@@ -1,0 +1,235 @@
+"""``GridDataModule``: a target sampled on a regular grid, served as whole-tensor batches of coordinates.
+
+A batch leaves the loader as a small description ``{"index": LongTensor | None}`` (``None`` = the whole
+training set) and becomes ``{"coords": (B, d), "values": (B, C), "index": ...}`` on the training device in
+``on_after_batch_transfer``: the target is copied to the device once, coordinates are computed from the
+indices there, and nothing per pixel runs in Python.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any, Optional
+
+import lightning as L
+import torch
+from torch import Tensor
+from torch.utils.data import DataLoader, IterableDataset
+
+from inr.data.grid import SPLITS, Grid, split_indices
+from inr.errors import InputError, check_memory
+
+# Full-batch training has no natural epoch; ten steps make one, so per-epoch callbacks run every ten steps.
+FULL_BATCH_STEPS_PER_EPOCH = 10
+
+
+class IndexBatches(IterableDataset):
+    """An epoch of batch descriptions ``{"index": ...}`` over one split: ``steps`` random draws of
+    ``batch_size`` positions, ``None`` (the whole split) for full batches, or consecutive chunks covering the
+    split once (``shuffle=False``, for evaluation).
+
+    Random draws use a generator seeded by (seed, epoch, rank): each DDP rank draws its own batches, and a
+    resumed run draws exactly what the uninterrupted run would have. It is an iterable dataset, so
+    Lightning leaves its sharding to us instead of wrapping it in a distributed sampler.
+    """
+
+    def __init__(
+        self,
+        split_index: Tensor,
+        batch_size: Optional[int],
+        steps: int,
+        seed: int = 0,
+        shuffle: bool = True,
+        epoch_fn: Callable[[], int] = lambda: 0,
+        rank: int = 0,
+    ) -> None:
+        self.split_index, self.batch_size, self.steps, self.seed = split_index, batch_size, steps, seed
+        self.shuffle, self.epoch_fn, self.rank = shuffle, epoch_fn, rank
+
+    def __len__(self) -> int:
+        if self.batch_size is not None and not self.shuffle:
+            return math.ceil(len(self.split_index) / self.batch_size)
+        return self.steps
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        n = len(self.split_index)
+        if self.batch_size is None:
+            for _ in range(self.steps):
+                yield {"index": None}
+        elif not self.shuffle:
+            for start in range(0, n, self.batch_size):
+                yield {"index": self.split_index[start : start + self.batch_size]}
+        else:
+            gen = torch.Generator().manual_seed((self.seed * 1_000_003 + self.epoch_fn()) * 65_537 + self.rank)
+            for _ in range(self.steps):
+                yield {"index": self.split_index[torch.randint(n, (self.batch_size,), generator=gen)]}
+
+
+class GridDataModule(L.LightningDataModule):
+    """Base DataModule of every grid task. Subclasses implement ``load_values() -> (*shape, C)`` only.
+
+    Args:
+        split: ``all`` (train = test = whole grid) or ``every_other`` (train [::2,...], test [1::2,...]).
+        batch_size: coordinates per training step; ``None`` trains on the whole training split each step.
+        steps_per_epoch: training steps per epoch; default one pass over the training split for random
+            batches, and ``FULL_BATCH_STEPS_PER_EPOCH`` for full batches.
+        eval_chunk: coordinates per evaluation batch (bounds the memory of validation).
+        seed: seed of the random batch draws.
+    """
+
+    def __init__(
+        self,
+        split: str = "all",
+        batch_size: Optional[int] = None,
+        steps_per_epoch: Optional[int] = None,
+        eval_chunk: int = 65536,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if split not in SPLITS:
+            raise InputError(f"data.split: unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        if batch_size is not None and batch_size < 1:
+            raise InputError(f"data.batch_size must be ≥ 1 or null (full batch), got {batch_size}")
+        self.split, self.batch_size, self.steps_per_epoch_arg = split, batch_size, steps_per_epoch
+        self.eval_chunk, self.seed = eval_chunk, seed
+        self._values: Optional[Tensor] = None
+        self._device_cache: dict[tuple[str, str], Tensor] = {}
+
+    # --- what a subclass provides -------------------------------------------------------------------
+    def load_values(self) -> Tensor:
+        """The target on its grid, float32 (*shape, C)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement load_values")
+
+    def describe(self) -> str:
+        """A short name of the source for messages and summaries."""
+        return type(self).__name__
+
+    # --- loading ------------------------------------------------------------------------------------
+    def _ensure_loaded(self) -> None:
+        if self._values is not None:
+            return
+        values = self.load_values()
+        if values.ndim < 2:
+            raise InputError(f"{self.describe()}: expected values shaped (*grid, channels), got {tuple(values.shape)}")
+        if not torch.isfinite(values).all():
+            raise InputError(f"{self.describe()}: the data contains NaN or infinite values")
+        shape = tuple(values.shape[:-1])
+        self._grid = Grid(shape)
+        self._splits = split_indices(shape, self.split)
+        self._values = values.reshape(self._grid.numel, values.shape[-1]).to(torch.float32).contiguous()  # (N, C)
+
+    @property
+    def grid(self) -> Grid:
+        self._ensure_loaded()
+        return self._grid
+
+    @property
+    def train_index(self) -> Tensor:
+        """Linear grid indices of the training split."""
+        self._ensure_loaded()
+        return self._splits["train"][0]
+
+    @property
+    def train_shape(self) -> tuple[int, ...]:
+        """Shape of the regular grid the training split forms."""
+        self._ensure_loaded()
+        return self._splits["train"][1]
+
+    @property
+    def test_index(self) -> Tensor:
+        """Linear grid indices of the held-out split (the whole grid for ``split="all"``)."""
+        self._ensure_loaded()
+        return self._splits["test"][0]
+
+    @property
+    def test_shape(self) -> tuple[int, ...]:
+        self._ensure_loaded()
+        return self._splits["test"][1]
+
+    @property
+    def values(self) -> Tensor:
+        """The target, flattened row-major: (N, C)."""
+        self._ensure_loaded()
+        return self._values
+
+    @property
+    def out_channels(self) -> int:
+        return self.values.shape[1]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        self._ensure_loaded()
+        return self.grid.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def values_grid(self, index: Optional[Tensor] = None, shape: Optional[tuple[int, ...]] = None) -> Tensor:
+        """The target as a channel-first grid (C, *shape); with ``index``/``shape``, that sub-grid."""
+        values = self.values if index is None else self.values[index]
+        shape = self.shape if shape is None else shape
+        return values.T.reshape(values.shape[1], *shape)
+
+    @staticmethod
+    def estimate_bytes(numel: int, channels: int, ndim: int) -> int:
+        """Memory a grid of ``numel`` points needs here: values (host + device copy), split indices and one
+        full rendered prediction, in bytes."""
+        return numel * (3 * 4 * channels + 2 * 8 + 4 * ndim)
+
+    def check_size(self, numel: int, channels: int, ndim: int) -> None:
+        check_memory(f"{self.describe()} at {numel:,} grid points", self.estimate_bytes(numel, channels, ndim))
+
+    def setup(self, stage: str) -> None:
+        self._ensure_loaded()
+
+    # --- batches ------------------------------------------------------------------------------------
+    @property
+    def steps_per_epoch(self) -> int:
+        if self.steps_per_epoch_arg is not None:
+            return self.steps_per_epoch_arg
+        if self.batch_size is None:
+            return FULL_BATCH_STEPS_PER_EPOCH
+        return max(1, math.ceil(len(self.train_index) / self.batch_size))
+
+    def train_dataloader(self) -> DataLoader:
+        self._ensure_loaded()
+        trainer = self.trainer
+        batches = IndexBatches(
+            self.train_index,
+            self.batch_size,
+            self.steps_per_epoch,
+            self.seed,
+            epoch_fn=(lambda: trainer.current_epoch) if trainer is not None else (lambda: 0),
+            rank=trainer.global_rank if trainer is not None else 0,
+        )
+        return DataLoader(batches, batch_size=None)
+
+    def val_dataloader(self) -> DataLoader:
+        # every rank evaluates the whole held-out split: metrics of duplicated states are unchanged
+        self._ensure_loaded()
+        return DataLoader(IndexBatches(self.test_index, self.eval_chunk, 0, shuffle=False), batch_size=None)
+
+    def _on_device(self, name: str, make, device: torch.device) -> Tensor:
+        """A tensor built by ``make()`` and copied to ``device`` once, then reused every step."""
+        key = (name, str(device))
+        if key not in self._device_cache:
+            self._device_cache[key] = make().to(device)
+        return self._device_cache[key]
+
+    def gather(self, index: Optional[Tensor], device: torch.device) -> dict[str, Any]:
+        """Coordinates and values of grid indices (``None`` = the whole training split) on ``device``."""
+        if index is None:
+            return {
+                "index": self._on_device("train_index", lambda: self.train_index, device),
+                "coords": self._on_device("train_coords", lambda: self.grid.coords(self.train_index), device),
+                "values": self._on_device("train_values", lambda: self.values[self.train_index], device),
+                "full_batch": True,
+            }
+        values = self._on_device("values", lambda: self.values, device)
+        index = index.to(device)
+        return {"index": index, "coords": self.grid.coords(index), "values": values[index], "full_batch": False}
+
+    def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        device = self.trainer.lightning_module.device if self.trainer is not None else torch.device("cpu")
+        return self.gather(batch["index"], device)

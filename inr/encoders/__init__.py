@@ -1,0 +1,14 @@
+"""Coordinate encodings: every one an ``Encoder`` with ``in_dim`` and ``out_dim``."""
+from inr.encoders.base import Encoder
+from inr.encoders.fourier import BasicEncoding, FourierEncoding, GaussianEncoding, PositionalEncoding, fourier_features
+from inr.encoders.identity import IdentityEncoding
+
+__all__ = [
+    "Encoder",
+    "IdentityEncoding",
+    "FourierEncoding",
+    "BasicEncoding",
+    "PositionalEncoding",
+    "GaussianEncoding",
+    "fourier_features",
+]

@@ -1,0 +1,5 @@
+"""Networks that map encoded coordinates to values; each takes ``(in_dim, out_dim, ...)``."""
+from inr.networks.activations import activation_names, make_activation
+from inr.networks.mlp import MLP
+
+__all__ = ["MLP", "make_activation", "activation_names"]

@@ -1,0 +1,215 @@
+"""``INRModule``: encoder + network as a LightningModule, the base every task subclasses.
+
+Extension points (override only what differs):
+- ``default_in_dim`` / ``default_output_activation``: the defaults used when a config gives no encoder or
+  network;
+- ``loss(raw, target)``: training objective on the network's raw output (default MSE);
+- ``postprocess(raw)``: raw output -> values in the target's space (clamping, sigmoid of logits, ...);
+- ``make_metrics()``: a torchmetrics ``MetricCollection`` cloned for the train and held-out splits;
+- ``on_heldout_grid(pred, target)``: extra metrics on the held-out split as a regular grid (SSIM, IoU).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, Optional
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
+from torch import Tensor, nn
+from torchmetrics import MetricCollection
+
+from inr.data.grid import Grid
+from inr.encoders import Encoder, IdentityEncoding
+from inr.errors import InputError
+from inr.networks import MLP
+
+# A network is built by the task from the encoder's width: factory(in_dim, out_dim) -> nn.Module.
+NetworkFactory = Callable[[int, int], nn.Module]
+
+
+class INRModule(L.LightningModule):
+    """f(v) = network(encoder(v)) fitted to a target sampled on a regular grid.
+
+    Args:
+        encoder: coordinate encoding; default ``IdentityEncoding(default_in_dim)``.
+        network: ``(in_dim, out_dim) -> nn.Module``; in YAML a ``class_path`` with the remaining
+            ``init_args`` (the task passes ``encoder.out_dim`` and ``out_channels``). Default: a 3×256 ReLU MLP.
+        out_channels: output width; the CLI links it to the DataModule's channel count.
+        optimizer, scheduler: injected callables (``OptimizerCallable``); default Adam(lr=1e-3).
+        render_chunk: coordinates per forward pass when evaluating a whole grid (bounds memory).
+        cache_encoding: when the training batch is the same full split every step and the encoder has no
+            trainable parameters, encode it once and reuse the features.
+    """
+
+    default_in_dim = 2
+    default_output_activation = "none"
+
+    def __init__(
+        self,
+        encoder: Optional[Encoder] = None,
+        network: Optional[NetworkFactory] = None,
+        out_channels: int = 3,
+        optimizer: OptimizerCallable = torch.optim.Adam,
+        scheduler: Optional[LRSchedulerCallable] = None,
+        render_chunk: int = 65536,
+        cache_encoding: bool = True,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters(ignore=["encoder", "network", "optimizer", "scheduler"])
+        self.encoder = encoder if encoder is not None else IdentityEncoding(in_dim=self.default_in_dim)
+        factory = network or partial(MLP, width=256, depth=3, output_activation=self.default_output_activation)
+        self.network = factory(self.encoder.out_dim, out_channels)
+        self.out_channels = out_channels
+        self.optimizer_factory, self.scheduler_factory = optimizer, scheduler
+        self.render_chunk, self.cache_encoding = render_chunk, cache_encoding
+        self.train_metrics = self.make_metrics().clone(prefix="train/")
+        self.val_metrics = self.make_metrics().clone(prefix="val/")
+        self._encoding_cache: Optional[tuple[Tensor, Tensor]] = None
+        # prediction of the latest full-batch step on the training grid, (C, *train_shape); callbacks reuse it
+        self.last_train_grid_prediction: Optional[Tensor] = None
+
+    # --- what subclasses override -------------------------------------------------------------------
+    def loss(self, raw: Tensor, target: Tensor) -> Tensor:
+        """L = mean((f(v) − y)²) over the batch."""
+        return F.mse_loss(raw, target)
+
+    def postprocess(self, raw: Tensor) -> Tensor:
+        return raw
+
+    def make_metrics(self) -> MetricCollection:
+        return MetricCollection({})
+
+    def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
+        """Metrics of the held-out split seen as a regular grid; ``pred``/``target`` are (C, *shape)."""
+        return {}
+
+    # --- the field ----------------------------------------------------------------------------------
+    def forward(self, coords: Tensor) -> Tensor:
+        """Raw network output at coordinates (N, d) -> (N, C)."""
+        return self.network(self.encoder(coords))
+
+    def _encode_training_batch(self, coords: Tensor, full_batch: bool) -> Tensor:
+        fixed = full_batch and self.cache_encoding and not any(p.requires_grad for p in self.encoder.parameters())
+        if not fixed:
+            return self.encoder(coords)
+        if self._encoding_cache is None or self._encoding_cache[0] is not coords:
+            with torch.no_grad():
+                self._encoding_cache = (coords, self.encoder(coords))
+        return self._encoding_cache[1]
+
+    @torch.no_grad()
+    def predict(self, coords: Tensor, chunk: Optional[int] = None) -> Tensor:
+        """Values f(v) at coordinates (N, d) -> (N, C), evaluated in chunks of ``chunk`` rows."""
+        chunk = chunk or self.render_chunk
+        out = [self.postprocess(self(c)) for c in coords.split(chunk)]
+        return torch.cat(out) if out else coords.new_zeros(0, self.out_channels)
+
+    @torch.no_grad()
+    def render(self, shape: Optional[Sequence[int]] = None, chunk: Optional[int] = None) -> Tensor:
+        """The field on a regular grid of ``shape`` over [0,1)^d (default: the data's grid) -> (C, *shape).
+
+        Coordinates are computed chunk by chunk from linear indices, so peak memory is bounded by the chunk
+        (plus the output), never by a full coordinate tensor.
+        """
+        shape = tuple(shape) if shape is not None else self.grid_shape
+        grid, chunk = Grid(shape), chunk or self.render_chunk
+        out = torch.empty(grid.numel, self.out_channels, device=self.device)
+        for start in range(0, grid.numel, chunk):
+            index = torch.arange(start, min(start + chunk, grid.numel), device=self.device)
+            out[start : start + len(index)] = self.postprocess(self(grid.coords(index)))
+        return out.T.reshape(self.out_channels, *shape)  # (N, C) -> (C, *shape)
+
+    # --- the data the task is attached to -----------------------------------------------------------
+    @property
+    def data(self) -> Any:
+        dm = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        if dm is None:
+            raise RuntimeError(f"{type(self).__name__} needs a GridDataModule attached through a Trainer")
+        return dm
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    def target_grid(self) -> Tensor:
+        """The target on the full grid, (C, *shape), on this module's device."""
+        return self.data.values_grid().to(self.device)
+
+    def setup(self, stage: str) -> None:
+        dm = getattr(self.trainer, "datamodule", None)
+        if dm is None:
+            return
+        if dm.ndim != self.encoder.in_dim:
+            raise InputError(f"model.encoder expects {self.encoder.in_dim}-D coordinates but the data is {dm.ndim}-D; set in_dim: {dm.ndim}")
+        if dm.out_channels != self.out_channels:
+            raise InputError(f"model.out_channels is {self.out_channels} but the data has {dm.out_channels} channels")
+
+    # --- steps --------------------------------------------------------------------------------------
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
+        coords, target = batch["coords"], batch["values"]
+        raw = self.network(self._encode_training_batch(coords, batch["full_batch"]))
+        loss = self.loss(raw, target)
+        n = len(coords)
+        self.log("train/loss", loss, prog_bar=True, batch_size=n)
+        pred = self.postprocess(raw.detach())
+        self.train_metrics(pred, target)
+        self.log_dict(self.train_metrics, prog_bar=True, batch_size=n)
+        if batch["full_batch"]:
+            self.last_train_grid_prediction = pred.T.reshape(self.out_channels, *self.data.train_shape)
+        return loss
+
+    def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        pred = self.predict(batch["coords"])
+        self.val_metrics.update(pred, batch["values"])
+        self._heldout_chunks.append(pred)
+
+    def on_validation_epoch_start(self) -> None:
+        self._heldout_chunks: list[Tensor] = []
+
+    def on_validation_epoch_end(self) -> None:
+        self.log_dict(self.val_metrics.compute(), prog_bar=True)
+        self.val_metrics.reset()
+        dm = self.data
+        pred = torch.cat(self._heldout_chunks)
+        if len(pred) == len(dm.test_index):
+            pred_grid = pred.T.reshape(self.out_channels, *dm.test_shape)
+            target_grid = dm.values_grid(dm.test_index, dm.test_shape).to(pred.device)
+            for name, value in self.on_heldout_grid(pred_grid, target_grid).items():
+                self.log(f"val/{name}", value)
+        self._heldout_chunks = []
+
+    def configure_optimizers(self) -> Any:
+        optimizer = self.optimizer_factory(self.parameters())
+        if self.scheduler_factory is None:
+            return optimizer
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": self.scheduler_factory(optimizer), "interval": "step"}}
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self._encoding_cache = None
+
+    # --- final report -------------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Metrics on the whole train and held-out splits, in eval mode (used for the closing summary)."""
+        was_training = self.training
+        self.eval()
+        dm, results = self.data, {}
+        try:
+            for split, index in (("train", dm.train_index), ("test", dm.test_index)):
+                metrics = self.make_metrics().to(self.device)
+                for chunk in index.split(self.render_chunk):
+                    batch = dm.gather(chunk, self.device)
+                    metrics.update(self.predict(batch["coords"]), batch["values"])
+                results.update({f"{split}/{k}": float(v) for k, v in metrics.compute().items()})
+        finally:
+            self.train(was_training)
+        return results
+
+
+def psnr_from_mse(mse: float, data_range: float = 1.0) -> float:
+    """PSNR = 10 log10(R² / MSE) in dB."""
+    return 10 * math.log10(data_range**2 / mse) if mse > 0 else math.inf
