@@ -1,9 +1,12 @@
 """The command line: a LightningCLI over any task and DataModule, with one-line errors and a summary."""
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
+import warnings
+from argparse import ArgumentError
 from pathlib import Path
 from typing import Optional
 
@@ -16,6 +19,9 @@ from inr.tasks.base import INRModule
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 DEFAULT_CONFIG = "image.yaml"
+
+# train.py always passes its (resolved) argv explicitly
+warnings.filterwarnings("ignore", message=".*LightningCLI's args parameter is intended.*")
 
 
 def resolve_config_names(args: list[str]) -> list[str]:
@@ -41,6 +47,31 @@ def _resolve(name: str) -> str:
         if candidate.exists():
             return str(candidate)
     raise InputError(f"config {name!r} not found (looked in . and {CONFIG_DIR})")
+
+
+_STRUCTURE = ("Does not validate against any", "Subtypes:", "Errors:", "Given value", "- Expected a <class 'NoneType'>")
+
+
+def condense_config_error(text: str) -> str:
+    """One line from jsonargparse's nested validation report: the config key path, the class it concerns
+    and the innermost complaint, e.g. ``model.encoder.sigma (inr.encoders.GaussianEncoding): Expected a
+    <class 'float'>. Got value: abc``."""
+    keys, classes, leaf = [], [], None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(_STRUCTURE):
+            continue
+        if m := re.match(r'Parser key "([^"]+)":', line):
+            keys.append(m.group(1))
+        elif m := re.match(r"- Problem with given class_path '([^']+)':", line):
+            classes.append(m.group(1))
+        elif leaf is None:
+            leaf = line.lstrip("- ")
+    where = ".".join(keys)
+    if classes:
+        where = f"{where} ({classes[-1]})" if where else classes[-1]
+    message = leaf or text.strip().splitlines()[0]
+    return f"config {where}: {message}" if where else f"config: {message}"
 
 
 class INRCLI(LightningCLI):
@@ -96,6 +127,16 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
         print_summary(cli, time.perf_counter() - start)
         return cli
     except InputError as exc:
-        _remove_empty_run_dir(cli)
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        _fail(cli, str(exc))
+    except ArgumentError as exc:
+        _fail(cli, condense_config_error(str(exc)))
+    except ValueError as exc:  # jsonargparse reports failed instantiation (our InputErrors too) as ValueError
+        if "Does not validate against any" not in str(exc):
+            raise
+        _fail(cli, condense_config_error(str(exc)))
+
+
+def _fail(cli: Optional[INRCLI], message: str) -> None:
+    _remove_empty_run_dir(cli)
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)

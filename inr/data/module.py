@@ -8,6 +8,7 @@ indices there, and nothing per pixel runs in Python.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
@@ -18,6 +19,9 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from inr.data.grid import SPLITS, Grid, split_indices
 from inr.errors import InputError, check_memory
+
+# The loaders run in the main process (no workers), where an IterableDataset's __len__ is exact.
+warnings.filterwarnings("ignore", message=".*Your `IterableDataset` has `__len__` defined.*")
 
 # Full-batch training has no natural epoch; ten steps make one, so per-epoch callbacks run every ten steps.
 FULL_BATCH_STEPS_PER_EPOCH = 10

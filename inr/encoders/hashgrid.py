@@ -1,0 +1,213 @@
+"""Multiresolution hash encoding (Müller et al. 2022, Instant-NGP) in vectorised PyTorch for 1D/2D/3D inputs."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from inr.encoders.base import Encoder
+from inr.errors import InputError
+
+# π_1 = 1, π_2 = 2654435761, π_3 = 805459861: Müller et al. 2022, eq. 4; the same factors as tiny-cuda-nn's
+# coherent_prime_hash (common_device.h), evaluated in uint32 arithmetic.
+PRIMES = (1, 2654435761, 805459861)
+UINT32_MASK = 0xFFFFFFFF
+# table init U(−1e-4, 1e-4): Müller et al. 2022, sec. 4 ("initialize the hash table entries using the
+# uniform distribution U(−10⁻⁴, 10⁻⁴)"); tiny-cuda-nn grid.h initialize_params uses the same bounds.
+INIT_BOUND = 1e-4
+
+
+def growth_factor(base_resolution: int, finest_resolution: float, n_levels: int) -> float:
+    """b = exp((ln N_max − ln N_min) / (L − 1)), Müller et al. 2022 eq. 3 (b = 1 for a single level).
+
+    Example:
+        >>> round(growth_factor(16, 256, 5), 6)
+        2.0
+    """
+    if n_levels == 1:
+        return 1.0
+    return math.exp((math.log(finest_resolution) - math.log(base_resolution)) / (n_levels - 1))
+
+
+def level_resolutions(n_levels: int, base_resolution: int, per_level_scale: float) -> list[int]:
+    """N_l = ⌊N_min · b^l⌋ for l = 0..L−1 (Müller et al. 2022 eq. 2).
+
+    A relative 1e-9 is added before the floor so that a product that is an integer in exact arithmetic
+    (16 · 2^4 computed as 255.99999999…) is not floored one below.
+
+    Example:
+        >>> level_resolutions(4, 16, 1.5)
+        [16, 24, 36, 54]
+    """
+    return [int(math.floor(base_resolution * per_level_scale**l * (1 + 1e-9))) for l in range(n_levels)]
+
+
+def spatial_hash(pos: Tensor) -> Tensor:
+    """h(x) = (⊕_k x_k π_k) mod 2³², the XOR of the integer coordinates times the primes, in uint32.
+
+    ``pos``: non-negative integer positions (..., d), d ≤ 3, int64 -> (...,) int64 in [0, 2³²).
+    Products are exact in int64 (x_k < 2³¹, π_k < 2³²) and the low 32 bits of a XOR are the XOR of the
+    low 32 bits, so masking once at the end equals tiny-cuda-nn's wrapping uint32 arithmetic.
+
+    Example:
+        >>> int(spatial_hash(torch.tensor([1, 1])))  # 1 ^ 2654435761
+        2654435760
+    """
+    h = pos[..., 0] * PRIMES[0]
+    for k in range(1, pos.shape[-1]):
+        h = torch.bitwise_xor(h, pos[..., k] * PRIMES[k])
+    return h & UINT32_MASK
+
+
+def _corners(pairs: list[Tensor], combine) -> Tensor:
+    """Combine per-axis pairs (lower, upper) (..., 2) over the d axes into the 2^d cell corners (..., 2^d).
+
+    Corner c takes the upper value on axis k when bit (d−1−k) of c is set (axis 0 is the most significant
+    bit), so index and weight tensors built by this function line up corner by corner.
+    """
+    out = pairs[0]
+    for pair in pairs[1:]:
+        out = combine(out[..., :, None], pair[..., None, :]).flatten(-2)  # (..., 2^k, 2) -> (..., 2^(k+1))
+    return out
+
+
+class HashGridEncoding(Encoder):
+    """y = ⊕_l Σ_c w_c(x) θ_l[h_l(c)], the concatenation over L levels of multilinearly interpolated
+    F-wide table entries, out_dim = n_levels · n_features_per_level.
+
+    Level l has resolution N_l = ⌊N_min · b^l⌋: the input x ∈ [0,1]^d is scaled to x·N_l, the cell's 2^d
+    corners c ∈ {0..N_l}^d are looked up in the level's table and blended with the multilinear weights
+    w_c = Π_k (1 − |x_k N_l − c_k|). A level whose (N_l + 1)^d vertices fit into 2^log2_hashmap_size
+    entries indexes them densely, c_0 + c_1 (N_l+1) + c_2 (N_l+1)² (no collisions, a table of exactly
+    (N_l+1)^d rows); finer levels use the spatial hash ``spatial_hash(c) mod T``, T = 2^log2_hashmap_size.
+
+    Names and defaults follow tiny-cuda-nn's ``HashGrid`` encoding. The growth factor b is
+    ``per_level_scale``; given ``finest_resolution`` N_max instead, b = exp((ln N_max − ln N_min)/(L−1))
+    (eq. 3), and with neither, tiny-cuda-nn's default b = 2.0. Differences from tiny-cuda-nn, on purpose:
+    the vertex grid is the paper's (vertices at x = c / N_l, no half-cell offset), dense tables are not
+    padded to a multiple of 8, and inputs are clamped to [0, 1] rather than wrapped.
+
+    All levels and points are computed at once (dense levels as one block, hashed ones as another); the
+    blend is a single ``F.embedding_bag`` whose backward scatters straight into the table.
+
+    Args:
+        in_dim: input dimensions d ∈ {1, 2, 3}.
+        n_levels: L. n_features_per_level: F. log2_hashmap_size: log₂ T. base_resolution: N_min.
+        per_level_scale: b; ``finest_resolution``: N_max, from which b is computed (give one of the two).
+
+    Example:
+        >>> enc = HashGridEncoding(in_dim=2, n_levels=4, log2_hashmap_size=10, base_resolution=4, finest_resolution=32)
+        >>> enc.resolutions.tolist(), enc.dense_levels, enc.out_dim, enc(torch.rand(5, 2)).shape
+        ([4, 8, 16, 32], 3, 8, torch.Size([5, 8]))
+    """
+
+    def __init__(
+        self,
+        in_dim: int = 3,
+        n_levels: int = 16,
+        n_features_per_level: int = 2,
+        log2_hashmap_size: int = 19,
+        base_resolution: int = 16,
+        per_level_scale: Optional[float] = None,
+        finest_resolution: Optional[int] = None,
+    ) -> None:
+        super().__init__()
+        if in_dim not in (1, 2, 3):
+            raise InputError(f"HashGridEncoding: in_dim must be 1, 2 or 3, got {in_dim}")
+        if n_levels < 1 or n_features_per_level < 1 or base_resolution < 1 or not 1 <= log2_hashmap_size <= 30:
+            raise InputError(
+                "HashGridEncoding: need n_levels ≥ 1, n_features_per_level ≥ 1, base_resolution ≥ 1 and "
+                f"1 ≤ log2_hashmap_size ≤ 30, got {n_levels}, {n_features_per_level}, {base_resolution}, {log2_hashmap_size}"
+            )
+        if finest_resolution is not None:
+            if finest_resolution < base_resolution:
+                raise InputError(f"HashGridEncoding: finest_resolution {finest_resolution} < base_resolution {base_resolution}")
+            b = growth_factor(base_resolution, finest_resolution, n_levels)
+            if per_level_scale is not None and not math.isclose(per_level_scale, b, rel_tol=1e-6):
+                raise InputError(f"HashGridEncoding: give per_level_scale or finest_resolution, not both ({per_level_scale} vs {b:.6g} implied)")
+            per_level_scale = b
+        per_level_scale = 2.0 if per_level_scale is None else float(per_level_scale)  # tiny-cuda-nn default
+        if per_level_scale < 1.0:
+            raise InputError(f"HashGridEncoding: per_level_scale must be ≥ 1, got {per_level_scale}")
+        self.in_dim, self.n_levels, self.n_features_per_level = in_dim, n_levels, n_features_per_level
+        self.out_dim = n_levels * n_features_per_level
+        self.log2_hashmap_size, self.base_resolution, self.per_level_scale = log2_hashmap_size, base_resolution, per_level_scale
+        self.hashmap_size = 2**log2_hashmap_size
+
+        resolutions = level_resolutions(n_levels, base_resolution, per_level_scale)
+        if max(resolutions) >= 2**31:
+            raise InputError(f"HashGridEncoding: finest level resolution {max(resolutions)} exceeds 2^31; lower per_level_scale or n_levels")
+        dense = [(n + 1) ** in_dim <= self.hashmap_size for n in resolutions]
+        sizes = [(n + 1) ** in_dim if d else self.hashmap_size for n, d in zip(resolutions, dense)]
+        # levels are sorted coarse to fine, so the dense ones are a prefix
+        self.dense_levels = sum(dense)
+        offsets = [0] + list(torch.tensor(sizes).cumsum(0).tolist())
+        self.register_buffer("resolutions", torch.tensor(resolutions, dtype=torch.int64), persistent=False)
+        self.register_buffer("level_sizes", torch.tensor(sizes, dtype=torch.int64), persistent=False)
+        self.register_buffer("level_offsets", torch.tensor(offsets[:-1], dtype=torch.int64), persistent=False)
+        # dense strides (N_l + 1)^k per axis k, (L, d)
+        strides = (torch.tensor(resolutions, dtype=torch.int64)[:, None] + 1) ** torch.arange(in_dim)
+        self.register_buffer("dense_strides", strides, persistent=False)
+        self.params = nn.Parameter(torch.empty(offsets[-1], n_features_per_level))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.uniform_(self.params, -INIT_BOUND, INIT_BOUND)
+
+    def level_table(self, level: int) -> Tensor:
+        """The rows of level ``level``'s table, (T_l, F)."""
+        start = int(self.level_offsets[level])
+        return self.params[start : start + int(self.level_sizes[level])]
+
+    def corner_indices(self, cell: Tensor, levels: slice) -> Tensor:
+        """Table rows of the 2^d corners of each cell: lower corners (N, L', d) int64 -> (N, L', 2^d)."""
+        first = levels.start or 0
+        n_dense = max(0, min(self.dense_levels - first, cell.shape[1]))
+        blocks = []
+        if n_dense:  # dense: Σ_k c_k (N_l + 1)^k
+            c, s = cell[:, :n_dense], self.dense_strides[levels][:n_dense]
+            blocks.append(_corners([torch.stack([c[..., k] * s[:, k], (c[..., k] + 1) * s[:, k]], -1) for k in range(self.in_dim)], torch.add))
+        if n_dense < cell.shape[1]:  # hashed: (⊕_k c_k π_k mod 2³²) mod T
+            c = cell[:, n_dense:]
+            pairs = [torch.stack([c[..., k] * PRIMES[k], (c[..., k] + 1) * PRIMES[k]], -1) for k in range(self.in_dim)]
+            blocks.append((_corners(pairs, torch.bitwise_xor) & UINT32_MASK) % self.hashmap_size)
+        index = torch.cat(blocks, dim=1) if len(blocks) > 1 else blocks[0]  # (N, L', 2^d)
+        return index + self.level_offsets[levels][None, :, None]
+
+    def encode(self, v: Tensor, levels: slice = slice(None)) -> Tensor:
+        """Features of the levels in ``levels`` (a contiguous slice): (N, d) -> (N, L'·F)."""
+        lead = v.shape[:-1]
+        v = v.reshape(-1, self.in_dim).clamp(0.0, 1.0)
+        res = self.resolutions[levels]
+        pos = v[:, None, :] * res[:, None].to(v.dtype)  # (N, d) -> (N, L', d), x·N_l
+        # the upper boundary x = 1 falls in the last cell (weight 1 on its upper corner)
+        cell = torch.minimum(pos.detach().floor(), (res - 1)[:, None].to(v.dtype))
+        frac = pos - cell  # (N, L', d) in [0, 1]
+        index = self.corner_indices(cell.long(), levels)  # (N, L', 2^d)
+        weights = _corners([torch.stack([1 - frac[..., k], frac[..., k]], -1) for k in range(self.in_dim)], torch.mul)
+        corners = index.shape[-1]
+        out = F.embedding_bag(
+            index.reshape(-1, corners), self.params, per_sample_weights=weights.reshape(-1, corners), mode="sum"
+        )  # (N·L', 2^d) bags -> (N·L', F)
+        return out.reshape(*lead, -1)  # (N·L', F) -> (..., L'·F)
+
+    def forward(self, v: Tensor) -> Tensor:
+        if v.shape[-1] != self.in_dim:
+            raise ValueError(f"HashGridEncoding expects coordinates (..., {self.in_dim}), got {tuple(v.shape)}")
+        return self.encode(v)
+
+    def encode_per_level(self, v: Tensor) -> Tensor:
+        """The same features computed one level at a time (a Python loop over L); a reference for tests
+        and benchmarks, not used in training."""
+        return torch.cat([self.encode(v, slice(l, l + 1)) for l in range(self.n_levels)], dim=-1)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_dim={self.in_dim}, out_dim={self.out_dim}, n_levels={self.n_levels}, "
+            f"n_features_per_level={self.n_features_per_level}, log2_hashmap_size={self.log2_hashmap_size}, "
+            f"base_resolution={self.base_resolution}, per_level_scale={self.per_level_scale:.6g}, "
+            f"dense_levels={self.dense_levels}, params={self.params.numel()}"
+        )

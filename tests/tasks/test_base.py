@@ -1,0 +1,57 @@
+"""INRModule: chunked rendering on any grid, the cached encoding, and the step's grid prediction."""
+from functools import partial
+
+import lightning as L
+import torch
+
+from inr.data import ImageDataModule, grid_coordinates
+from inr.encoders import GaussianEncoding
+from inr.networks import MLP
+from inr.tasks import ImageFitting
+
+
+def _model(**kw):
+    return ImageFitting(
+        encoder=GaussianEncoding(in_dim=2, num_features=8, sigma=3.0),
+        network=partial(MLP, width=16, depth=2, output_activation="sigmoid"),
+        out_channels=3,
+        **kw,
+    )
+
+
+def test_render_at_twice_resolution_matches_pointwise_prediction():
+    model = _model(render_chunk=37)  # a chunk that does not divide the grid
+    image = model.render((24, 32))
+    assert image.shape == (3, 24, 32)
+    coords = grid_coordinates((24, 32)).reshape(-1, 2)
+    expected = model.predict(coords, chunk=10_000).T.reshape(3, 24, 32)
+    torch.testing.assert_close(image, expected, atol=1e-6, rtol=0)
+
+
+def _fit(model, dm, steps):
+    trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        limit_val_batches=0, enable_model_summary=False)
+    trainer.fit(model, datamodule=dm)
+    return trainer
+
+
+def test_cached_encoding_trains_identically():
+    results = []
+    for cache in (True, False):
+        torch.manual_seed(0)
+        model = _model(cache_encoding=cache)
+        _fit(model, ImageDataModule(resolution=16), steps=5)
+        results.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    torch.testing.assert_close(results[0], results[1], atol=1e-6, rtol=0)
+
+
+def test_full_batch_step_leaves_grid_prediction_and_render_uses_data_grid():
+    model = _model()
+    dm = ImageDataModule(resolution=16, split="every_other")
+    _fit(model, dm, steps=2)
+    assert model.last_train_grid_prediction.shape == (3, 8, 8)
+    assert model.render().shape == (3, 16, 16)
+    assert model.target_grid().shape == (3, 16, 16)
+    metrics = model.evaluate()
+    assert set(metrics) == {"train/psnr", "test/psnr"} and all(m > 0 for m in metrics.values())
+    assert model.training
