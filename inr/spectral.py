@@ -61,7 +61,11 @@ def grid_frequencies(shape: Sequence[int], device: Optional[torch.device] = None
         >>> grid_frequencies((4,))[0]
         tensor([ 0.,  1., -2., -1.], dtype=torch.float64)
     """
-    return [torch.fft.fftfreq(int(n), d=1.0 / int(n), dtype=torch.float64, device=device) for n in shape]
+    out = []
+    for n in (int(n) for n in shape):
+        j = torch.arange(n, device=device)
+        out.append(torch.where(j < (n + 1) // 2, j, j - n).to(torch.float64))  # exact integers, numpy's order
+    return out
 
 
 def radial_frequency(shape: Sequence[int], device: Optional[torch.device] = None) -> Tensor:
