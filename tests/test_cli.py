@@ -1,0 +1,75 @@
+"""The real command line, as a subprocess: a tiny training run end to end, and bad input refused."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = [
+    "--config", "image.yaml",
+    "--data.init_args.resolution", "32",
+    "--model.init_args.network.init_args.width", "32",
+    "--model.init_args.encoder.init_args.num_features", "32",
+    "--trainer.max_steps", "20",
+    "--trainer.check_val_every_n_epoch", "1",
+    "--trainer.enable_progress_bar", "false",
+]
+
+
+def run_train(args, cwd=ROOT, timeout=300):
+    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
+    proc = run_train(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = [line for line in proc.stdout.splitlines() if line.startswith("summary:")]
+    assert len(summary) == 1 and "test/psnr" in summary[0] and "train/psnr" in summary[0]
+    (event_file,) = tmp_path.glob("image/version_0/events.out.tfevents.*")
+    acc = EventAccumulator(str(event_file), size_guidance={"images": 0, "scalars": 0})
+    acc.Reload()
+    scalars, images = set(acc.Tags()["scalars"]), set(acc.Tags()["images"])
+    assert {"train/loss", "train/psnr", "val/psnr", "val/ssim"} <= scalars
+    assert {"images/reconstruction", "images/abs_error", "images/target"} <= images
+    losses = [e.value for e in acc.Scalars("train/loss")]
+    assert losses[-1] < losses[0]  # it learned something in 20 steps
+    assert (tmp_path / "image/version_0/config.yaml").exists()
+    assert list(tmp_path.glob("image/version_0/checkpoints/*.ckpt"))
+
+
+BAD_INPUTS = {
+    "missing file": (["--data.init_args.path", "no/such/image.png"], "file not found"),
+    "not an image": (["--data.init_args.path", "{text_png}"], "not a readable image"),
+    "unknown key": (["--model.init_args.encoder.init_args.sigmaa", "3"], "sigmaa"),
+    "unknown encoder": (["--model.init_args.encoder.class_path", "inr.encoders.NoSuchEncoding"], "NoSuchEncoding"),
+    "unknown top-level key": (["--trainer.max_stepz", "3"], "max_stepz"),
+}
+
+
+def test_bad_input_one_line_nonzero_exit_nothing_written(tmp_path):
+    text_png = tmp_path / "text.png"
+    text_png.write_text("not an image at all")
+    procs = {}
+    for name, (args, _) in BAD_INPUTS.items():
+        out = tmp_path / name.replace(" ", "_")
+        args = [a.format(text_png=text_png) for a in args]
+        cmd = [sys.executable, str(ROOT / "train.py"), *TINY, "--trainer.logger.init_args.save_dir", str(out), *args]
+        procs[name] = (subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out)
+    for name, (proc, out) in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+        assert proc.returncode == 2, (name, stderr[-2000:])
+        assert len(errors) == 1 and BAD_INPUTS[name][1] in errors[0], (name, stderr[-2000:])
+        assert "Traceback" not in stderr, name
+        assert not out.exists() or not any(out.rglob("*")), f"{name}: left files behind"
+
+
+def test_print_config_round_trips(tmp_path):
+    proc = run_train(["--config", "image.yaml", "--print_config"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cfg = tmp_path / "printed.yaml"
+    cfg.write_text(proc.stdout)
+    again = run_train(["--config", str(cfg), "--print_config"])
+    assert again.returncode == 0 and again.stdout == proc.stdout
