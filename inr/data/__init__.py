@@ -2,6 +2,9 @@
 from inr.data.grid import SPLITS, Grid, grid_coordinates, split_indices, subgrid_index
 from inr.data.image import ImageDataModule, read_image
 from inr.data.module import GridDataModule, IndexBatches
+from inr.data.signal import SignalDataModule, power_law_signal, read_wav, sum_of_sinusoids
+from inr.data.video import VideoDataModule, read_gif, read_sequence
+from inr.data.volume import VolumeDataModule, read_volume_array
 
 __all__ = [
     "Grid",
@@ -13,4 +16,13 @@ __all__ = [
     "IndexBatches",
     "ImageDataModule",
     "read_image",
+    "SignalDataModule",
+    "read_wav",
+    "sum_of_sinusoids",
+    "power_law_signal",
+    "VolumeDataModule",
+    "read_volume_array",
+    "VideoDataModule",
+    "read_gif",
+    "read_sequence",
 ]

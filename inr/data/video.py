@@ -1,0 +1,167 @@
+"""Video as a target: frames of an animated GIF or an image sequence on a (t, y, x) grid, ``VideoDataModule``.
+
+Frame f of T, pixel (row, col) of H×W sits at v = (f/T, row/H, col/W) (the core grid convention), so time
+is just a third axis and the 3D grid machinery (lazy coordinates, chunked renders, the central-slice
+images) applies unchanged. Frames are converted like images (``inr.data.image``: integers scaled into
+[0, 1], alpha composited onto white, ``channels`` rgb/gray/keep). The ``every_other`` split thins all three
+axes, as the core does: training sees the even frames at the even pixels, the test the odd frames at the
+odd pixels, so the held-out score measures interpolation in time and in space together.
+"""
+from __future__ import annotations
+
+import glob
+import math
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+import imageio.v3 as iio
+import numpy as np
+import torch
+from torch import Tensor
+
+from inr.data.image import DEFAULT_IMAGE, IMAGE_EXTENSIONS, convert_channels, read_image, resize_image, to_unit_float
+from inr.data.module import GridDataModule
+from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
+from inr.errors import InputError
+
+VIDEO_EXTENSIONS = (".gif",)
+
+
+def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
+    """Every frame of an animated GIF as float32 (T, H, W, C) in [0, 1].
+
+    GIF encoders usually merge consecutive identical frames, so T counts distinct frames.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in VIDEO_EXTENSIONS:
+        raise InputError(f"{path}: unsupported video extension {path.suffix!r}; use .gif or a folder of images")
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: file is empty")
+    try:
+        frames = np.asarray(iio.imread(path, index=None))  # (T, H, W[, C])
+    except Exception as exc:  # imageio raises many types for undecodable files
+        raise InputError(f"{path}: not a readable GIF ({type(exc).__name__})") from None
+    if frames.ndim == 3:
+        frames = frames[..., None]
+    unit = to_unit_float(frames, str(path))
+    return torch.from_numpy(np.stack([convert_channels(f, channels, str(path)) for f in unit]))
+
+
+def sequence_files(pattern: Union[str, Path]) -> list[Path]:
+    """The frames of an image sequence: the images in a folder, or the files a glob pattern matches, sorted by name."""
+    pattern = str(pattern)
+    if Path(pattern).is_dir():
+        files = sorted(p for p in Path(pattern).iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS)
+    else:
+        files = sorted(Path(p) for p in glob.glob(pattern))
+    if not files:
+        raise InputError(f"{pattern}: no image files found for an image sequence")
+    return files
+
+
+def read_sequence(pattern: Union[str, Path], channels: str = "rgb") -> Tensor:
+    """Frames of an image sequence (see ``sequence_files``) as float32 (T, H, W, C); all frames one size."""
+    frames = [read_image(p, channels) for p in sequence_files(pattern)]
+    sizes = {tuple(f.shape) for f in frames}
+    if len(sizes) > 1:
+        raise InputError(f"{pattern}: frames differ in size {sorted(sizes)}; an image sequence needs one size")
+    return torch.stack(frames)
+
+
+def pan_clip(frames: int, window: float = 0.6) -> Tensor:
+    """A built-in clip: a square window of ``window``·side moving diagonally across ``data/astronaut.png``,
+    top-left to bottom-right, as float32 (T, S, S, 3) — a camera pan over a real photograph."""
+    image = read_image(DEFAULT_IMAGE, "rgb")  # (H, W, 3)
+    side = min(image.shape[:2])
+    size = int(round(window * side))
+    starts = np.linspace(0, side - size, frames).round().astype(int)
+    return torch.stack([image[s : s + size, s : s + size] for s in starts])
+
+
+class VideoDataModule(GridDataModule):
+    """A clip as a (T, H, W) grid of colours: an animated GIF, an image sequence, or the built-in pan.
+
+    Args:
+        path: a ``.gif``, a folder of images, or a glob pattern such as ``frames/*.png``; ``None``: the
+            built-in pan over ``data/astronaut.png`` (see ``pan_clip``).
+        resolution: frame size: ``None`` (native), an int r (centre square crop, then r×r) or [h, w].
+        frames: most frames to keep (after ``frame_stride``); for the built-in clip, how many to make.
+        frame_stride: keep every ``frame_stride``-th frame.
+        channels: ``rgb`` | ``gray`` | ``keep``, as for images.
+        full_batch_limit: most training points allowed with ``batch_size: null``.
+        split, batch_size, steps_per_epoch, eval_chunk, seed: as in ``GridDataModule`` (``every_other``
+            thins t, y and x).
+
+    Example:
+        >>> dm = VideoDataModule(resolution=16, frames=8)
+        >>> dm.shape, dm.out_channels, dm.train_shape
+        ((8, 16, 16), 3, (4, 8, 8))
+    """
+
+    def __init__(
+        self,
+        path: Optional[str] = None,
+        resolution: Union[int, list[int], None] = 64,
+        frames: Optional[int] = 16,
+        frame_stride: int = 1,
+        channels: Literal["rgb", "gray", "keep"] = "rgb",
+        full_batch_limit: int = FULL_BATCH_LIMIT,
+        split: str = "every_other",
+        batch_size: Optional[int] = None,
+        steps_per_epoch: Optional[int] = None,
+        eval_chunk: int = 65536,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        if frame_stride < 1:
+            raise InputError(f"data.frame_stride must be ≥ 1, got {frame_stride}")
+        self.path = path
+        self.resolution, self.frames, self.frame_stride = resolution, frames, frame_stride
+        self.channels, self.full_batch_limit = channels, full_batch_limit
+
+    def describe(self) -> str:
+        return str(self.path) if self.path is not None else "built-in pan clip"
+
+    def _read(self) -> Tensor:
+        if self.path is None:
+            if self.frames is None or self.frames < 2:
+                raise InputError(f"data.frames must be ≥ 2 for the built-in clip, got {self.frames}")
+            clip = pan_clip(self.frames)
+            return convert_channels_clip(clip, self.channels, self.describe())
+        path = Path(self.path)
+        if path.suffix.lower() in VIDEO_EXTENSIONS:
+            return read_gif(path, self.channels)
+        if path.is_dir() or any(c in str(path) for c in "*?["):
+            return read_sequence(path, self.channels)
+        if path.suffix and not path.exists():
+            raise InputError(f"{path}: file not found")
+        raise InputError(f"{path}: unsupported video source {path.suffix!r}; use a .gif, a folder of images or a glob pattern")
+
+    def load_values(self) -> Tensor:
+        clip = self._read()[:: self.frame_stride]
+        if self.frames is not None:
+            clip = clip[: self.frames]
+        if len(clip) < 2:
+            raise InputError(f"{self.describe()}: {len(clip)} frame(s) after frames/frame_stride; a video needs at least 2")
+        if self.resolution is not None:
+            size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
+            if len(size) != 2 or min(size) < 2:
+                raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
+            self.check_size(len(clip) * math.prod(size), clip.shape[-1], 3)
+            clip = torch.stack([resize_image(f, self.resolution) for f in clip])  # (T, h, w, C)
+        if min(clip.shape[1:3]) < 2:
+            raise InputError(f"{self.describe()}: frames of {clip.shape[2]}×{clip.shape[1]} are too small to fit")
+        if float(clip.max() - clip.min()) == 0.0:
+            raise InputError(f"{self.describe()}: every frame is one constant colour; nothing to fit")
+        return clip.contiguous()  # (T, H, W, C)
+
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        refuse_large_full_batch(self, self.full_batch_limit)
+
+
+def convert_channels_clip(clip: Tensor, channels: str, source: str) -> Tensor:
+    """``convert_channels`` of ``inr.data.image`` applied to every frame of (T, H, W, C)."""
+    return torch.from_numpy(np.stack([convert_channels(f.numpy(), channels, source) for f in clip]))
