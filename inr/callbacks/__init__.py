@@ -1,4 +1,5 @@
 """Callbacks that read a task's grid and render to measure and show what it has learned."""
 from inr.callbacks.images import ImageLogger, grid_views
+from inr.callbacks.spectral import SpectralBiasCallback
 
-__all__ = ["ImageLogger", "grid_views"]
+__all__ = ["ImageLogger", "grid_views", "SpectralBiasCallback"]

@@ -1,0 +1,267 @@
+"""``SpectralBiasCallback``: the residual's relative error per radial frequency band during training, logged
+to TensorBoard and kept as ``spectral_history.npz`` in the run directory."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Literal, Optional, Union
+
+import lightning as L
+import numpy as np
+import torch
+from lightning.pytorch.loggers import TensorBoardLogger
+from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
+from torch import Tensor
+
+from inr.spectral import (
+    BandPartition,
+    MaxFrequency,
+    grid_dft,
+    pooled_relative_error,
+    relative_error_from_energies,
+    resolve_max_frequency,
+)
+from inr.spectral_plots import heatmap_figure, spectra_figure
+
+SOURCES = ("auto", "train", "full")
+HISTORY_KEYS = ("epochs", "steps", "errors", "low", "high", "all", "prediction_power", "residual_power")
+
+
+def measurement_bytes(numel: int, channels: int) -> int:
+    """Memory of one measurement: prediction, target, the cached target DFT, residual and prediction DFTs
+    (complex64), their powers, and the two band assignments (int64), in bytes."""
+    return numel * (channels * (4 + 4 + 8 + 8 + 8 + 4 + 4) + 2 * 8 + 8)
+
+
+class SpectralBiasCallback(L.Callback):
+    """Which frequencies has the network learned? Δ_b = ‖F[f − y]‖_b / ‖F[y]‖_b per radial band, every epoch.
+
+    Every ``every_n_epochs`` training epochs (and once when training ends) the callback takes the field on
+    a regular grid of the task, computes the band errors (``inr.spectral``) and radial power spectra, and
+    logs ``spectral/rel_err/band_XX`` (bands without target energy are not logged), ``spectral/rel_err/low``
+    and ``/high`` (pooled over the lower and upper half of the bands) and ``/all``; every
+    ``figure_every_n_epochs`` epochs also the figures ``spectral/heatmap`` (steps × bands) and
+    ``spectral/spectra``. The whole history is saved to ``<log_dir>/<filename>`` after each measurement.
+
+    Args:
+        every_n_epochs: measure every this many epochs.
+        num_bands, spacing, max_frequency: the bands, as in ``inr.spectral.band_relative_error``.
+        source: the grid measured. ``auto``: the training grid when the task's last step was a full batch on
+            it (its prediction is reused: no extra forward pass), otherwise the whole data grid, rendered.
+            ``train``: always the training grid (predicted when there is nothing to reuse). ``full``: always
+            the whole grid (with ``split: every_other`` this includes the held-out pixels).
+        figure_every_n_epochs: draw the figures every this many epochs (0: only when training ends); drawing
+            costs far more than measuring, hence its own cadence.
+        spectrum_bins: bins of the radial spectra (default one per cycle per unit up to e_B).
+        max_memory_mb: a grid whose measurement needs more than this is skipped, with one warning.
+        filename: name of the history file in the run directory.
+
+    A reused prediction is the one the last step computed before its update, so it is recorded at step
+    ``global_step − 1``; rendered ones at ``global_step``. Runs on global rank 0 only and issues no collective
+    there, so other DDP ranks never wait on it. Its history is part of the checkpoint: a resumed run
+    continues it.
+    """
+
+    def __init__(
+        self,
+        every_n_epochs: int = 1,
+        num_bands: int = 16,
+        spacing: Literal["linear", "log"] = "linear",
+        max_frequency: Union[float, Literal["nyquist", "corner"]] = "nyquist",
+        source: Literal["auto", "train", "full"] = "auto",
+        figure_every_n_epochs: int = 10,
+        spectrum_bins: Optional[int] = None,
+        max_memory_mb: float = 1024.0,
+        filename: str = "spectral_history.npz",
+    ) -> None:
+        if every_n_epochs < 1 or figure_every_n_epochs < 0 or num_bands < 1:
+            raise ValueError("SpectralBiasCallback needs every_n_epochs ≥ 1, figure_every_n_epochs ≥ 0, num_bands ≥ 1")
+        if source not in SOURCES:
+            raise ValueError(f"SpectralBiasCallback.source must be one of {', '.join(SOURCES)}, got {source!r}")
+        self.every_n_epochs, self.num_bands, self.spacing = every_n_epochs, num_bands, spacing
+        self.max_frequency: MaxFrequency = max_frequency
+        self.source, self.figure_every_n_epochs, self.spectrum_bins = source, figure_every_n_epochs, spectrum_bins
+        self.max_memory_mb, self.filename = max_memory_mb, filename
+        self.history: dict[str, Any] = self._empty_history()
+        self.skipped = False
+        self.run_dir: Optional[str] = None
+        self._targets: dict[tuple, dict[str, Any]] = {}
+
+    @staticmethod
+    def _empty_history() -> dict[str, Any]:
+        return {**{k: [] for k in HISTORY_KEYS}, "grid": None, "shape": None, "edges": None,
+                "spectrum_edges": None, "target_power": None, "target_energy": None}
+
+    # --- hooks (every rank) ---------------------------------------------------------------------------
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        # trainer.log_dir broadcasts from rank 0: it must be read here, on all ranks, never in rank-0 code
+        self.run_dir = trainer.log_dir or trainer.default_root_dir
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        epoch = trainer.current_epoch
+        if (epoch + 1) % self.every_n_epochs == 0:
+            figures = self.figure_every_n_epochs > 0 and (epoch + 1) % self.figure_every_n_epochs == 0
+            self.measure(trainer, pl_module, final=False, figures=figures)
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.measure(trainer, pl_module, final=True, figures=True)
+
+    # --- the measurement (rank 0) ---------------------------------------------------------------------
+    @rank_zero_only
+    def measure(self, trainer: L.Trainer, pl_module: L.LightningModule, final: bool = False, figures: bool = False) -> None:
+        """Measure the current field, log it, append it to the history and save the history file."""
+        if self.skipped:
+            return
+        dm = pl_module.data
+        grid = self._choose_grid(pl_module)
+        shape = tuple(dm.train_shape) if grid == "train" else tuple(dm.shape)
+        needed = measurement_bytes(int(np.prod(shape)), dm.out_channels)
+        if needed > self.max_memory_mb * 2**20:
+            rank_zero_warn(
+                f"SpectralBiasCallback: measuring the {grid} grid {shape} × {dm.out_channels} channels needs about "
+                f"{needed / 2**20:.0f} MiB, over max_memory_mb={self.max_memory_mb:g}; spectral logging is skipped"
+            )
+            self.skipped = True
+            return
+        reuse = grid == "train" and not final and self._reusable(pl_module)
+        step = trainer.global_step - 1 if reuse else trainer.global_step
+        if final and self.history["steps"] and self.history["steps"][-1] >= step:
+            if figures:
+                self._draw(trainer)
+            return
+        with torch.no_grad():
+            pred = pl_module.last_train_grid_prediction if reuse else self._predict(pl_module, grid)
+            result = self._compute(pl_module, grid, shape, pred.detach())
+        # epochs completed: the counter has already moved on when training ends
+        self._record(trainer.current_epoch + (0 if final else 1), step, grid, shape, result)
+        self._log_scalars(trainer, step, result)
+        if figures:
+            self._draw(trainer)
+        self.save()
+
+    def _reusable(self, pl_module: L.LightningModule) -> bool:
+        pred = getattr(pl_module, "last_train_grid_prediction", None)
+        return pred is not None and tuple(pred.shape[1:]) == tuple(pl_module.data.train_shape)
+
+    def _choose_grid(self, pl_module: L.LightningModule) -> str:
+        if self.source != "auto":
+            return self.source
+        if self.history["grid"] is not None:  # a run keeps the grid it started on (e.g. the final measurement)
+            return self.history["grid"]
+        return "train" if self._reusable(pl_module) else "full"
+
+    def _predict(self, pl_module: L.LightningModule, grid: str) -> Tensor:
+        """The field on the chosen grid, (C, *shape), in eval mode and chunked; the mode is restored."""
+        was_training = pl_module.training
+        pl_module.eval()
+        try:
+            if grid == "full":
+                return pl_module.render()
+            dm = pl_module.data
+            chunks = dm.train_index.split(pl_module.render_chunk)
+            out = torch.cat([pl_module.predict(dm.grid.coords(c.to(pl_module.device))) for c in chunks])
+            return out.T.reshape(out.shape[1], *dm.train_shape)  # (N, C) -> (C, *train_shape)
+        finally:
+            pl_module.train(was_training)
+
+    def _target(self, pl_module: L.LightningModule, grid: str, shape: tuple) -> dict[str, Any]:
+        """The target's DFT, band energies and spectrum on the chosen grid, computed once per grid/device."""
+        key = (grid, shape, str(pl_module.device))
+        if key not in self._targets:
+            dm = pl_module.data
+            target = (dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else dm.values_grid())
+            target = target.to(pl_module.device)
+            bands = BandPartition(shape, self.num_bands, self.spacing, self.max_frequency, device=target.device)
+            f = resolve_max_frequency(shape, self.max_frequency)
+            spectrum = BandPartition(shape, self.spectrum_bins or max(1, int(np.ceil(f))), "linear", f, device=target.device)
+            target_hat = grid_dft(target)
+            power = target_hat.abs().square()
+            self._targets[key] = {"target": target, "hat": target_hat, "bands": bands, "spectrum": spectrum,
+                                  "energy": bands.sum(power), "power": spectrum.mean(power)}
+        return self._targets[key]
+
+    def _compute(self, pl_module: L.LightningModule, grid: str, shape: tuple, pred: Tensor) -> dict[str, Any]:
+        t = self._target(pl_module, grid, shape)
+        residual_hat = grid_dft(pred.to(t["target"].dtype) - t["target"])  # F[f − y], one FFT per measurement
+        residual_power = residual_hat.abs().square()
+        residual = t["bands"].sum(residual_power)
+        energy = t["energy"]
+        half = (len(energy) + 1) // 2
+        return {
+            "errors": relative_error_from_energies(residual, energy),
+            "low": pooled_relative_error(residual[:half], energy[:half]),
+            "high": pooled_relative_error(residual[half:], energy[half:]) if len(energy) > 1 else torch.tensor(float("nan")),
+            "all": pooled_relative_error(residual, energy),
+            "prediction_power": t["spectrum"].mean((residual_hat + t["hat"]).abs().square()),  # F[f] = F[f − y] + F[y]
+            "residual_power": t["spectrum"].mean(residual_power),
+            "t": t,
+        }
+
+    def _record(self, epoch: int, step: int, grid: str, shape: tuple, r: dict[str, Any]) -> None:
+        h, t = self.history, r["t"]
+        edges = t["bands"].edges.tolist()
+        if h["edges"] is not None and (h["edges"] != edges or h["grid"] != grid):
+            rank_zero_warn("SpectralBiasCallback: the grid or bands changed since the stored history; starting a new one")
+            h = self.history = self._empty_history()
+        if h["edges"] is None:
+            h.update(grid=grid, shape=list(shape), edges=edges, spectrum_edges=t["spectrum"].edges.tolist(),
+                     target_power=t["power"].double().cpu().tolist(), target_energy=t["energy"].double().cpu().tolist())
+        h["epochs"].append(int(epoch))
+        h["steps"].append(int(step))
+        for key in ("errors", "prediction_power", "residual_power"):
+            h[key].append(r[key].double().cpu().tolist())
+        for key in ("low", "high", "all"):
+            h[key].append(float(r[key]))
+
+    def _log_scalars(self, trainer: L.Trainer, step: int, r: dict[str, Any]) -> None:
+        width = max(2, len(str(self.num_bands - 1)))
+        metrics = {f"spectral/rel_err/band_{b:0{width}d}": e for b, e in enumerate(r["errors"].tolist()) if np.isfinite(e)}
+        metrics.update({f"spectral/rel_err/{k}": float(r[k]) for k in ("low", "high", "all") if np.isfinite(float(r[k]))})
+        for logger in trainer.loggers:
+            logger.log_metrics(metrics, step=step)
+
+    def _draw(self, trainer: L.Trainer) -> None:
+        h = self.history
+        if not h["steps"]:
+            return
+        writers = [lg.experiment for lg in trainer.loggers if isinstance(lg, TensorBoardLogger)]
+        if not writers:
+            return
+        step = h["steps"][-1]
+        heat = heatmap_figure(h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)")
+        spectra = {"target": h["target_power"], "prediction": h["prediction_power"][-1], "residual": h["residual_power"][-1]}
+        spec = spectra_figure(np.array(h["spectrum_edges"]), spectra, f"radial power spectra, step {step}")
+        for writer in writers:
+            writer.add_figure("spectral/heatmap", heat, step, close=False)
+            writer.add_figure("spectral/spectra", spec, step, close=False)
+
+    # --- the history ----------------------------------------------------------------------------------
+    def history_arrays(self) -> dict[str, np.ndarray]:
+        """The history as arrays: epochs (training epochs completed), steps (E,); errors (E, B); low/high/all (E,); edges (B+1,);
+        target_energy (B,); spectrum_edges (S+1,); target_power (S,); prediction/residual_power (E, S);
+        grid (the grid's name) and shape."""
+        h = self.history
+        out = {k: np.asarray(h[k], dtype=np.int64 if k in ("epochs", "steps") else np.float64) for k in HISTORY_KEYS}
+        for k in ("edges", "spectrum_edges", "target_power", "target_energy"):
+            out[k] = np.asarray(h[k] if h[k] is not None else [], dtype=np.float64)
+        out["grid"], out["shape"] = np.asarray(h["grid"] or ""), np.asarray(h["shape"] or [], dtype=np.int64)
+        return out
+
+    def save(self, path: Optional[str] = None) -> Optional[str]:
+        """Write the history (``history_arrays``) to ``path`` (default the run directory), atomically."""
+        path = path or (os.path.join(self.run_dir, self.filename) if self.run_dir else None)
+        if path is None:
+            return None
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".npz.tmp")
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **self.history_arrays())
+        os.replace(tmp, path)  # readers never see a half-written file
+        return path
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"history": self.history, "skipped": self.skipped}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.history = {**self._empty_history(), **state_dict.get("history", {})}
+        self.skipped = bool(state_dict.get("skipped", False))

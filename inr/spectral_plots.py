@@ -1,0 +1,107 @@
+"""Matplotlib figures of spectral histories: band-error heatmaps (steps × bands) and radial power spectra.
+
+Figures are built on ``matplotlib.figure.Figure`` directly (no pyplot state, no backend switch), so they
+can be drawn from a training process, a thread or a test alike.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Optional
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+
+ERROR_LABEL = "relative error ‖F[f − y]‖_b / ‖F[y]‖_b"
+# Colour floor of the log scale: errors below 1e-3 (60 dB under the band's energy) all look "learned".
+ERROR_FLOOR = 1e-3
+
+
+def cell_edges(values: Sequence[float]) -> np.ndarray:
+    """Edges of cells centred on increasing ``values`` (midpoints, ends extended by half a step).
+
+    Example:
+        >>> cell_edges([10, 20, 40]).tolist()
+        [5.0, 15.0, 30.0, 50.0]
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) == 1:
+        return np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = (v[1:] + v[:-1]) / 2
+    return np.concatenate([[2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]])
+
+
+def error_norm(*errors: np.ndarray) -> LogNorm:
+    """One log colour scale spanning the finite errors of every history given (floored at ``ERROR_FLOOR``)."""
+    finite = np.concatenate([e[np.isfinite(e)].ravel() for e in errors] + [np.array([])])
+    hi = float(finite.max()) if finite.size else 1.0
+    lo = float(max(finite.min(), ERROR_FLOOR)) if finite.size else ERROR_FLOOR
+    return LogNorm(vmin=min(lo, hi / 10), vmax=max(hi, lo * 10))
+
+
+def draw_heatmap(ax: Axes, steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, norm: LogNorm, title: str = ""):
+    """Band errors (E, B) as cells [e_b, e_{b+1}) × (step); NaN bands (no target energy) in grey."""
+    cmap = colormaps["magma"].with_extremes(bad="0.75")
+    mesh = ax.pcolormesh(np.asarray(edges), cell_edges(steps), np.ma.masked_invalid(errors), norm=norm, cmap=cmap)
+    ax.set_xlabel("radial frequency |k| (cycles per unit)")
+    ax.set_ylabel("training step")
+    if title:
+        ax.set_title(title)
+    return mesh
+
+
+def heatmap_figure(steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, title: str = "") -> Figure:
+    """One history's heatmap with its colour bar."""
+    fig = Figure(figsize=(6, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    mesh = draw_heatmap(ax, steps, edges, np.asarray(errors), error_norm(np.asarray(errors)), title)
+    fig.colorbar(mesh, ax=ax, label=ERROR_LABEL)
+    return fig
+
+
+def spectra_figure(edges: np.ndarray, spectra: Mapping[str, np.ndarray], title: str = "") -> Figure:
+    """Radially averaged power spectra (one line per entry of ``spectra``) against band centres, log y."""
+    fig = Figure(figsize=(6, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    edges = np.asarray(edges)
+    centres = (edges[1:] + edges[:-1]) / 2
+    for name, power in spectra.items():
+        power = np.asarray(power, dtype=np.float64)
+        keep = np.isfinite(power) & (power > 0)  # empty bands and exact zeros have no place on a log axis
+        ax.semilogy(centres[keep], power[keep], label=name)
+    ax.set_xlabel("radial frequency |k| (cycles per unit)")
+    ax.set_ylabel("mean power |c_k|²")
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def comparison_figure(histories: Mapping[str, Mapping[str, np.ndarray]], title: Optional[str] = None) -> Figure:
+    """Heatmaps of several runs side by side on one colour scale, and a last panel with each run's final
+    error per band. Each history holds ``steps`` (E,), ``edges`` (B+1,) and ``errors`` (E, B)."""
+    names = list(histories)
+    fig = Figure(figsize=(3.4 * (len(names) + 1) + 1, 3.8), layout="constrained")
+    axes = fig.subplots(1, len(names) + 1, squeeze=False)[0]
+    norm = error_norm(*[np.asarray(h["errors"]) for h in histories.values()])
+    mesh = None
+    for ax, name in zip(axes, names):
+        h = histories[name]
+        mesh = draw_heatmap(ax, h["steps"], np.asarray(h["edges"]), np.asarray(h["errors"]), norm, name)
+    for ax in axes[1 : len(names)]:
+        ax.set_ylabel("")
+    if mesh is not None:
+        fig.colorbar(mesh, ax=list(axes[: len(names)]), label="relative error per band", pad=0.01)
+    last = axes[-1]
+    for name in names:
+        h = histories[name]
+        edges = np.asarray(h["edges"])
+        last.semilogy((edges[1:] + edges[:-1]) / 2, np.asarray(h["errors"])[-1], marker=".", label=name)
+    last.set_xlabel("radial frequency |k| (cycles per unit)")
+    last.set_title("final error per band")
+    last.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
