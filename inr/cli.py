@@ -10,9 +10,11 @@ from argparse import ArgumentError
 from pathlib import Path
 from typing import Optional
 
+from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
+from inr.callbacks.guards import TrainingDiverged
 from inr.data.module import GridDataModule
 from inr.errors import InputError
 from inr.tasks.base import INRModule
@@ -91,6 +93,8 @@ def build_cli(args: list[str]) -> INRCLI:
         run=False,
         args=args,
         save_config_kwargs={"overwrite": True},
+        # every epoch's end refreshes checkpoints/last.ckpt, what `--ckpt_path last` resumes from
+        trainer_defaults={"callbacks": [ModelCheckpoint(save_last=True)]},
         parser_kwargs={"exit_on_error": False},
     )
 
@@ -101,6 +105,27 @@ def print_summary(cli: INRCLI, seconds: float) -> None:
     parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
     log_dir = cli.trainer.log_dir or cli.trainer.default_root_dir
     print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {cli.trainer.global_step} | logs {log_dir}", flush=True)
+
+
+def resolve_checkpoint(cli: INRCLI, ckpt_path: Optional[str]) -> Optional[str]:
+    """``last`` -> the newest ``last.ckpt`` among this logger's earlier versions, whose version the run then
+    continues (same log directory); a path must exist."""
+    if ckpt_path is None:
+        return None
+    if ckpt_path != "last":
+        if not Path(ckpt_path).is_file():
+            raise InputError(f"ckpt_path {ckpt_path}: file not found")
+        return ckpt_path
+    logger = cli.trainer.logger
+    root = Path(logger.root_dir) if logger is not None else Path(cli.trainer.default_root_dir)
+    candidates = sorted(root.glob("*/checkpoints/last*.ckpt"), key=lambda p: p.stat().st_mtime)
+    if not candidates:
+        raise InputError(f"ckpt_path last: no last.ckpt under {root} (enable ModelCheckpoint(save_last=true))")
+    newest = candidates[-1]
+    version = newest.parent.parent.name
+    if logger is not None and hasattr(logger, "_version") and version.startswith("version_"):
+        logger._version = int(version.split("_", 1)[1])  # continue in the same log directory
+    return str(newest)
 
 
 def _remove_empty_run_dir(cli: Optional[INRCLI]) -> None:
@@ -120,14 +145,18 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
         cli = build_cli(argv)
         if cli.config.get("print_config"):
             return cli
+        ckpt_path = resolve_checkpoint(cli, cli.config.get("ckpt_path"))
         start = time.perf_counter()
-        cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=cli.config.get("ckpt_path"))
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=ckpt_path)
         if cli.trainer.interrupted:
             raise SystemExit(130)
         print_summary(cli, time.perf_counter() - start)
         return cli
     except InputError as exc:
         _fail(cli, str(exc))
+    except TrainingDiverged as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None
     except ArgumentError as exc:
         _fail(cli, condense_config_error(str(exc)))
     except ValueError as exc:  # jsonargparse reports failed instantiation (our InputErrors too) as ValueError

@@ -43,6 +43,8 @@ class INRModule(L.LightningModule):
         render_chunk: coordinates per forward pass when evaluating a whole grid (bounds memory).
         cache_encoding: when the training batch is the same full split every step and the encoder has no
             trainable parameters, encode it once and reuse the features.
+        compile: run the network through ``torch.compile`` (the parameters and checkpoints stay those of the
+            plain module).
     """
 
     default_in_dim = 2
@@ -57,6 +59,7 @@ class INRModule(L.LightningModule):
         scheduler: Optional[LRSchedulerCallable] = None,
         render_chunk: int = 65536,
         cache_encoding: bool = True,
+        compile: bool = False,
     ) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["encoder", "network", "optimizer", "scheduler"])
@@ -66,6 +69,8 @@ class INRModule(L.LightningModule):
         self.out_channels = out_channels
         self.optimizer_factory, self.scheduler_factory = optimizer, scheduler
         self.render_chunk, self.cache_encoding = render_chunk, cache_encoding
+        # a compiled view of the same module: state_dict keys and checkpoints are unchanged
+        self._network_fn: Callable[[Tensor], Tensor] = torch.compile(self.network) if compile else self.network
         self.train_metrics = self.make_metrics().clone(prefix="train/")
         self.val_metrics = self.make_metrics().clone(prefix="val/")
         self._encoding_cache: Optional[tuple[Tensor, Tensor]] = None
@@ -90,7 +95,7 @@ class INRModule(L.LightningModule):
     # --- the field ----------------------------------------------------------------------------------
     def forward(self, coords: Tensor) -> Tensor:
         """Raw network output at coordinates (N, d) -> (N, C)."""
-        return self.network(self.encoder(coords))
+        return self._network_fn(self.encoder(coords))
 
     def _encode_training_batch(self, coords: Tensor, full_batch: bool) -> Tensor:
         fixed = full_batch and self.cache_encoding and not any(p.requires_grad for p in self.encoder.parameters())
@@ -151,13 +156,14 @@ class INRModule(L.LightningModule):
     # --- steps --------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
         coords, target = batch["coords"], batch["values"]
-        raw = self.network(self._encode_training_batch(coords, batch["full_batch"]))
+        raw = self._network_fn(self._encode_training_batch(coords, batch["full_batch"]))
         loss = self.loss(raw, target)
         n = len(coords)
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
         pred = self.postprocess(raw.detach())
         self.train_metrics(pred, target)
-        self.log_dict(self.train_metrics, prog_bar=True, batch_size=n)
+        # per step: this rank's batch; per epoch: reduced over ranks by torchmetrics
+        self.log_dict(self.train_metrics, prog_bar=True, on_step=True, on_epoch=True, batch_size=n)
         if batch["full_batch"]:
             self.last_train_grid_prediction = pred.T.reshape(self.out_channels, *self.data.train_shape)
         return loss
@@ -188,19 +194,29 @@ class INRModule(L.LightningModule):
             return optimizer
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": self.scheduler_factory(optimizer), "interval": "step"}}
 
+    def configure_callbacks(self) -> list[L.Callback]:
+        from inr.callbacks.guards import NonFiniteLossGuard
+
+        return [NonFiniteLossGuard()]
+
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._encoding_cache = None
 
     # --- final report -------------------------------------------------------------------------------
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Metrics on the whole train and held-out splits, in eval mode (used for the closing summary)."""
+        """Metrics on the whole train and held-out splits, in eval mode (used for the closing summary).
+
+        Local to the calling process (no cross-rank sync), so rank 0 may call it alone after DDP training.
+        """
         was_training = self.training
         self.eval()
         dm, results = self.data, {}
         try:
             for split, index in (("train", dm.train_index), ("test", dm.test_index)):
                 metrics = self.make_metrics().to(self.device)
+                for metric in metrics.values():
+                    metric.sync_on_compute = False
                 for chunk in index.split(self.render_chunk):
                     batch = dm.gather(chunk, self.device)
                     metrics.update(self.predict(batch["coords"]), batch["values"])
