@@ -1,0 +1,63 @@
+"""Convolutional decoders in the frequency domain (Tang et al. 2022): transfer matrices, gains, spectra, upsampling."""
+from inr.frequency.gain import (
+    band_ratio,
+    box_sum_response,
+    expected_frobenius_gain,
+    expected_gain,
+    expected_power_gain,
+    gain_map,
+    power_gain,
+    radial_bins,
+    radial_frequency,
+    radial_profile,
+    random_cascade,
+)
+from inr.frequency.spectra import feature_spectra, linear_deviation, predict_spectra, spectrum_relative_error
+from inr.frequency.transfer import (
+    apply_transfer,
+    centred_phase,
+    circular_convs,
+    conv_bias_offset,
+    conv_transfer,
+    kernel_dft,
+    transfer_of,
+)
+from inr.frequency.upsampling import (
+    copy_hit_rate,
+    copy_locations,
+    filter_response,
+    filter_response_1d,
+    strongest_frequencies,
+    upsample_spectrum,
+)
+
+__all__ = [
+    "apply_transfer",
+    "band_ratio",
+    "box_sum_response",
+    "centred_phase",
+    "circular_convs",
+    "conv_bias_offset",
+    "conv_transfer",
+    "copy_hit_rate",
+    "copy_locations",
+    "expected_frobenius_gain",
+    "expected_gain",
+    "expected_power_gain",
+    "feature_spectra",
+    "filter_response",
+    "filter_response_1d",
+    "gain_map",
+    "kernel_dft",
+    "linear_deviation",
+    "power_gain",
+    "predict_spectra",
+    "radial_bins",
+    "radial_frequency",
+    "radial_profile",
+    "random_cascade",
+    "spectrum_relative_error",
+    "strongest_frequencies",
+    "transfer_of",
+    "upsample_spectrum",
+]
