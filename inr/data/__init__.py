@@ -2,6 +2,7 @@
 from inr.data.grid import SPLITS, Grid, grid_coordinates, split_indices, subgrid_index
 from inr.data.image import ImageDataModule, read_image
 from inr.data.module import GridDataModule, IndexBatches
+from inr.data.text import TextImageDataModule, render_text_image, save_text_image
 from inr.data.signal import SignalDataModule, power_law_signal, read_wav, sum_of_sinusoids
 from inr.data.video import VideoDataModule, read_gif, read_sequence
 from inr.data.volume import VolumeDataModule, read_volume_array
@@ -25,4 +26,7 @@ __all__ = [
     "VideoDataModule",
     "read_gif",
     "read_sequence",
+    "TextImageDataModule",
+    "render_text_image",
+    "save_text_image",
 ]
