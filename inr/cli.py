@@ -103,7 +103,7 @@ def build_cli(args: list[str]) -> INRCLI:
 def print_summary(cli: INRCLI, seconds: float) -> None:
     metrics = cli.model.evaluate()
     parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
-    log_dir = cli.trainer.log_dir or cli.trainer.default_root_dir
+    log_dir = run_dir(cli)
     print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {cli.trainer.global_step} | logs {log_dir}", flush=True)
 
 
@@ -128,13 +128,19 @@ def resolve_checkpoint(cli: INRCLI, ckpt_path: Optional[str]) -> Optional[str]:
     return str(newest)
 
 
+def run_dir(cli: INRCLI) -> str:
+    """The run's log directory, read from the logger (``Trainer.log_dir`` broadcasts: not for rank 0 alone)."""
+    logger = cli.trainer.logger
+    return str(logger.log_dir) if logger is not None and logger.log_dir else cli.trainer.default_root_dir
+
+
 def _remove_empty_run_dir(cli: Optional[INRCLI]) -> None:
     """After a failure, drop a run directory that holds nothing but the saved config."""
-    if cli is None or cli.trainer.log_dir is None:
+    if cli is None or cli.trainer.logger is None:
         return
-    run_dir = Path(cli.trainer.log_dir)
-    if run_dir.is_dir() and all(p.name in ("config.yaml", "hparams.yaml") for p in run_dir.iterdir()):
-        shutil.rmtree(run_dir, ignore_errors=True)
+    path = Path(run_dir(cli))
+    if path.is_dir() and all(p.name in ("config.yaml", "hparams.yaml") for p in path.iterdir()):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from inr.data.module import GridDataModule
+from inr.data.paths import resolve_data_path
 from inr.errors import InputError
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
@@ -126,7 +127,7 @@ class ImageDataModule(GridDataModule):
         seed: int = 0,
     ) -> None:
         super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
-        self.path = Path(path) if path is not None else DEFAULT_IMAGE
+        self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
         self.resolution, self.channels = resolution, channels
 
     def describe(self) -> str:

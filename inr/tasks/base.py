@@ -215,8 +215,8 @@ class INRModule(L.LightningModule):
         try:
             for split, index in (("train", dm.train_index), ("test", dm.test_index)):
                 metrics = self.make_metrics().to(self.device)
-                for metric in metrics.values():
-                    metric.sync_on_compute = False
+                for metric in metrics.values():  # torchmetrics reads _to_sync, set from sync_on_compute at init
+                    metric.sync_on_compute = metric._to_sync = False
                 for chunk in index.split(self.render_chunk):
                     batch = dm.gather(chunk, self.device)
                     metrics.update(self.predict(batch["coords"]), batch["values"])
