@@ -3,7 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import imageio.v3 as iio
+import numpy as np
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
     acc = EventAccumulator(str(event_file), size_guidance={"images": 0, "scalars": 0})
     acc.Reload()
     scalars, images = set(acc.Tags()["scalars"]), set(acc.Tags()["images"])
-    assert {"train/loss", "train/psnr", "val/psnr", "val/ssim"} <= scalars
+    assert {"train/loss", "train/psnr_step", "train/psnr_epoch", "val/psnr", "val/ssim"} <= scalars
     assert {"images/reconstruction", "images/abs_error", "images/target"} <= images
     losses = [e.value for e in acc.Scalars("train/loss")]
     assert losses[-1] < losses[0]  # it learned something in 20 steps
@@ -45,16 +46,25 @@ BAD_INPUTS = {
     "unknown key": (["--model.init_args.encoder.init_args.sigmaa", "3"], "sigmaa"),
     "unknown encoder": (["--model.init_args.encoder.class_path", "inr.encoders.NoSuchEncoding"], "NoSuchEncoding"),
     "unknown top-level key": (["--trainer.max_stepz", "3"], "max_stepz"),
+    "empty file": (["--data.init_args.path", "{empty_png}"], "file is empty"),
+    "constant image": (["--data.init_args.path", "{flat_png}"], "constant"),
+    "unsupported extension": (["--data.init_args.path", "{text_png}.webm"], "unsupported image extension"),
+    "resolution beyond memory": (["--data.init_args.resolution", "2000000"], "GiB"),
 }
 
 
 def test_bad_input_one_line_nonzero_exit_nothing_written(tmp_path):
     text_png = tmp_path / "text.png"
     text_png.write_text("not an image at all")
+    (tmp_path / "text.png.webm").write_text("x")
+    empty_png = tmp_path / "empty.png"
+    empty_png.write_bytes(b"")
+    flat_png = tmp_path / "flat.png"
+    iio.imwrite(flat_png, np.full((16, 16), 128, dtype=np.uint8))
     procs = {}
     for name, (args, _) in BAD_INPUTS.items():
         out = tmp_path / name.replace(" ", "_")
-        args = [a.format(text_png=text_png) for a in args]
+        args = [a.format(text_png=text_png, empty_png=empty_png, flat_png=flat_png) for a in args]
         cmd = [sys.executable, str(ROOT / "train.py"), *TINY, "--trainer.logger.init_args.save_dir", str(out), *args]
         procs[name] = (subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out)
     for name, (proc, out) in procs.items():

@@ -25,6 +25,19 @@ class ImageFitting(INRModule):
     def make_metrics(self) -> MetricCollection:
         return MetricCollection({"psnr": PeakSignalNoiseRatio(data_range=1.0)})
 
+    def evaluate(self) -> dict[str, float]:
+        """Train/held-out PSNR, plus PSNR and SSIM of the whole image rendered at the data's resolution."""
+        results = super().evaluate()
+        was_training = self.training
+        self.eval()
+        try:
+            pred, target = self.render()[None], self.target_grid()[None]  # (1, C, H, W)
+        finally:
+            self.train(was_training)
+        results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
+        results["full/ssim"] = float(StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
+        return results
+
     def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
         ssim = StructuralSimilarityIndexMeasure(data_range=1.0).to(pred.device)
         return {"ssim": ssim(pred[None], target[None])}  # (C, H, W) -> (1, C, H, W)

@@ -53,5 +53,5 @@ def test_full_batch_step_leaves_grid_prediction_and_render_uses_data_grid():
     assert model.render().shape == (3, 16, 16)
     assert model.target_grid().shape == (3, 16, 16)
     metrics = model.evaluate()
-    assert set(metrics) == {"train/psnr", "test/psnr"} and all(m > 0 for m in metrics.values())
+    assert set(metrics) == {"train/psnr", "test/psnr", "full/psnr", "full/ssim"} and all(m > 0 for m in metrics.values())
     assert model.training
