@@ -44,17 +44,20 @@ def median_step(stamps: list[float], warmup: int) -> float:
     return statistics.median(diffs)
 
 
-def build_model(cache_encoding: bool, seed: int = 0) -> ImageFitting:
+def build_model(cache_encoding: bool, seed: int = 0, compile: bool = False) -> ImageFitting:
     torch.manual_seed(seed)
     return ImageFitting(
         encoder=GaussianEncoding(in_dim=2, num_features=256, sigma=10.0, seed=0),
         network=partial(MLP, width=256, depth=3, output_activation="sigmoid"),
         out_channels=3,
         cache_encoding=cache_encoding,
+        compile=compile,
     )
 
 
-def framework_step(dm: ImageDataModule, steps: int, warmup: int, cache_encoding: bool, precision: str = "32-true") -> float:
+def framework_step(
+    dm: ImageDataModule, steps: int, warmup: int, cache_encoding: bool, precision: str = "32-true", compile: bool = False
+) -> float:
     timer = StepTimer()
     trainer = L.Trainer(
         max_steps=steps + warmup + 1,
@@ -66,7 +69,7 @@ def framework_step(dm: ImageDataModule, steps: int, warmup: int, cache_encoding:
         callbacks=[timer],
         precision=precision,
     )
-    trainer.fit(build_model(cache_encoding), datamodule=dm)
+    trainer.fit(build_model(cache_encoding, compile=compile), datamodule=dm)
     return median_step(timer.stamps, warmup)
 
 
@@ -113,6 +116,7 @@ def main() -> None:
     parser.add_argument("--resolution", type=int, default=256)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="also time --trainer.precision bf16-mixed")
+    parser.add_argument("--compile", action="store_true", help="also time model.compile: true (compilation in warm-up)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -125,6 +129,8 @@ def main() -> None:
     runs: dict[str, list[float]] = {"hand loop": [], "framework, encode every step": [], "framework (default)": []}
     if args.bf16:
         runs["framework, bf16-mixed"] = []
+    if args.compile:
+        runs["framework, torch.compile"] = []
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit every variant alike
         matmuls.append(matmul_flops_per_second(len(coords)))
         runs["hand loop"].append(hand_loop_step(coords, target, args.steps, args.warmup))
@@ -132,6 +138,8 @@ def main() -> None:
         runs["framework (default)"].append(framework_step(dm, args.steps, args.warmup, cache_encoding=True))
         if args.bf16:
             runs["framework, bf16-mixed"].append(framework_step(dm, args.steps, args.warmup, True, "bf16-mixed"))
+        if args.compile:
+            runs["framework, torch.compile"].append(framework_step(dm, args.steps, args.warmup, True, compile=True))
     matmul = statistics.median(matmuls)
 
     n = len(coords)
