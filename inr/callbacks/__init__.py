@@ -1,5 +1,6 @@
 """Callbacks that read a task's grid and render to measure and show what it has learned."""
+from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.callbacks.images import ImageLogger, grid_views
 from inr.callbacks.spectral import SpectralBiasCallback
 
-__all__ = ["ImageLogger", "grid_views", "SpectralBiasCallback"]
+__all__ = ["ImageLogger", "grid_views", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback"]
