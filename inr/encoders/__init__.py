@@ -2,6 +2,9 @@
 from inr.encoders.base import Encoder
 from inr.encoders.fourier import BasicEncoding, FourierEncoding, GaussianEncoding, PositionalEncoding, fourier_features
 from inr.encoders.identity import IdentityEncoding
+from inr.encoders.hashgrid import HashGridEncoding
+from inr.encoders.nerf import NeRFEncoding
+from inr.encoders.composite import CompositeEncoding, EncoderPart
 
 __all__ = [
     "Encoder",
@@ -11,4 +14,8 @@ __all__ = [
     "PositionalEncoding",
     "GaussianEncoding",
     "fourier_features",
+    "HashGridEncoding",
+    "NeRFEncoding",
+    "CompositeEncoding",
+    "EncoderPart",
 ]
