@@ -23,10 +23,12 @@ from inr.frequency.transfer import (
     transfer_of,
 )
 from inr.frequency.upsampling import (
+    copy_energy_fraction,
     copy_hit_rate,
     copy_locations,
     filter_response,
     filter_response_1d,
+    signed_index,
     strongest_frequencies,
     upsample_spectrum,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "circular_convs",
     "conv_bias_offset",
     "conv_transfer",
+    "copy_energy_fraction",
     "copy_hit_rate",
     "copy_locations",
     "expected_frobenius_gain",
@@ -57,6 +60,7 @@ __all__ = [
     "radial_profile",
     "random_cascade",
     "spectrum_relative_error",
+    "signed_index",
     "strongest_frequencies",
     "transfer_of",
     "upsample_spectrum",

@@ -92,3 +92,30 @@ def copy_hit_rate(spectrum: Tensor, predicted: Tensor) -> float:
     measured = strongest_frequencies(spectrum, len(predicted))
     w = spectrum.shape[-1]
     return float(torch.isin(measured[:, 0] * w + measured[:, 1], predicted[:, 0] * w + predicted[:, 1]).float().mean())
+
+
+def signed_index(n: int, device=None) -> Tensor:
+    """Signed frequency index of each DFT bin of an axis of length n: 0, 1, …, ⌈n/2⌉−1, −⌊n/2⌋, …, −1."""
+    k = torch.arange(n, device=device)
+    return torch.where(k < (n + 1) // 2, k, k - n)
+
+
+def copy_energy_fraction(spectrum: Tensor, predicted: Tensor, size_in: Sequence[int]) -> tuple[float, float]:
+    """Of the output energy at frequencies an (H, W) input cannot hold (signed index outside
+    [−⌊H/2⌋, ⌈H/2⌉) or the same for W), the fraction at the predicted copy bins (P, 2), and the fraction
+    of those out-of-band bins the copies occupy: (energy share, bin share). An energy share far above the
+    bin share means strong components repeat where predicted."""
+    h, w = spectrum.shape[-2:]
+    su, sv = signed_index(h, spectrum.device), signed_index(w, spectrum.device)
+
+    def inside(s: Tensor, n: int) -> Tensor:
+        return (s >= -(n // 2)) & (s < (n + 1) // 2)
+
+    out_of_band = ~(inside(su, size_in[0])[:, None] & inside(sv, size_in[1])[None, :])  # (H', W')
+    power = (spectrum.abs() ** 2).reshape(-1, h, w).sum(0)  # (..., H', W') -> (H', W')
+    copies = torch.zeros_like(out_of_band)
+    predicted = predicted.reshape(-1, 2)
+    copies[predicted[:, 0] % h, predicted[:, 1] % w] = True
+    copies &= out_of_band
+    energy = float(power[copies].sum() / power[out_of_band].sum())
+    return energy, float(copies.sum() / out_of_band.sum())
