@@ -5,6 +5,8 @@ from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
+import pytest
+from inr.cli import cli_main
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +55,7 @@ BAD_INPUTS = {
 }
 
 
-def test_bad_input_one_line_nonzero_exit_nothing_written(tmp_path):
+def _bad_input_files(tmp_path):
     text_png = tmp_path / "text.png"
     text_png.write_text("not an image at all")
     (tmp_path / "text.png.webm").write_text("x")
@@ -61,25 +63,43 @@ def test_bad_input_one_line_nonzero_exit_nothing_written(tmp_path):
     empty_png.write_bytes(b"")
     flat_png = tmp_path / "flat.png"
     iio.imwrite(flat_png, np.full((16, 16), 128, dtype=np.uint8))
-    procs = {}
-    for name, (args, _) in BAD_INPUTS.items():
-        out = tmp_path / name.replace(" ", "_")
-        args = [a.format(text_png=text_png, empty_png=empty_png, flat_png=flat_png) for a in args]
-        cmd = [sys.executable, str(ROOT / "train.py"), *TINY, "--trainer.logger.init_args.save_dir", str(out), *args]
-        procs[name] = (subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out)
-    for name, (proc, out) in procs.items():
-        stdout, stderr = proc.communicate(timeout=300)
+    return {"text_png": text_png, "empty_png": empty_png, "flat_png": flat_png}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, name):
+    """Each bad input through ``cli_main`` (in process: the same code path as train.py, without start-up)."""
+    args, expected = BAD_INPUTS[name]
+    args = [a.format(**_bad_input_files(tmp_path)) for a in args]
+    out = tmp_path / "runs"
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main([*TINY, "--trainer.logger.init_args.save_dir", str(out), *args])
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert exit_info.value.code == 2
+    assert len(errors) == 1 and expected in errors[0], errors
+    assert not out.exists() or not any(out.rglob("*")), "left files behind"
+
+
+def test_bad_input_through_the_real_script(tmp_path):
+    """Two bad inputs as real subprocesses: one line on stderr, no traceback, exit 2."""
+    procs = []
+    for name in ("missing file", "unknown encoder"):
+        cmd = [sys.executable, str(ROOT / "train.py"), *TINY, "--trainer.logger.init_args.save_dir", str(tmp_path), *BAD_INPUTS[name][0]]
+        procs.append((name, subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    for name, proc in procs:
+        _, stderr = proc.communicate(timeout=300)
         errors = [line for line in stderr.splitlines() if line.startswith("error:")]
-        assert proc.returncode == 2, (name, stderr[-2000:])
-        assert len(errors) == 1 and BAD_INPUTS[name][1] in errors[0], (name, stderr[-2000:])
-        assert "Traceback" not in stderr, name
-        assert not out.exists() or not any(out.rglob("*")), f"{name}: left files behind"
+        assert proc.returncode == 2 and len(errors) == 1 and BAD_INPUTS[name][1] in errors[0], (name, stderr[-2000:])
+        assert "Traceback" not in stderr
+    assert not any(tmp_path.rglob("*"))
 
 
-def test_print_config_round_trips(tmp_path):
-    proc = run_train(["--config", "image.yaml", "--print_config"])
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def test_print_config_round_trips(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["--config", "image.yaml", "--print_config"])
+    printed = capsys.readouterr().out
     cfg = tmp_path / "printed.yaml"
-    cfg.write_text(proc.stdout)
-    again = run_train(["--config", str(cfg), "--print_config"])
-    assert again.returncode == 0 and again.stdout == proc.stdout
+    cfg.write_text(printed)
+    with pytest.raises(SystemExit):
+        cli_main(["--config", str(cfg), "--print_config"])
+    assert capsys.readouterr().out == printed and "GaussianEncoding" in printed
