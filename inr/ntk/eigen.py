@@ -35,7 +35,7 @@ def top_eigenvalues(k: Tensor, count: int) -> Tensor:
 def mode_decay(eigenvalues: Tensor, lr: float, t: Union[float, Tensor], n: int, discrete: bool = False) -> Tensor:
     """Factor by which GD on L = (1/2N)‖f − y‖² shrinks the residual along each eigenvector after time t.
 
-    Continuous (gradient flow): e^{−ηλt/N}; ``discrete``: (1 − ηλ/N)^t after t steps of size η.
+    Continuous (gradient flow): e^{−ηλt/N}; ``discrete``: (1 − ηλ/N)^t after t (whole) steps of size η.
     ``t`` may be a tensor of times (T,): the result is then (T, N).
     """
     t = torch.as_tensor(t, dtype=eigenvalues.dtype, device=eigenvalues.device)
