@@ -63,9 +63,9 @@ def test_shape_out_dim_and_reference(d):
     out = enc(v)
     assert enc.out_dim == 5 * 3 and out.shape == (200, 15)
     np.testing.assert_allclose(out.detach().double().numpy(), reference_encoding(enc, v.numpy()), atol=1e-5, rtol=0)
-    # leading batch dimensions are kept; the per-level loop computes the same features
+    # leading batch dimensions are kept; levels encoded one at a time give the same features
     assert enc(v.reshape(4, 50, d)).shape == (4, 50, 15)
-    torch.testing.assert_close(enc.encode_per_level(v), out, atol=0, rtol=0)
+    torch.testing.assert_close(torch.cat([enc.encode(v, range(l, l + 1)) for l in range(5)], 1), out, atol=0, rtol=0)
 
 
 def test_default_parameters_follow_tiny_cuda_nn():
@@ -136,7 +136,7 @@ def test_collisions_only_above_table_size(d):
     for level, n in enumerate(enc.resolutions.tolist()):
         grid = torch.stack(torch.meshgrid(*[torch.arange(n + 1)] * d, indexing="ij"), -1).reshape(-1, d)  # all vertices
         # each vertex as the lower corner of a one-level block; corner 0 is the vertex itself
-        rows = enc.corner_indices(grid[:, None, :], range(level, level + 1), hashed=level >= enc.dense_levels)[:, 0, 0]
+        rows = enc.corner_indices(grid[None], range(level, level + 1), hashed=level >= enc.dense_levels)[0, :, 0]
         rows = rows.long() - int(enc.level_offsets[level])
         assert rows.min() >= 0 and rows.max() < int(enc.level_sizes[level])
         occupied = len(torch.unique(rows))
