@@ -86,6 +86,7 @@ class SpectralBiasCallback(L.Callback):
         self.skipped = False
         self.run_dir: Optional[str] = None
         self._targets: dict[tuple, dict[str, Any]] = {}
+        self._drawn_step: Optional[int] = None
 
     @staticmethod
     def _empty_history() -> dict[str, Any]:
@@ -126,7 +127,7 @@ class SpectralBiasCallback(L.Callback):
         reuse = grid == "train" and not final and self._reusable(pl_module)
         step = trainer.global_step - 1 if reuse else trainer.global_step
         if final and self.history["steps"] and self.history["steps"][-1] >= step:
-            if figures:
+            if figures and self._drawn_step != self.history["steps"][-1]:
                 self._draw(trainer)
             return
         with torch.no_grad():
@@ -227,7 +228,7 @@ class SpectralBiasCallback(L.Callback):
         writers = [lg.experiment for lg in trainer.loggers if isinstance(lg, TensorBoardLogger)]
         if not writers:
             return
-        step = h["steps"][-1]
+        step = self._drawn_step = h["steps"][-1]
         heat = heatmap_figure(h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)")
         spectra = {"target": h["target_power"], "prediction": h["prediction_power"][-1], "residual": h["residual_power"][-1]}
         spec = spectra_figure(np.array(h["spectrum_edges"]), spectra, f"radial power spectra, step {step}")
