@@ -23,6 +23,7 @@ from inr.errors import InputError
 WAV_EXTENSIONS = (".wav",)
 GENERATORS = ("sinusoids", "power_law")
 # Rahaman et al. 2019, "On the Spectral Bias of Neural Networks", Sec. 3: k = (5, 10, ..., 50).
+DEFAULT_LENGTH = 1024
 RAHAMAN_FREQUENCIES = [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0]
 
 
@@ -123,8 +124,8 @@ class SignalDataModule(GridDataModule):
         path: a WAV file (16/32-bit PCM, 8-bit PCM or float; mono or stereo); when given, the generator
             arguments are ignored.
         generator: ``power_law`` (Tancik et al. 1D signals) or ``sinusoids`` (Rahaman et al.), used without ``path``.
-        length: samples of a generated signal; for a WAV file, how many samples to take from ``offset``
-            (``None``: to the end).
+        length: samples of a generated signal (``None``: ``DEFAULT_LENGTH``); for a WAV file, how many
+            samples to take from ``offset`` (``None``: to the end).
         offset: first sample taken from a WAV file.
         frequencies, amplitudes, phases: of ``sinusoids`` (cycles over the signal; see ``sum_of_sinusoids``).
         alpha, bandlimit: of ``power_law`` (see ``power_law_signal``).
@@ -144,7 +145,7 @@ class SignalDataModule(GridDataModule):
         self,
         path: Optional[str] = None,
         generator: Literal["power_law", "sinusoids"] = "power_law",
-        length: Optional[int] = 1024,
+        length: Optional[int] = None,
         offset: int = 0,
         frequencies: list[float] = RAHAMAN_FREQUENCIES,
         amplitudes: Optional[list[float]] = None,
@@ -172,19 +173,19 @@ class SignalDataModule(GridDataModule):
         return str(self.path) if self.path is not None else f"{self.generator} signal"
 
     def _generate(self) -> Tensor:
-        if self.length is None or self.length < 2:
-            raise InputError(f"data.length must be ≥ 2 for a generated signal, got {self.length}")
-        self.check_size(self.length, 1, 1)
+        length = DEFAULT_LENGTH if self.length is None else self.length
+        if length < 2:
+            raise InputError(f"data.length must be ≥ 2 for a generated signal, got {length}")
+        self.check_size(length, 1, 1)
         if self.generator == "sinusoids":
             top = max(abs(f) for f in self.frequencies) if self.frequencies else 0.0
-            if top >= self.length / 2:
+            if top >= length / 2:
                 raise InputError(
-                    f"data.frequencies: {top:g} cycles need more than {2 * top:g} samples (Nyquist); "
-                    f"data.length is {self.length}"
+                    f"data.frequencies: {top:g} cycles need more than {2 * top:g} samples (Nyquist); data.length is {length}"
                 )
-            s = sum_of_sinusoids(self.length, self.frequencies, self.amplitudes, self.phases, self.signal_seed)
+            s = sum_of_sinusoids(length, self.frequencies, self.amplitudes, self.phases, self.signal_seed)
         elif self.generator == "power_law":
-            s = power_law_signal(self.length, self.alpha, self.bandlimit, self.signal_seed)
+            s = power_law_signal(length, self.alpha, self.bandlimit, self.signal_seed)
         else:
             raise InputError(f"data.generator: unknown generator {self.generator!r}; choose {' or '.join(GENERATORS)}")
         return s[:, None]  # (N,) -> (N, 1)

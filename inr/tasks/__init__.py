@@ -2,5 +2,8 @@
 from inr.tasks.base import INRModule, NetworkFactory
 from inr.tasks.conv import ConvFitting
 from inr.tasks.image import ImageFitting
+from inr.tasks.signal import SignalFitting
+from inr.tasks.video import VideoFitting
+from inr.tasks.volume import VolumeFitting
 
-__all__ = ["INRModule", "NetworkFactory", "ImageFitting", "ConvFitting"]
+__all__ = ["INRModule", "NetworkFactory", "ImageFitting", "ConvFitting", "SignalFitting", "VolumeFitting", "VideoFitting"]
