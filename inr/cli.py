@@ -135,11 +135,14 @@ def run_dir(cli: INRCLI) -> str:
 
 
 def _remove_empty_run_dir(cli: Optional[INRCLI]) -> None:
-    """After a failure, drop a run directory that holds nothing but the saved config."""
+    """After a failure, drop a run directory that holds nothing but the saved config (and, when the failure
+    came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
     if cli is None or cli.trainer.logger is None:
         return
     path = Path(run_dir(cli))
-    if path.is_dir() and all(p.name in ("config.yaml", "hparams.yaml") for p in path.iterdir()):
+    untrained = cli.trainer.global_step == 0
+    disposable = lambda p: p.name in ("config.yaml", "hparams.yaml") or (untrained and p.name.startswith("events.out.tfevents."))
+    if path.is_dir() and all(disposable(p) for p in path.iterdir()):
         shutil.rmtree(path, ignore_errors=True)
 
 
