@@ -1,0 +1,170 @@
+"""Meshes of a learned 3D field: marching cubes on a chunked render, written as PLY or OBJ, and a command.
+
+    python -m inr.export.mesh --ckpt runs/volume/version_0/checkpoints/last.ckpt --out mesh.ply
+    python -m inr.export.mesh --ckpt last.ckpt --config runs/volume/version_0/config.yaml --resolution 256 --level 0.5
+
+Vertices are given in the grid's coordinates: a vertex at fractional voxel index (i, j, k) of a (D, H, W)
+render sits at (i/D, j/H, k/W) ∈ [0, 1)³, the same positions the network was trained on (axis order
+(z, y, x) = the grid's axes). Faces are oriented with normals pointing to lower field values: out of an
+occupancy or density shape, into the positive side of a signed distance.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from inr.errors import InputError
+
+MESH_EXTENSIONS = (".ply", ".obj")
+
+
+def marching_cubes_mesh(volume: Union[Tensor, np.ndarray], level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` iso-surface of a (D, H, W) grid of v = i / N samples -> vertices (V, 3) float32 in
+    grid coordinates and triangles (F, 3) int64 (scikit-image ``marching_cubes``, Lewiner et al. 2003)."""
+    from skimage.measure import marching_cubes
+
+    grid = volume.detach().cpu().numpy() if isinstance(volume, Tensor) else np.asarray(volume)
+    if grid.ndim != 3 or min(grid.shape) < 2:
+        raise InputError(f"marching cubes needs a (D, H, W) grid with at least 2 samples per axis, got {grid.shape}")
+    lo, hi = float(grid.min()), float(grid.max())
+    if not lo < level < hi:
+        raise InputError(f"the field never crosses level {level:g} (its values lie in [{lo:.3g}, {hi:.3g}]); no surface")
+    verts, faces, _, _ = marching_cubes(grid.astype(np.float32), level=level)
+    verts = verts / np.asarray(grid.shape, dtype=np.float32)  # voxel index -> coordinate v = i / N
+    return verts.astype(np.float32), faces.astype(np.int64)
+
+
+@torch.no_grad()
+def extract_mesh(
+    model,
+    resolution: Union[int, Sequence[int]] = 128,
+    level: Optional[float] = None,
+    channel: int = 0,
+    chunk: Optional[int] = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Render ``model`` (an ``INRModule`` on 3-D coordinates) on a ``resolution``³ grid in chunks of
+    ``chunk`` coordinates and return the mesh of its ``level`` set of ``channel``.
+
+    ``level`` defaults to 0.5 (the decision boundary of an occupancy probability, the midpoint of a
+    density in [0, 1]); use 0 for a signed distance. Peak memory: one render chunk plus the D·H·W output.
+    """
+    size = [int(resolution)] * 3 if isinstance(resolution, int) else [int(r) for r in resolution]
+    if len(size) != 3:
+        raise InputError(f"mesh resolution must be an int or [D, H, W], got {resolution}")
+    if model.encoder.in_dim != 3:
+        raise InputError(f"a mesh needs a field on 3-D coordinates; this model takes {model.encoder.in_dim}-D")
+    was_training = model.training
+    model.eval()
+    try:
+        grid = model.render(size, chunk=chunk)[channel]  # (C, D, H, W) -> (D, H, W)
+    finally:
+        model.train(was_training)
+    return marching_cubes_mesh(grid, 0.5 if level is None else level)
+
+
+def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray) -> Path:
+    """Write a triangle mesh as binary little-endian PLY (``.ply``) or Wavefront OBJ (``.obj``)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in MESH_EXTENSIONS:
+        raise InputError(f"{path}: unsupported mesh extension {path.suffix!r}; use .ply or .obj")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    verts = np.ascontiguousarray(verts, dtype="<f4")
+    if suffix == ".ply":
+        header = (
+            "ply\nformat binary_little_endian 1.0\ncomment inr: vertices in grid coordinates [0,1)^3\n"
+            f"element vertex {len(verts)}\nproperty float x\nproperty float y\nproperty float z\n"
+            f"element face {len(faces)}\nproperty list uchar int vertex_indices\nend_header\n"
+        )
+        rows = np.empty(len(faces), dtype=[("n", "u1"), ("v", "<i4", (3,))])  # one record per triangle
+        rows["n"], rows["v"] = 3, faces
+        with open(path, "wb") as f:
+            f.write(header.encode("ascii"))
+            f.write(verts.tobytes())
+            f.write(rows.tobytes())
+    else:
+        with open(path, "w") as f:
+            f.write("# inr: vertices in grid coordinates [0,1)^3\n")
+            np.savetxt(f, verts, fmt="v %.6f %.6f %.6f")
+            np.savetxt(f, np.asarray(faces) + 1, fmt="f %d %d %d")  # OBJ indices start at 1
+    return path
+
+
+def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
+    """Read back a mesh written by ``write_mesh``: vertices (V, 3) float32, triangles (F, 3) int64."""
+    path = Path(path)
+    if path.suffix.lower() == ".obj":
+        lines = path.read_text().splitlines()
+        verts = np.array([ln.split()[1:4] for ln in lines if ln.startswith("v ")], dtype=np.float32)
+        faces = np.array([ln.split()[1:4] for ln in lines if ln.startswith("f ")], dtype=np.int64) - 1
+        return verts.reshape(-1, 3), faces.reshape(-1, 3)
+    data = path.read_bytes()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    header = data[:end].decode("ascii").splitlines()
+    count = {ln.split()[1]: int(ln.split()[2]) for ln in header if ln.startswith("element")}
+    verts = np.frombuffer(data, dtype="<f4", count=3 * count["vertex"], offset=end).reshape(-1, 3)
+    rows = np.frombuffer(data, dtype=[("n", "u1"), ("v", "<i4", (3,))], count=count["face"], offset=end + verts.nbytes)
+    return verts.copy(), rows["v"].astype(np.int64)
+
+
+def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
+    """Rebuild a trained task from its run's ``config.yaml`` (default: two folders above the checkpoint,
+    where the command line saves it) and load the checkpoint's weights."""
+    import yaml
+    from lightning.pytorch.cli import LightningArgumentParser
+
+    from inr.tasks.base import INRModule
+
+    ckpt = Path(ckpt)
+    if not ckpt.is_file():
+        raise InputError(f"{ckpt}: checkpoint not found")
+    config = Path(config) if config is not None else ckpt.resolve().parent.parent / "config.yaml"
+    if not config.is_file():
+        raise InputError(f"{config}: run config not found; pass --config")
+    model_cfg = (yaml.safe_load(config.read_text()) or {}).get("model")
+    if not model_cfg:
+        raise InputError(f"{config}: no model section")
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
+    model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
+    parser = LightningArgumentParser(exit_on_error=False)
+    parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
+    parsed = parser.parse_object({"model": model_cfg})
+    instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
+    model = instantiate(parsed).model
+    model.load_state_dict(state["state_dict"])
+    return model.eval()
+
+
+def main(argv: Optional[list[str]] = None) -> Path:
+    """``python -m inr.export.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
+    parser = argparse.ArgumentParser(prog="python -m inr.export.mesh", description="Mesh the level set of a trained 3D field.")
+    parser.add_argument("--ckpt", required=True, help="checkpoint of a VolumeFitting (or other 3-D) run")
+    parser.add_argument("--out", required=True, help="output mesh, .ply or .obj")
+    parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
+    parser.add_argument("--resolution", type=int, default=128, help="render grid per axis (default 128)")
+    parser.add_argument("--level", type=float, default=None, help="iso-level (default 0.5; 0 for a signed distance)")
+    parser.add_argument("--chunk", type=int, default=None, help="coordinates per forward pass")
+    args = parser.parse_args(argv)
+    try:
+        if Path(args.out).suffix.lower() not in MESH_EXTENSIONS:
+            raise InputError(f"{args.out}: unsupported mesh extension {Path(args.out).suffix!r}; use .ply or .obj")
+        model = load_model(args.ckpt, args.config)
+        verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
+        out = write_mesh(args.out, verts, faces)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(f"mesh: {len(verts):,} vertices, {len(faces):,} triangles -> {out}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
