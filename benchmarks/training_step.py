@@ -1,32 +1,36 @@
-"""Training-step speed of the framework against a hand-written PyTorch loop on the same model and data.
+"""Training-step speed of the framework against a hand-written PyTorch loop, on the default configs.
 
-    python benchmarks/training_step.py [--steps 30] [--repeats 5] [--resolution 256] [--threads N]
+    python benchmarks/training_step.py [--configs image.yaml volume.yaml] [--steps 20] [--repeats 5] [--bf16] [--compile]
 
-Prints, for the default image setup (configs/image.yaml: Gaussian m=256 → 3×256 ReLU → 3, 16,384 training
-pixels, full batch), the median per-step time of
-  - a hand-written eager loop (encode + forward + backward + Adam step, every step),
-  - the framework with the encoding recomputed every step (the same work as the loop),
-  - the framework as configured by default (the fixed full batch's encoding is computed once),
-measured interleaved in one process, and their ratios; the achieved FLOP/s of the step against this
-machine's measured matmul FLOP/s; and the peak resident memory. Ratios, not absolute times, are the result:
-the machine is shared and noisy.
+For each config, the model and data are built from the config itself (as train.py builds them) and timed,
+interleaved in one process, as
+  - a hand-written eager loop: the same encoder, network, loss and Adam; coordinates of the step's batch
+    (the fixed training split for full batches, ``batch_size`` random grid points otherwise) are computed
+    and encoded every step;
+  - the framework with the encoding recomputed every step (the same work as the loop);
+  - the framework as configured (a fixed full batch is encoded once);
+  - the framework with the config's callbacks (spectral, images) — their overhead;
+  - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
+Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
+Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul, and
+the peak resident memory. Ratios, not absolute times, are the result: the machine is shared and noisy.
 """
 from __future__ import annotations
 
 import argparse
 import resource
 import statistics
+import tempfile
 import time
-from functools import partial
+import warnings
 
 import lightning as L
 import torch
-import torch.nn.functional as F
+from lightning.pytorch.loggers import TensorBoardLogger
 
-from inr.data import ImageDataModule
-from inr.encoders import GaussianEncoding
-from inr.networks import MLP
-from inr.tasks import ImageFitting
+from inr.cli import build_cli, resolve_config_names
+
+warnings.filterwarnings("ignore")
 
 
 class StepTimer(L.Callback):
@@ -40,64 +44,58 @@ class StepTimer(L.Callback):
 
 
 def median_step(stamps: list[float], warmup: int) -> float:
-    diffs = [b - a for a, b in zip(stamps[warmup:], stamps[warmup + 1 :])]
-    return statistics.median(diffs)
+    return statistics.median(b - a for a, b in zip(stamps[warmup:], stamps[warmup + 1 :]))
 
 
-def build_model(cache_encoding: bool, seed: int = 0, compile: bool = False) -> ImageFitting:
-    torch.manual_seed(seed)
-    return ImageFitting(
-        encoder=GaussianEncoding(in_dim=2, num_features=256, sigma=10.0, seed=0),
-        network=partial(MLP, width=256, depth=3, output_activation="sigmoid"),
-        out_channels=3,
-        cache_encoding=cache_encoding,
-        compile=compile,
-    )
+def instantiate(config: str, extra: list[str] = ()):
+    """Model, DataModule and the configured callbacks (config's own, without checkpointing) from a config."""
+    cli = build_cli(resolve_config_names(["--config", config, "--trainer.logger", "false", *extra]))
+    callbacks = [cb for cb in cli.trainer.callbacks if type(cb).__module__.startswith("inr.callbacks")]
+    return cli.model, cli.datamodule, callbacks
 
 
-def framework_step(
-    dm: ImageDataModule, steps: int, warmup: int, cache_encoding: bool, precision: str = "32-true", compile: bool = False
-) -> float:
+def framework_step(config, steps, warmup, extra=(), with_callbacks=False, precision="32-true") -> float:
+    model, dm, callbacks = instantiate(config, list(extra))
     timer = StepTimer()
-    trainer = L.Trainer(
-        max_steps=steps + warmup + 1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        callbacks=[timer],
-        precision=precision,
-    )
-    trainer.fit(build_model(cache_encoding, compile=compile), datamodule=dm)
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = L.Trainer(
+            max_steps=steps + warmup + 1, logger=TensorBoardLogger(tmp, name="bench") if with_callbacks else False,
+            enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
+            callbacks=[timer, *(callbacks if with_callbacks else [])], precision=precision,
+        )
+        trainer.fit(model, datamodule=dm)
     return median_step(timer.stamps, warmup)
 
 
-def hand_loop_step(coords: torch.Tensor, target: torch.Tensor, steps: int, warmup: int) -> float:
-    model = build_model(cache_encoding=False)
-    encoder, network = model.encoder, model.network
+def hand_loop_step(config: str, steps: int, warmup: int) -> tuple[float, int, torch.nn.Module, int]:
+    model, dm, _ = instantiate(config)
+    encoder, network, loss_fn = model.encoder, model.network, model.loss
     opt = torch.optim.Adam(network.parameters(), lr=1e-3)
+    train_index, values, grid = dm.train_index, dm.values, dm.grid
+    gen = torch.Generator().manual_seed(0)
+    n = dm.batch_size or len(train_index)
     stamps = []
     for _ in range(steps + warmup + 1):
-        loss = F.mse_loss(network(encoder(coords)), target)
+        index = train_index if dm.batch_size is None else train_index[torch.randint(len(train_index), (n,), generator=gen)]
+        loss = loss_fn(network(encoder(grid.coords(index))), values[index])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         stamps.append(time.perf_counter())
-    return median_step(stamps, warmup)
+    return median_step(stamps, warmup), n, network, encoder.out_dim
 
 
-def step_flops(n: int, network: torch.nn.Module, enc_features: int, in_dim: int) -> float:
-    """Matmul FLOPs of one step: forward 2n·Σ in·out; backward the weight gradients (same) plus the input
-    gradients of every layer but the first; plus the encoding's projection 2n·d·m."""
-    linears = [m for m in network if isinstance(m, torch.nn.Linear)]
+def step_flops(n: int, network: torch.nn.Module) -> float:
+    """Matmul FLOPs of one step: forward 2n·Σ in·out; backward the weight gradients (the same) plus the
+    input gradients of every layer but the first."""
+    linears = [m for m in network.modules() if isinstance(m, torch.nn.Linear)]
     fwd = sum(2 * n * l.in_features * l.out_features for l in linears)
     first = 2 * n * linears[0].in_features * linears[0].out_features
-    return fwd + fwd + (fwd - first) + 2 * n * in_dim * enc_features
+    return 3 * fwd - first
 
 
-def matmul_flops_per_second(n: int = 16384, k: int = 256, repeats: int = 10) -> float:
-    """fp32 FLOP/s of the step's dominant product, (n, k) @ (k, k), median of ``repeats``."""
+def matmul_flops_per_second(n: int, k: int, repeats: int = 10) -> float:
+    """fp32 FLOP/s of the step's dominant product (n, k) @ (k, k), median of ``repeats``."""
     a, b = torch.randn(n, k), torch.randn(k, k)
     a @ b
     times = []
@@ -108,53 +106,52 @@ def matmul_flops_per_second(n: int = 16384, k: int = 256, repeats: int = 10) -> 
     return 2 * n * k * k / statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--resolution", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--bf16", action="store_true", help="also time --trainer.precision bf16-mixed")
-    parser.add_argument("--compile", action="store_true", help="also time model.compile: true (compilation in warm-up)")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    dm = ImageDataModule(resolution=args.resolution, split="every_other")
-    batch = dm.gather(None, torch.device("cpu"))
-    coords, target = batch["coords"], batch["values"]
-    L.seed_everything(0, verbose=False)
-
-    matmuls: list[float] = []
-    runs: dict[str, list[float]] = {"hand loop": [], "framework, encode every step": [], "framework (default)": []}
+def bench(config: str, args) -> None:
+    variants = {
+        "hand loop": None,
+        "framework, encode every step": dict(extra=["--model.init_args.cache_encoding", "false"]),
+        "framework (as configured)": dict(),
+        "framework + config's callbacks": dict(with_callbacks=True),
+    }
     if args.bf16:
-        runs["framework, bf16-mixed"] = []
+        variants["framework, bf16-mixed"] = dict(precision="bf16-mixed")
     if args.compile:
-        runs["framework, torch.compile"] = []
+        variants["framework, torch.compile"] = dict(extra=["--model.init_args.compile", "true"])
+    runs = {name: [] for name in variants}
+    matmuls = []
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit every variant alike
-        matmuls.append(matmul_flops_per_second(len(coords)))
-        runs["hand loop"].append(hand_loop_step(coords, target, args.steps, args.warmup))
-        runs["framework, encode every step"].append(framework_step(dm, args.steps, args.warmup, cache_encoding=False))
-        runs["framework (default)"].append(framework_step(dm, args.steps, args.warmup, cache_encoding=True))
-        if args.bf16:
-            runs["framework, bf16-mixed"].append(framework_step(dm, args.steps, args.warmup, True, "bf16-mixed"))
-        if args.compile:
-            runs["framework, torch.compile"].append(framework_step(dm, args.steps, args.warmup, True, compile=True))
-    matmul = statistics.median(matmuls)
-
-    n = len(coords)
-    model = build_model(False)
-    flops = step_flops(n, model.network, 256, 2)
+        for name, kwargs in variants.items():
+            if kwargs is None:
+                t, n, network, width = hand_loop_step(config, args.steps, args.warmup)
+                matmuls.append(matmul_flops_per_second(n, max(l.out_features for l in network.modules() if isinstance(l, torch.nn.Linear))))
+            else:
+                t = framework_step(config, args.steps, args.warmup, **kwargs)
+            runs[name].append(t)
+    flops, matmul = step_flops(n, network), statistics.median(matmuls)
     base = statistics.median(runs["hand loop"])
-    print(f"image {args.resolution}², {n:,} training pixels, full batch, {torch.get_num_threads()} threads; "
+    print(f"\n{config}: {n:,} points per step, {torch.get_num_threads()} threads; "
           f"median of {args.repeats} interleaved runs × {args.steps} steps")
-    print(f"| variant | step (ms) | ratio vs hand loop | GFLOP/s | share of matmul peak |")
-    print(f"|---|---|---|---|---|")
+    print("| variant | step (ms) | ratio vs hand loop | GFLOP/s | share of matmul rate |")
+    print("|---|---|---|---|---|")
     for name, values in runs.items():
         t = statistics.median(values)
         print(f"| {name} | {t * 1e3:.1f} | {t / base:.3f} | {flops / t / 1e9:.1f} | {flops / t / matmul:.2f} |")
-    print(f"measured matmul ({n}×256 @ 256×256 fp32): {matmul / 1e9:.1f} GFLOP/s; step = {flops / 1e9:.2f} GFLOP")
-    print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(f"matmul ({n}×k @ k×k fp32, k = network width): {matmul / 1e9:.1f} GFLOP/s; step = {flops / 1e9:.2f} GFLOP")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", nargs="+", default=["image.yaml", "volume.yaml"])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--bf16", action="store_true", help="also time --trainer.precision bf16-mixed")
+    parser.add_argument("--compile", action="store_true", help="also time model.compile: true")
+    args = parser.parse_args()
+    L.seed_everything(0, verbose=False)
+    for config in args.configs:
+        bench(config, args)
+    print(f"\npeak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":
