@@ -2,4 +2,6 @@
 
 - ``compare_encoders``: none / basic / positional / Gaussian (and any other row of its ``VARIANTS``) on an
   image, with the spectral-bias heatmaps side by side.
+- ``ntk_1d``: the 1D NTK figures: kernel profiles and spectra of the encodings, and the training and test
+  loss of a wide network under gradient descent against the kernel's closed-form prediction.
 """
