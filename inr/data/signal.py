@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from inr.data.module import GridDataModule
+from inr.data.paths import resolve_data_path
 from inr.errors import InputError
 
 WAV_EXTENSIONS = (".wav",)
@@ -162,7 +163,7 @@ class SignalDataModule(GridDataModule):
         seed: int = 0,
     ) -> None:
         super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
-        self.path = Path(path) if path is not None else None
+        self.path = resolve_data_path(path) if path is not None else None
         self.generator, self.length, self.offset = generator, length, offset
         self.frequencies, self.amplitudes, self.phases = list(frequencies), amplitudes, phases
         self.alpha, self.bandlimit, self.signal_seed = alpha, bandlimit, signal_seed

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from inr.data.image import DEFAULT_IMAGE, IMAGE_EXTENSIONS, convert_channels, read_image, resize_image, to_unit_float
 from inr.data.module import GridDataModule
+from inr.data.paths import resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
 from inr.errors import InputError
 
@@ -123,7 +124,7 @@ class VideoDataModule(GridDataModule):
         super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
         if frame_stride < 1:
             raise InputError(f"data.frame_stride must be ≥ 1, got {frame_stride}")
-        self.path = path
+        self.path = str(resolve_data_path(path)) if path is not None else None
         self.resolution, self.frames, self.frame_stride = resolution, frames, frame_stride
         self.channels, self.full_batch_limit = channels, full_batch_limit
 

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from inr.data.module import GridDataModule
+from inr.data.paths import resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
 from inr.errors import InputError
 
@@ -157,7 +158,7 @@ class VolumeDataModule(GridDataModule):
         super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
         if mode not in MODES:
             raise InputError(f"data.mode: unknown mode {mode!r}; choose {' or '.join(MODES)}")
-        self.path = Path(path) if path is not None else None
+        self.path = resolve_data_path(path) if path is not None else None
         self.builtin, self.resolution, self.mode, self.threshold = builtin, resolution, mode, threshold
         self.value_range, self.key, self.full_batch_limit = value_range, key, full_batch_limit
 
