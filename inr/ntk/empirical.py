@@ -97,16 +97,19 @@ def _parse_method(method: Union[NTKMethod, str]) -> NTKMethod:
 
 def _fill(
     n1: int, n2: int, chunk: int, symmetric: bool, row: Callable[[int, int], Any], col: Callable[[int, int], Any],
-    pair: Callable[[Any, Any], Tensor], full: bool,
+    pair: Callable[[Any, Any], Tensor], full: bool, reuse: bool = False,
 ) -> Tensor:
-    """Assemble Θ from blocks ``pair(row(i0, i1), col(j0, j1))``; a symmetric Θ computes j ≥ i and mirrors."""
+    """Assemble Θ from blocks ``pair(row(i0, i1), col(j0, j1))``; a symmetric Θ computes j ≥ i and mirrors.
+
+    ``reuse``: row and column data of a block are the same thing (so a diagonal block computes it once).
+    """
     out = None
     for i0 in range(0, n1, chunk):
         i1 = min(i0 + chunk, n1)
         r = row(i0, i1)
         for j0 in range(i0 if symmetric else 0, n2, chunk):
             j1 = min(j0 + chunk, n2)
-            block = pair(r, col(j0, j1))
+            block = pair(r, r if (reuse and symmetric and j0 == i0) else col(j0, j1))
             if symmetric and j0 == i0:  # exact symmetry (matmul round-off differs between the two triangles)
                 block = 0.5 * (block + (block.permute(1, 0, 3, 2) if full else block.T))
             if out is None:
@@ -151,7 +154,7 @@ def _structured(model: nn.Module, x1: Tensor, x2: Optional[Tensor], full: bool, 
         return [a[i0:i1] for a in feats[0]], [g[i0:i1] for g in feats[1]]
 
     theta = _fill(len(x1), len(x2), chunk, symmetric, lambda i0, i1: sl(f1, i0, i1), lambda j0, j1: sl(f2, j0, j1),
-                  lambda r, c: structured_block(structure, r, c, full), full)
+                  lambda r, c: structured_block(structure, r, c, full), full, reuse=True)
     prefix_ids = structure.prefix_parameter_ids()
     if prefix_ids:  # a trainable input map (a learned encoder): its share of Θ by the generic path
         names = [n for n, p in model.named_parameters() if id(p) in prefix_ids]
@@ -206,26 +209,29 @@ def _generic(
         _, pull = vjp(lambda p: f_batch(p, x[None])[0], params)
         return vmap(pull)(eye)[0]
 
-    def jac(i0: int, i1: int, x: Tensor) -> Tensor:
+    def jac(i0: int, i1: int, x: Tensor) -> dict[str, Tensor]:
         rows = vmap(point_rows)(x[i0:i1])  # name -> (c, O, *shape)
-        return torch.cat([r.reshape(i1 - i0, out_dim, -1) for r in rows.values()], dim=2)  # (c, O, P)
+        return {n: r.reshape(i1 - i0, out_dim, -1) for n, r in rows.items()}  # name -> (c, O, k)
 
     if method is NTKMethod.JACOBIAN:
-        def pair(j1: Tensor, j2: Tensor) -> Tensor:
-            if full:
-                c1, c2 = len(j1), len(j2)
-                prod = j1.reshape(c1 * out_dim, -1) @ j2.reshape(c2 * out_dim, -1).T  # (c1·O, c2·O)
-                return prod.reshape(c1, out_dim, c2, out_dim).permute(0, 2, 1, 3)  # -> (c1, c2, O, O)
-            return j1.flatten(1) @ j2.flatten(1).T  # Σ_o J_o J′_oᵀ: (c1, O·P) @ (O·P, c2)
+        def pair(j1: dict[str, Tensor], j2: dict[str, Tensor]) -> Tensor:
+            theta = None
+            for n in j1:  # summed parameter tensor by parameter tensor: J is never concatenated
+                a, b = j1[n], j2[n]
+                if full:
+                    c1, c2 = len(a), len(b)
+                    prod = a.reshape(c1 * out_dim, -1) @ b.reshape(c2 * out_dim, -1).T  # (c1·O, c2·O)
+                    term = prod.reshape(c1, out_dim, c2, out_dim).permute(0, 2, 1, 3)  # -> (c1, c2, O, O)
+                else:
+                    term = a.flatten(1) @ b.flatten(1).T  # Σ_o J_o J′_oᵀ: (c1, O·k) @ (O·k, c2)
+                theta = term if theta is None else theta.add_(term)
+            return theta
 
-        return _fill(len(x1), len(x2), chunk, symmetric, lambda a, b: jac(a, b, x1), lambda a, b: jac(a, b, x2), pair, full)
-
-    shapes = [(n, p.shape, p.numel()) for n, p in params.items()]
+        return _fill(len(x1), len(x2), chunk, symmetric, lambda a, b: jac(a, b, x1), lambda a, b: jac(a, b, x2), pair, full, reuse=True)
 
     def tangents(j0: int, j1: int) -> dict[str, Tensor]:
-        rows = jac(j0, j1, x2).reshape((j1 - j0) * out_dim, -1)  # (c2·O, P): J(x₂)ᵀ e for each basis e
-        parts = rows.split([k for _, _, k in shapes], dim=1)
-        return {n: t.reshape(-1, *s) for (n, s, _), t in zip(shapes, parts)}
+        # J(x₂)ᵀ e for each basis cotangent e of the block: name -> (c2·O, *shape)
+        return {n: r.reshape(-1, *params[n].shape) for n, r in jac(j0, j1, x2).items()}
 
     def pair_ntvp(x_rows: Tensor, tan: dict[str, Tensor]) -> Tensor:
         push = vmap(lambda t: jvp(lambda p: f_batch(p, x_rows), (params,), (t,))[1])(tan)  # (c2·O, c1, O)
