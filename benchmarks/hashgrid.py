@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py                # 2^18 points, 2D and 3D
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py --points 65536 --repeats 3
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py --image-step  # the image configs' training steps
 
 Rows, each timed as forward + backward of sum(y²), repeats interleaved, median reported:
 - ``vectorised``: ``HashGridEncoding`` as trained (dense and hashed levels each in one pass, index_add backward);
@@ -10,6 +11,11 @@ Rows, each timed as forward + backward of sum(y²), repeats interleaved, median 
 - ``hash + MLP 2×64`` and ``Gaussian + MLP 3×256``: a whole training step of configs/image_hashgrid.yaml's and
   configs/image.yaml's models (2D only), the Gaussian features computed once as the task caches them.
 Ratios are against ``vectorised``, so they are comparable across machines; absolute times are not.
+
+``--image-step`` instead times one full-batch training step (forward, MSE, backward, Adam) of the models of
+configs/image.yaml (Gaussian features, cached as the task caches them), image_siren.yaml and
+image_hashgrid.yaml on the 128² training pixels of the default image setup, interleaved, ratios against
+the Gaussian model.
 """
 from __future__ import annotations
 
@@ -21,9 +27,10 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from inr.data.grid import Grid, split_indices
 from inr.encoders import GaussianEncoding, HashGridEncoding
 from inr.encoders.hashgrid import blend
-from inr.networks import MLP
+from inr.networks import MLP, SIREN
 
 
 def step(fn: Callable[[], torch.Tensor], params: list[torch.Tensor]) -> float:
@@ -34,15 +41,11 @@ def step(fn: Callable[[], torch.Tensor], params: list[torch.Tensor]) -> float:
     return time.perf_counter() - start
 
 
-def level_blocks(enc: HashGridEncoding) -> list[tuple[range, bool]]:
-    return [(r, h) for r, h in ((range(enc.dense_levels), False), (range(enc.dense_levels, enc.n_levels), True)) if len(r)]
-
-
 def per_level_loop(enc: HashGridEncoding, tables: list[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     """One level at a time, each level with its own table (the usual pure-PyTorch layout)."""
     outs = []
     for level, table in enumerate(tables):
-        index, weights = enc.corners_and_weights(x, range(level, level + 1), hashed=level >= enc.dense_levels)
+        index, weights = enc.corners_and_weights(x, range(level, level + 1))
         local = (index - int(enc.level_offsets[level]))[0]  # (1, N, 2^d) -> (N, 2^d)
         outs.append(blend(table, local, weights[0]))
     return torch.cat(outs, dim=1)  # L × (N, F) -> (N, L·F)
@@ -50,13 +53,10 @@ def per_level_loop(enc: HashGridEncoding, tables: list[torch.Tensor], x: torch.T
 
 def builtin_backward(enc: HashGridEncoding, x: torch.Tensor) -> torch.Tensor:
     """The vectorised forward, blended by F.embedding_bag with PyTorch's own backward (it sorts the rows)."""
-    outs = []
-    for levels, hashed in level_blocks(enc):
-        index, weights = enc.corners_and_weights(x, levels, hashed)
-        c = index.shape[-1]
-        out = F.embedding_bag(index.reshape(-1, c), enc.params, per_sample_weights=weights.reshape(-1, c), mode="sum")
-        outs.append(out.reshape(len(levels), len(x), -1).transpose(0, 1).reshape(len(x), -1))  # (L'·N, F) -> (N, L'·F)
-    return torch.cat(outs, dim=1)
+    index, weights = enc.corners_and_weights(x)
+    c = index.shape[-1]
+    out = F.embedding_bag(index.reshape(-1, c), enc.params, per_sample_weights=weights.reshape(-1, c), mode="sum")
+    return out.reshape(enc.n_levels, len(x), -1).transpose(0, 1).reshape(len(x), -1)  # (L·N, F) -> (N, L·F)
 
 
 def run(d: int, n_points: int, repeats: int) -> list[tuple[str, float]]:
@@ -89,12 +89,53 @@ def run(d: int, n_points: int, repeats: int) -> list[tuple[str, float]]:
     return [(name, statistics.median(ts)) for name, ts in times.items()]
 
 
+def image_steps(repeats: int) -> list[tuple[str, float, int]]:
+    """Seconds per training step and parameter count of the three image configs' models."""
+    torch.manual_seed(0)
+    index, _ = split_indices((256, 256), "every_other")["train"]
+    coords, target = Grid((256, 256)).coords(index), torch.rand(len(index), 3)  # (16384, 2), (16384, 3)
+    gauss = GaussianEncoding(in_dim=2, num_features=256, sigma=10.0)
+    hashgrid = HashGridEncoding(in_dim=2, finest_resolution=128)
+    models = {  # (trainable modules, features -> prediction, lr, Adam extras) as in the configs
+        "ReLU MLP 3×256 + Gaussian": ([MLP(512, 3, width=256, depth=3, output_activation="sigmoid")], gauss(coords), 1e-3, {}),
+        "SIREN 4×256": ([SIREN(2, 3, width=256, depth=4)], coords, 5e-4, {}),
+        "hash grid + MLP 2×64": ([hashgrid, MLP(32, 3, width=64, depth=2, output_activation="sigmoid")], coords, 1e-2, {"betas": (0.9, 0.99), "eps": 1e-15}),
+    }
+    runs = {}
+    for name, (modules, inputs, lr, extra) in models.items():
+        net = torch.nn.Sequential(*modules)
+        runs[name] = (net, inputs, torch.optim.Adam(net.parameters(), lr=lr, **extra))
+
+    def train_step(net, inputs, opt) -> float:
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        F.mse_loss(net(inputs), target).backward()
+        opt.step()
+        return time.perf_counter() - start
+
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for name, run_ in runs.items():  # warm-up
+        train_step(*run_)
+    for _ in range(repeats):
+        for name, run_ in runs.items():
+            times[name].append(train_step(*run_))
+    return [(name, statistics.median(times[name]), sum(p.numel() for p in runs[name][0].parameters())) for name in runs]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=2**18)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 3])
+    parser.add_argument("--image-step", action="store_true", help="time the image configs' training steps instead")
     args = parser.parse_args()
+    if args.image_step:
+        rows = image_steps(max(args.repeats, 10))
+        print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), 16384 points, median of {max(args.repeats, 10)}")
+        print(f"{'model':28s} {'s/step':>8s} {'params':>9s} {'time / Gaussian':>16s}")
+        for name, t, n in rows:
+            print(f"{name:28s} {t:8.3f} {n:9d} {t / rows[0][1]:16.2f}")
+        return
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {args.points} points, median of {args.repeats}")
     for d in args.dims:
         rows = run(d, args.points, args.repeats)
