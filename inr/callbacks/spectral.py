@@ -50,8 +50,8 @@ class SpectralBiasCallback(L.Callback):
             it (its prediction is reused: no extra forward pass), otherwise the whole data grid, rendered.
             ``train``: always the training grid (predicted when there is nothing to reuse). ``full``: always
             the whole grid (with ``split: every_other`` this includes the held-out pixels).
-        figure_every_n_epochs: draw the figures every this many epochs (0: only when training ends); drawing
-            costs far more than measuring, hence its own cadence.
+        figure_every_n_epochs: draw the figures every this many epochs (0: only when training ends). A draw
+            costs about a hundred measurements (benchmarks/spectral_overhead.py), hence its own cadence.
         spectrum_bins: bins of the radial spectra (default one per cycle per unit up to e_B).
         max_memory_mb: a grid whose measurement needs more than this is skipped, with one warning.
         filename: name of the history file in the run directory.
@@ -69,7 +69,7 @@ class SpectralBiasCallback(L.Callback):
         spacing: Literal["linear", "log"] = "linear",
         max_frequency: Union[float, Literal["nyquist", "corner"]] = "nyquist",
         source: Literal["auto", "train", "full"] = "auto",
-        figure_every_n_epochs: int = 10,
+        figure_every_n_epochs: int = 25,
         spectrum_bins: Optional[int] = None,
         max_memory_mb: float = 1024.0,
         filename: str = "spectral_history.npz",
@@ -101,7 +101,9 @@ class SpectralBiasCallback(L.Callback):
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         epoch = trainer.current_epoch
         if (epoch + 1) % self.every_n_epochs == 0:
-            figures = self.figure_every_n_epochs > 0 and (epoch + 1) % self.figure_every_n_epochs == 0
+            # the last epoch's figures would be drawn again moments later by on_train_end
+            last = (0 < trainer.max_steps <= trainer.global_step) or (0 < (trainer.max_epochs or 0) <= epoch + 1)
+            figures = self.figure_every_n_epochs > 0 and (epoch + 1) % self.figure_every_n_epochs == 0 and not last
             self.measure(trainer, pl_module, final=False, figures=figures)
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:

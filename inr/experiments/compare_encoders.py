@@ -119,7 +119,7 @@ def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Call
         out_channels=dm.out_channels,
         optimizer=partial(torch.optim.Adam, lr=variant.lr),
     )
-    spectral = SpectralBiasCallback(num_bands=protocol.num_bands, figure_every_n_epochs=10)
+    spectral = SpectralBiasCallback(num_bands=protocol.num_bands)
     trainer = L.Trainer(
         max_steps=protocol.steps,
         logger=TensorBoardLogger(str(out / "tb"), name=name, version=0),
