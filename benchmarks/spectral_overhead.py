@@ -11,7 +11,8 @@ Two measurements, both in this one process:
    and at the end, the history file written after each measurement, the closing forward pass included).
 2. Parts: the median time of one training epoch, of one measurement (reused prediction, scalars logged,
    history written) and of one figure draw; from them the overhead of a run of any length
-   E epochs: (E·measure + (⌊E/10⌋ + 1)·figures + final) / (E·epoch).
+   E epochs: (E·measure + D·figures + final) / (E·epoch), D = ⌊(E − 1)/25⌋ + 1 draws (every 25 epochs
+   except the last, then once at the end).
 """
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def main() -> None:
     print(f"  ratio with/without: {s / b:.4f}  (overhead {100 * (s / b - 1):+.2f}%)")
     print("parts (medians): " + ", ".join(f"{k} {1000 * v:.1f} ms" for k, v in p.items()))
     for epochs in (10, 30, 100):
-        cost = epochs * p["measure"] + (epochs // 10 + 1) * p["figures"] + p["final"]
+        draws = (epochs - 1) // SpectralBiasCallback().figure_every_n_epochs + 1
+        cost = epochs * p["measure"] + draws * p["figures"] + p["final"]
         print(f"  {epochs:3d} epochs: overhead from parts {100 * cost / (epochs * p['epoch']):.2f}%")
     print(f"  per epoch without figures: {100 * p['measure'] / p['epoch']:.2f}%")
 
