@@ -98,16 +98,21 @@ def blend(table: Tensor, index: Tensor, weights: Tensor) -> Tensor:
     return _Blend.apply(table, index, weights)
 
 
-def _corners(pairs: list[Tensor], combine) -> Tensor:
+def _corners(pairs: list[Tensor], combine, out: Optional[Tensor] = None) -> Tensor:
     """Combine per-axis pairs (lower, upper) (..., 2) over the d axes into the 2^d cell corners (..., 2^d).
 
     Corner c takes the upper value on axis k when bit (d−1−k) of c is set (axis 0 is the most significant
-    bit), so index and weight tensors built by this function line up corner by corner.
+    bit), so index and weight tensors built by this function line up corner by corner. The last
+    combination is written into ``out`` when given (a contiguous (..., 2^d) tensor).
     """
-    out = pairs[0]
-    for pair in pairs[1:]:
-        out = combine(out[..., :, None], pair[..., None, :]).flatten(-2)  # (..., 2^k, 2) -> (..., 2^(k+1))
-    return out
+    result = pairs[0]
+    for i, pair in enumerate(pairs[1:], start=2):
+        target = out.view(*out.shape[:-1], -1, 2) if out is not None and i == len(pairs) else None
+        result = combine(result[..., :, None], pair[..., None, :], out=target).flatten(-2)  # (..., 2^k, 2) -> (..., 2^(k+1))
+    if out is not None and result.data_ptr() != out.data_ptr():  # d = 1: nothing was combined
+        out.copy_(result)
+        return out
+    return result
 
 
 class HashGridEncoding(Encoder):
@@ -200,9 +205,9 @@ class HashGridEncoding(Encoder):
         start = int(self.level_offsets[level])
         return self.params[start : start + int(self.level_sizes[level])]
 
-    def corner_indices(self, cell: Tensor, levels: range, hashed: bool) -> Tensor:
+    def corner_indices(self, cell: Tensor, levels: range, hashed: bool, out: Optional[Tensor] = None) -> Tensor:
         """Table rows of the 2^d corners of each cell, for a block of levels that are all dense or all
-        hashed: lower corners (L', N, d) int64 -> (L', N, 2^d) int32.
+        hashed: lower corners (L', N, d) int64 -> (L', N, 2^d) int32 (written into ``out`` if given).
 
         Dense: o_l + Σ_k c_k (N_l + 1)^k. Hashed: o_l + (⊕_k c_k π_k mod 2³²) mod T, where o_l is the level's
         first row. T is a power of two, so "mod 2³², then mod T" is ``& (T − 1)``, and because the low bits
@@ -217,48 +222,45 @@ class HashGridEncoding(Encoder):
                 torch.stack([cell[..., k] * PRIMES[k], (cell[..., k] + 1) * PRIMES[k]], -1).bitwise_and_(low).to(torch.int32)
                 for k in range(self.in_dim)
             ]  # d × (L', N, 2)
-            return _corners(pairs, torch.bitwise_xor).add_(offsets)
+            return _corners(pairs, torch.bitwise_xor, out).add_(offsets)
         strides = self.dense_strides[sl][:, None, :]  # (L', 1, d)
         pairs = [torch.stack([cell[..., k] * strides[..., k], (cell[..., k] + 1) * strides[..., k]], -1).to(torch.int32) for k in range(self.in_dim)]
         pairs[0] = pairs[0] + offsets  # adding o_l on one axis adds it to every corner, at 1/2^(d−1) the cost
-        return _corners(pairs, torch.add)
+        return _corners(pairs, torch.add, out)
 
-    def corners_and_weights(self, v: Tensor, levels: range, hashed: bool) -> tuple[Tensor, Tensor]:
-        """Rows and multilinear weights of the 2^d cell corners, for a block of levels of one kind:
+    def corners_and_weights(self, v: Tensor, levels: Optional[range] = None) -> tuple[Tensor, Tensor]:
+        """Rows and multilinear weights of the 2^d cell corners on the contiguous ``levels`` (default all):
         (N, d) in [0,1] -> rows (L', N, 2^d) int32 and weights (L', N, 2^d), w_c = Π_k (1 − |x_k N_l − c_k|).
 
         Level-major on purpose: the table rows of one level are then looked up (and, in the backward,
-        accumulated) together, which keeps them in cache; point-major order is about 1.5× slower on CPU.
+        accumulated) together, which keeps them in cache. Weights are computed for all levels at once; the
+        rows for the dense levels (a prefix, being the coarse ones) and for the hashed ones are each
+        computed in one pass, straight into one (L', N, 2^d) tensor.
         """
+        levels = range(self.n_levels) if levels is None else levels
         res = self.resolutions[levels.start : levels.stop][:, None, None]  # (L', 1, 1)
         pos = v[None, :, :] * res.to(v.dtype)  # (N, d) -> (L', N, d), x·N_l
         # the upper boundary x = 1 falls in the last cell (weight 1 on its upper corner)
         cell = torch.minimum(pos.detach().floor(), (res - 1).to(v.dtype))
         frac = pos - cell  # (L', N, d) in [0, 1]
-        index = self.corner_indices(cell.long(), levels, hashed)  # (L', N, 2^d)
         weights = _corners([torch.stack([1 - frac[..., k], frac[..., k]], -1) for k in range(self.in_dim)], torch.mul)
+        cell = cell.long()
+        index = torch.empty(weights.shape, dtype=torch.int32, device=v.device)  # (L', N, 2^d)
+        split = min(max(self.dense_levels, levels.start), levels.stop) - levels.start  # first hashed level, relative
+        if split > 0:
+            self.corner_indices(cell[:split], range(levels.start, levels.start + split), False, out=index[:split])
+        if split < len(levels):
+            self.corner_indices(cell[split:], range(levels.start + split, levels.stop), True, out=index[split:])
         return index, weights
 
     def encode(self, v: Tensor, levels: Optional[range] = None) -> Tensor:
-        """Features of the contiguous levels ``levels`` (default all): (..., d) -> (..., L'·F).
-
-        The dense levels (a prefix, being the coarse ones) form one block and the hashed levels another;
-        each block's corners are computed for all its levels and points at once, then one blend.
-        """
-        levels = range(self.n_levels) if levels is None else levels
+        """Features of the contiguous levels ``levels`` (default all): (..., d) -> (..., L'·F)."""
         lead = v.shape[:-1]
         v = v.reshape(-1, self.in_dim).clamp(0.0, 1.0)
-        split = min(max(self.dense_levels, levels.start), levels.stop)
-        blocks = [
-            self.corners_and_weights(v, part, hashed)
-            for part, hashed in ((range(levels.start, split), False), (range(split, levels.stop), True))
-            if len(part)
-        ]
-        # one blend for all levels: its backward then fills one gradient table instead of one per block
-        index, weights = (torch.cat(t, dim=0) for t in zip(*blocks)) if len(blocks) > 1 else blocks[0]  # (L', N, 2^d)
-        corners = index.shape[-1]
-        out = blend(self.params, index.reshape(-1, corners), weights.reshape(-1, corners))  # (L'·N, 2^d) -> (L'·N, F)
-        out = out.reshape(len(levels), len(v), -1).transpose(0, 1)  # (L'·N, F) -> (N, L', F)
+        index, weights = self.corners_and_weights(v, levels)  # (L', N, 2^d)
+        n_levels, corners = index.shape[0], index.shape[-1]
+        out = blend(self.params, index.view(-1, corners), weights.reshape(-1, corners))  # (L'·N, 2^d) -> (L'·N, F)
+        out = out.view(n_levels, len(v), -1).transpose(0, 1)  # (L'·N, F) -> (N, L', F)
         return out.reshape(*lead, -1)  # (N, L', F) -> (..., L'·F)
 
     def forward(self, v: Tensor) -> Tensor:
