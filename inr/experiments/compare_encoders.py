@@ -33,9 +33,9 @@ from inr.callbacks.spectral import SpectralBiasCallback
 from inr.data.image import ImageDataModule
 from inr.data.module import GridDataModule
 from inr.data.text import TextImageDataModule, save_text_image
-from inr.encoders import BasicEncoding, Encoder, GaussianEncoding, IdentityEncoding, PositionalEncoding
+from inr.encoders import BasicEncoding, Encoder, GaussianEncoding, HashGridEncoding, IdentityEncoding, PositionalEncoding
 from inr.errors import InputError
-from inr.networks import MLP
+from inr.networks import MLP, SIREN
 from inr.spectral_plots import comparison_figure
 from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
@@ -92,6 +92,13 @@ VARIANTS: dict[str, Variant] = {
         lambda p: PositionalEncoding(in_dim=2, num_frequencies=128, sigma=2.0**p.positional_scale, endpoint=True, minus_one=True)
     ),
     "gaussian": Variant(lambda p: GaussianEncoding(in_dim=2, num_features=256, sigma=p.gaussian_sigma, seed=p.seed)),
+    # SIREN's image network (4 sine layers, ω₀ = 30) on raw coordinates; lr as configs/image_siren.yaml
+    "siren": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-4, network=lambda p: partial(SIREN, width=p.width, depth=4)),
+    # tiny-cuda-nn's HashGrid, finest level at the training pixels' resolution, 2×64 MLP; lr 1e-2 (Instant-NGP)
+    "hashgrid": Variant(
+        lambda p: HashGridEncoding(in_dim=2, finest_resolution=p.resolution // 2), lr=1e-2,
+        network=lambda p: partial(MLP, width=64, depth=2, output_activation="sigmoid"),
+    ),
 }
 
 

@@ -28,13 +28,13 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
     rows = main(["--image", "data/camera.png", "--resolution", "32", "--steps", "10", "--width", "32", "--out", str(tmp_path)])
     table = capsys.readouterr().out.strip().splitlines()
     assert table[0].startswith("| encoder | train PSNR (dB) | test PSNR (dB) |")
-    assert [line.split("|")[1].strip() for line in table[2:]] == ["none", "basic", "positional", "gaussian"]
+    assert [line.split("|")[1].strip() for line in table[2:]] == ["none", "basic", "positional", "gaussian", "siren", "hashgrid"]
     for r in rows:
         assert 5 < r["train_psnr"] < 60 and 5 < r["test_psnr"] < 60 and r["seconds"] > 0
         errors = np.array(r["history"]["errors"])
         assert errors.shape == (2, 16)  # measured at step 9 (reused) and 10 (final)
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert [r["encoder"] for r in saved["rows"]] == ["none", "basic", "positional", "gaussian"]
+    assert [r["encoder"] for r in saved["rows"]] == ["none", "basic", "positional", "gaussian", "siren", "hashgrid"]
     assert saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural"
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
     assert (tmp_path / "tb" / "gaussian" / "version_0" / "spectral_history.npz").is_file()
@@ -71,4 +71,4 @@ def test_protocol_from_arguments():
     assert (paper.resolution, paper.steps, paper.width, paper.depth) == (512, 2000, 256, 3)
     mixed = ce.protocol_from_args(ce.parse_args(["--paper", "--steps", "50", "--text"]))
     assert (mixed.resolution, mixed.steps, mixed.kind, mixed.gaussian_sigma) == (512, 50, "text", 14.0)
-    assert ce.parse_args([]).names == ["none", "basic", "positional", "gaussian"]
+    assert ce.parse_args([]).names == ["none", "basic", "positional", "gaussian", "siren", "hashgrid"]
