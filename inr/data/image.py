@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from inr.data.module import GridDataModule
-from inr.data.paths import resolve_data_path
+from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
@@ -43,12 +43,7 @@ def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
 def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] = "rgb") -> Tensor:
     """Read an image file into a float32 tensor (H, W, C) in [0, 1] with the conversions of this module."""
     path = Path(path)
-    if path.suffix.lower() not in IMAGE_EXTENSIONS:
-        raise InputError(f"{path}: unsupported image extension {path.suffix!r}; use one of {', '.join(IMAGE_EXTENSIONS)}")
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: file is empty")
+    check_file(path, IMAGE_EXTENSIONS, "image")
     try:
         array = np.asarray(iio.imread(path))
     except Exception as exc:  # imageio raises many types for undecodable files

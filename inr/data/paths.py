@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
+from inr.errors import InputError
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -16,3 +18,19 @@ def resolve_data_path(path: Union[str, Path]) -> Path:
         return path
     candidate = PROJECT_ROOT / path
     return candidate if candidate.exists() else path
+
+
+def check_file(path: Path, extensions: tuple[str, ...], kind: str = "", hint: str = "") -> None:
+    """Refuse, with one line naming ``path``, a file of another extension, a missing one or an empty one.
+
+    ``kind`` names the file type in the message ("image", "audio"); ``hint`` replaces the default list of
+    accepted extensions.
+    """
+    if path.suffix.lower() not in extensions:
+        accepted = hint or f"use one of {', '.join(extensions)}"
+        label = f"{kind} extension" if kind else "extension"
+        raise InputError(f"{path}: unsupported {label} {path.suffix!r}; {accepted}")
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: file is empty")

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from inr.data.module import GridDataModule
-from inr.data.paths import resolve_data_path
+from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
 
 WAV_EXTENSIONS = (".wav",)
@@ -36,12 +36,7 @@ def read_wav(path: Union[str, Path], channels: Literal["mono", "keep"] = "mono")
     from scipy.io import wavfile
 
     path = Path(path)
-    if path.suffix.lower() not in WAV_EXTENSIONS:
-        raise InputError(f"{path}: unsupported audio extension {path.suffix!r}; use .wav")
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: file is empty")
+    check_file(path, WAV_EXTENSIONS, "audio", "use .wav")
     try:
         rate, data = wavfile.read(path)
     except Exception as exc:  # scipy raises ValueError for non-RIFF data, struct errors for truncated headers

@@ -21,7 +21,7 @@ from torch import Tensor
 
 from inr.data.image import DEFAULT_IMAGE, IMAGE_EXTENSIONS, convert_channels, read_image, resize_image, to_unit_float
 from inr.data.module import GridDataModule
-from inr.data.paths import resolve_data_path
+from inr.data.paths import check_file, resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
 from inr.errors import InputError
 
@@ -34,12 +34,7 @@ def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
     GIF encoders usually merge consecutive identical frames, so T counts distinct frames.
     """
     path = Path(path)
-    if path.suffix.lower() not in VIDEO_EXTENSIONS:
-        raise InputError(f"{path}: unsupported video extension {path.suffix!r}; use .gif or a folder of images")
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: file is empty")
+    check_file(path, VIDEO_EXTENSIONS, "video", "use .gif or a folder of images")
     try:
         frames = np.asarray(iio.imread(path, index=None))  # (T, H, W[, C])
     except Exception as exc:  # imageio raises many types for undecodable files

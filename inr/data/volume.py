@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from inr.data.module import GridDataModule
-from inr.data.paths import resolve_data_path
+from inr.data.paths import check_file, resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
 from inr.errors import InputError
 
@@ -30,19 +30,10 @@ MODES = ("occupancy", "density")
 FULL_BATCH_LIMIT = 2**20
 
 
-def _check_file(path: Path, extensions: tuple[str, ...]) -> None:
-    if path.suffix.lower() not in extensions:
-        raise InputError(f"{path}: unsupported extension {path.suffix!r}; use one of {', '.join(extensions)}")
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: file is empty")
-
-
 def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.ndarray:
     """The array stored in a .npy, .npz (array ``key``, or the only one) or multi-page TIFF file, unchanged."""
     path = Path(path)
-    _check_file(path, VOLUME_EXTENSIONS)
+    check_file(path, VOLUME_EXTENSIONS)
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
