@@ -168,7 +168,7 @@ def _structured(model: nn.Module, x1: Tensor, x2: Optional[Tensor], full: bool, 
 def _parameter_places(model: nn.Module) -> dict[str, list[str]]:
     """Each parameter's name (as ``named_parameters`` gives it) -> every distinct ``module.attr`` holding it.
 
-    A module registered under two names (a task keeping a compiled alias of its network) is one place; a
+    A module registered under two names (e.g. a user model keeping an alias of a submodule) is one place; a
     parameter shared by two modules (tied weights) is two, and both must be swapped for its gradient to
     be complete.
     """

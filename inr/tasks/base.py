@@ -69,8 +69,9 @@ class INRModule(L.LightningModule):
         self.out_channels = out_channels
         self.optimizer_factory, self.scheduler_factory = optimizer, scheduler
         self.render_chunk, self.cache_encoding = render_chunk, cache_encoding
-        # a compiled view of the same module: state_dict keys and checkpoints are unchanged
-        self._network_fn: Callable[[Tensor], Tensor] = torch.compile(self.network) if compile else self.network
+        # a compiled view of the same module, kept out of nn.Module's registry (object.__setattr__) so the
+        # network's parameters appear once in state_dict/parameters() and checkpoints do not depend on compile
+        object.__setattr__(self, "_network_fn", torch.compile(self.network) if compile else self.network)
         self.train_metrics = self.make_metrics().clone(prefix="train/")
         self.val_metrics = self.make_metrics().clone(prefix="val/")
         self._encoding_cache: Optional[tuple[Tensor, Tensor]] = None

@@ -55,3 +55,12 @@ def test_full_batch_step_leaves_grid_prediction_and_render_uses_data_grid():
     metrics = model.evaluate()
     assert set(metrics) == {"train/psnr", "test/psnr", "full/psnr", "full/ssim"} and all(m > 0 for m in metrics.values())
     assert model.training
+
+
+def test_network_parameters_are_registered_once_with_or_without_compile():
+    plain, compiled = _model(), _model(compile=True)
+    for model in (plain, compiled):
+        keys = list(model.state_dict())
+        assert all(k.startswith(("encoder.", "network.")) for k in keys), keys
+        assert len(list(model.parameters())) == len(list(model.network.parameters()))
+    assert list(plain.state_dict()) == list(compiled.state_dict())
