@@ -12,7 +12,8 @@ interleaved in one process, as
   - the framework with the config's callbacks (spectral, images) — their overhead;
   - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
 Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
-Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul, and
+Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul, the
+time of the step's matrix products alone (same shapes, nothing else: the ceiling of an eager step), and
 the peak resident memory. Ratios, not absolute times, are the result: the machine is shared and noisy.
 """
 from __future__ import annotations
@@ -106,6 +107,26 @@ def matmul_flops_per_second(n: int, k: int, repeats: int = 10) -> float:
     return 2 * n * k * k / statistics.median(times)
 
 
+def gemm_only_step(n: int, network: torch.nn.Module, steps: int, warmup: int) -> float:
+    """Median time of only the matrix products of one step, with the step's shapes: per linear layer the
+    forward Y = addmm(b, X, Wᵀ), the weight gradient Gᵀ X and (all but the first) the input gradient G W.
+    The ceiling of an eager step: what is left of a real step is elementwise work (activations, loss, Adam)."""
+    linears = [m for m in network.modules() if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        acts = [torch.randn(n, l.in_features) for l in linears]
+        grads = [torch.randn(n, l.out_features) for l in linears]
+        weights = [(l.weight.detach().clone(), l.bias.detach().clone()) for l in linears]
+        stamps = []
+        for _ in range(steps + warmup + 1):
+            for i, (x, g, (w, b)) in enumerate(zip(acts, grads, weights)):
+                torch.addmm(b, x, w.t())
+                g.t() @ x
+                if i > 0:
+                    g @ w
+            stamps.append(time.perf_counter())
+    return median_step(stamps, warmup)
+
+
 def bench(config: str, args) -> None:
     variants = {
         "hand loop": None,
@@ -118,12 +139,14 @@ def bench(config: str, args) -> None:
     if args.compile:
         variants["framework, torch.compile"] = dict(extra=["--model.init_args.compile", "true"])
     runs = {name: [] for name in variants}
+    runs["the step's matmuls alone"] = []
     matmuls = []
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit every variant alike
         for name, kwargs in variants.items():
             if kwargs is None:
                 t, n, network, width = hand_loop_step(config, args.steps, args.warmup)
                 matmuls.append(matmul_flops_per_second(n, max(l.out_features for l in network.modules() if isinstance(l, torch.nn.Linear))))
+                runs["the step's matmuls alone"].append(gemm_only_step(n, network, args.steps, args.warmup))
             else:
                 t = framework_step(config, args.steps, args.warmup, **kwargs)
             runs[name].append(t)

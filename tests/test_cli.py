@@ -36,6 +36,10 @@ def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
     scalars, images = set(acc.Tags()["scalars"]), set(acc.Tags()["images"])
     assert {"train/loss", "train/psnr_step", "train/psnr_epoch", "val/psnr", "val/ssim"} <= scalars
     assert {"images/reconstruction", "images/abs_error", "images/target"} <= images
+    # the default config measures spectral bias every epoch and keeps its history in the run directory
+    assert {"spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/band_00"} <= scalars
+    assert "spectral/heatmap" in images
+    assert (tmp_path / "image/version_0/spectral_history.npz").exists()
     losses = [e.value for e in acc.Scalars("train/loss")]
     assert losses[-1] < losses[0]  # it learned something in 20 steps
     assert (tmp_path / "image/version_0/config.yaml").exists()

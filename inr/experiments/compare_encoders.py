@@ -149,6 +149,7 @@ def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Call
         "test_psnr": scores["test/psnr"],
         "test_ssim": heldout_ssim(model, dm),
         "seconds": seconds,
+        "ms_per_step": 1000.0 * seconds / protocol.steps,
         "params": sum(p.numel() for p in model.parameters()),
         "lr": variant.lr,
         "low_band_error": float(h["low"][-1]) if len(h["low"]) else math.nan,
@@ -160,13 +161,13 @@ def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Call
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     """The results as a Markdown table; the first three columns are encoder | train PSNR | test PSNR."""
     lines = [
-        "| encoder | train PSNR (dB) | test PSNR (dB) | test SSIM | time (s) | params | low-band error | high-band error |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| encoder | train PSNR (dB) | test PSNR (dB) | test SSIM | time (s) | ms/step | params | low-band error | high-band error |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['encoder']} | {r['train_psnr']:.2f} | {r['test_psnr']:.2f} | {r['test_ssim']:.3f} | {r['seconds']:.0f} "
-            f"| {r['params']:,} | {r['low_band_error']:.3f} | {r['high_band_error']:.3f} |"
+            f"| {r['ms_per_step']:.0f} | {r['params']:,} | {r['low_band_error']:.3f} | {r['high_band_error']:.3f} |"
         )
     return "\n".join(lines)
 
