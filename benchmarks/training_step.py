@@ -19,6 +19,7 @@ the peak resident memory. Ratios, not absolute times, are the result: the machin
 from __future__ import annotations
 
 import argparse
+import logging
 import resource
 import statistics
 import tempfile
@@ -32,6 +33,9 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from inr.cli import build_cli, resolve_config_names
 
 warnings.filterwarnings("ignore")
+# the Trainer's start-up banner, once per timed fit, would bury the tables
+for _name in ("lightning.pytorch", "lightning.fabric"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
 
 
 class StepTimer(L.Callback):

@@ -22,7 +22,7 @@ class SignalFitting(INRModule):
 
     Args:
         data_range: R of the PSNR.
-        encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding: as in
+        encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile: as in
             ``INRModule``; the encoder takes 1-D coordinates (``in_dim: 1``).
     """
 
@@ -38,10 +38,11 @@ class SignalFitting(INRModule):
         scheduler: Optional[LRSchedulerCallable] = None,
         render_chunk: int = 65536,
         cache_encoding: bool = True,
+        compile: bool = False,
         data_range: float = 2.0,
     ) -> None:
         self.data_range = data_range  # read by make_metrics during INRModule.__init__
-        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding)
+        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile)
 
     def make_metrics(self) -> MetricCollection:
         return MetricCollection({"mse": MeanSquaredError(), "psnr": PeakSignalNoiseRatio(data_range=self.data_range)})

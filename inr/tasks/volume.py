@@ -32,7 +32,7 @@ class VolumeFitting(INRModule):
 
     Args:
         mode: ``occupancy`` or ``density``; must match the DataModule's ``mode``.
-        encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding: as in
+        encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile: as in
             ``INRModule``; the encoder takes 3-D coordinates (``in_dim: 3``). The default network is a
             3×256 ReLU MLP with a linear output for occupancy (logits) and a sigmoid for density. An
             occupancy network must not end in a sigmoid (the loss applies it).
@@ -49,6 +49,7 @@ class VolumeFitting(INRModule):
         scheduler: Optional[LRSchedulerCallable] = None,
         render_chunk: int = 65536,
         cache_encoding: bool = True,
+        compile: bool = False,
         mode: Literal["occupancy", "density"] = "occupancy",
     ) -> None:
         if mode not in VOLUME_MODES:
@@ -56,7 +57,7 @@ class VolumeFitting(INRModule):
         self.mode = mode  # read by make_metrics during INRModule.__init__
         if network is None:
             network = partial(MLP, width=256, depth=3, output_activation="none" if mode == "occupancy" else "sigmoid")
-        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding)
+        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile)
         if mode == "occupancy" and any(isinstance(m, nn.Sigmoid) for m in list(self.network.modules())[-1:]):
             raise InputError("model.network: occupancy mode trains logits; use output_activation: none")
 

@@ -64,3 +64,37 @@ def test_network_parameters_are_registered_once_with_or_without_compile():
         assert all(k.startswith(("encoder.", "network.")) for k in keys), keys
         assert len(list(model.parameters())) == len(list(model.network.parameters()))
     assert list(plain.state_dict()) == list(compiled.state_dict())
+
+
+def test_every_mlp_task_takes_compile_and_keeps_its_parameters():
+    from inr.tasks import SignalFitting, VideoFitting, VolumeFitting
+
+    for cls, in_dim in ((ImageFitting, 2), (VideoFitting, 3), (SignalFitting, 1), (VolumeFitting, 3)):
+        net = partial(MLP, width=8, depth=1, output_activation="none")
+        model = cls(encoder=GaussianEncoding(in_dim=in_dim, num_features=4, sigma=1.0), network=net, compile=True)
+        assert model.hparams.compile is True, cls.__name__
+        assert isinstance(model._network_fn, torch._dynamo.eval_frame.OptimizedModule), cls.__name__
+        assert model._network_fn._orig_mod is model.network, cls.__name__
+
+
+def test_compiled_network_trains_as_the_eager_one():
+    """Two Adam steps, compiled vs eager, from the same initial parameters: the same loss and parameters
+    to float32 rounding (the compiled kernels may sum in another order), atol 1e-5."""
+    torch.manual_seed(0)
+    eager = _model()
+    compiled = _model(compile=True)
+    compiled.load_state_dict(eager.state_dict())
+    coords, target = torch.rand(64, 2), torch.rand(64, 3)
+    results = []
+    for model in (eager, compiled):
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        for _ in range(2):
+            loss = model.loss(model._network_fn(model.encoder(coords)), target)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        results.append((loss.detach(), [p.detach().clone() for p in model.network.parameters()]))
+    (loss_e, params_e), (loss_c, params_c) = results
+    torch.testing.assert_close(loss_c, loss_e, atol=1e-5, rtol=0)
+    for a, b in zip(params_c, params_e):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
