@@ -12,7 +12,8 @@ interleaved in one process, as
   - the framework with the config's callbacks (spectral, images) — their overhead;
   - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
 Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
-Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul, the
+Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul
+(measured right after each timed run, so each share pairs a step with the machine's speed of that moment), the
 time of the step's matrix products alone (same shapes, nothing else: the ceiling of an eager step), and
 the peak resident memory. Ratios, not absolute times, are the result: the machine is shared and noisy.
 """
@@ -144,26 +145,43 @@ def bench(config: str, args) -> None:
         variants["framework, torch.compile"] = dict(extra=["--model.init_args.compile", "true"])
     runs = {name: [] for name in variants}
     runs["the step's matmuls alone"] = []
-    matmuls = []
+    rates = {name: [] for name in runs}  # the matmul rate measured right after each run, paired with it
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit every variant alike
         for name, kwargs in variants.items():
             if kwargs is None:
                 t, n, network, width = hand_loop_step(config, args.steps, args.warmup)
-                matmuls.append(matmul_flops_per_second(n, max(l.out_features for l in network.modules() if isinstance(l, torch.nn.Linear))))
+                width = max(l.out_features for l in network.modules() if isinstance(l, torch.nn.Linear))
                 runs["the step's matmuls alone"].append(gemm_only_step(n, network, args.steps, args.warmup))
+                rates["the step's matmuls alone"].append(matmul_flops_per_second(n, width))
             else:
                 t = framework_step(config, args.steps, args.warmup, **kwargs)
             runs[name].append(t)
-    flops, matmul = step_flops(n, network), statistics.median(matmuls)
-    base = statistics.median(runs["hand loop"])
+            rates[name].append(matmul_flops_per_second(n, width))
+    flops = step_flops(n, network)
+    base = runs["hand loop"]
     print(f"\n{config}: {n:,} points per step, {torch.get_num_threads()} threads; "
           f"median of {args.repeats} interleaved runs × {args.steps} steps")
-    print("| variant | step (ms) | ratio vs hand loop | GFLOP/s | share of matmul rate |")
-    print("|---|---|---|---|---|")
+    # Ratios are taken within a repeat (variant vs the hand loop of the same repeat; step FLOP/s vs the
+    # matmul rate measured just after) and then their median: the shared machine's speed drifts between
+    # repeats by more than the differences measured here.
+    # "matmuls' share" = time of the step's own products run alone / step time, paired within a repeat:
+    # the fraction of the step that is matrix products at their own speed, independent of a reference shape
+    gemm = runs["the step's matmuls alone"]
+    print("| variant | step (ms) | ratio vs hand loop (range) | GFLOP/s | share of matmul rate (range) | matmuls' share of the step (range) |")
+    print("|---|---|---|---|---|---|")
+
+    def cell(xs: list[float], digits: int) -> str:
+        return f"{statistics.median(xs):.{digits}f} ({min(xs):.2f}–{max(xs):.2f})"
+
     for name, values in runs.items():
+        ratios = [t / b for t, b in zip(values, base)]
+        shares = [flops / t / r for t, r in zip(values, rates[name])]
+        gemm_shares = [g / t for g, t in zip(gemm, values)]
         t = statistics.median(values)
-        print(f"| {name} | {t * 1e3:.1f} | {t / base:.3f} | {flops / t / 1e9:.1f} | {flops / t / matmul:.2f} |")
-    print(f"matmul ({n}×k @ k×k fp32, k = network width): {matmul / 1e9:.1f} GFLOP/s; step = {flops / 1e9:.2f} GFLOP")
+        print(f"| {name} | {t * 1e3:.1f} | {cell(ratios, 3)} | {flops / t / 1e9:.1f} | {cell(shares, 2)} | {cell(gemm_shares, 2)} |")
+    all_rates = [r for values in rates.values() for r in values]
+    print(f"matmul ({n}×k @ k×k fp32, k = network width): median {statistics.median(all_rates) / 1e9:.1f} GFLOP/s "
+          f"(range {min(all_rates) / 1e9:.0f}–{max(all_rates) / 1e9:.0f}); step = {flops / 1e9:.2f} GFLOP")
 
 
 def main() -> None:
