@@ -11,6 +11,7 @@ Extension points (override only what differs):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Optional
@@ -26,6 +27,11 @@ from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.networks import MLP
+
+# Every value this module logs at epoch level is a torchmetrics result (the Metric itself or its
+# ``compute()``), whose states torchmetrics reduces over the ranks; Lightning's advice to add sync_dist
+# (a mean of the ranks' already equal values) does not apply.
+warnings.filterwarnings("ignore", message=r".*when logging on epoch level in distributed setting.*")
 
 # A network is built by the task from the encoder's width: factory(in_dim, out_dim) -> nn.Module.
 NetworkFactory = Callable[[int, int], nn.Module]

@@ -98,3 +98,46 @@ def test_compiled_network_trains_as_the_eager_one():
     torch.testing.assert_close(loss_c, loss_e, atol=1e-5, rtol=0)
     for a, b in zip(params_c, params_e):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+
+
+class _EpochErrors(L.Callback):
+    """Recomputes each training batch's prediction before the optimizer moves the parameters and keeps the
+    epoch's squared errors, to check ``train/psnr_epoch`` independently of torchmetrics."""
+
+    def __init__(self):
+        self.psnr_by_epoch, self.logged, self._sq = [], [], []
+
+    def on_train_batch_start(self, trainer, module, batch, batch_idx):
+        self._batch = batch
+
+    def on_after_backward(self, trainer, module):
+        with torch.no_grad():
+            pred = module.postprocess(module(self._batch["coords"])).double()
+        self._sq.append((pred - self._batch["values"].double()).square().flatten())
+
+    def on_train_epoch_end(self, trainer, module):  # runs before the module's own hook
+        mse = torch.cat(self._sq).mean()
+        self.psnr_by_epoch.append(float(10 * torch.log10(1 / mse)))
+        self._sq = []
+
+    def on_train_epoch_start(self, trainer, module):
+        if trainer.current_epoch > 0:
+            self.logged.append(float(trainer.callback_metrics["train/psnr_epoch"]))
+
+
+def test_epoch_metric_is_the_psnr_of_the_epochs_pooled_errors_and_restarts_each_epoch():
+    """PSNR of the epoch = 10 log10(1 / mean of all its squared errors) over every batch of that epoch only
+    (not the mean of the batches' PSNRs, not carried over from the epoch before); float64 reference,
+    tolerance 1e-3 dB (float32 sums in the metric)."""
+    torch.manual_seed(0)
+    model = _model()
+    errors = _EpochErrors()
+    dm = ImageDataModule(resolution=16, batch_size=32, steps_per_epoch=4)
+    trainer = L.Trainer(max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        limit_val_batches=0, enable_model_summary=False, callbacks=[errors])
+    trainer.fit(model, datamodule=dm)
+    errors.logged.append(float(trainer.callback_metrics["train/psnr_epoch"]))
+    assert len(errors.psnr_by_epoch) == len(errors.logged) == 3
+    for expected, logged in zip(errors.psnr_by_epoch, errors.logged):
+        assert abs(expected - logged) < 1e-3, (expected, logged)
+    assert len(set(round(p, 3) for p in errors.psnr_by_epoch)) == 3  # the epochs differ, so the check can fail
