@@ -73,7 +73,7 @@ def framework_step(config, steps, warmup, extra=(), with_callbacks=False, precis
     return median_step(timer.stamps, warmup)
 
 
-def hand_loop_step(config: str, steps: int, warmup: int) -> tuple[float, int, torch.nn.Module, int]:
+def hand_loop_step(config: str, steps: int, warmup: int) -> tuple[float, int, torch.nn.Module]:
     model, dm, _ = instantiate(config)
     encoder, network, loss_fn = model.encoder, model.network, model.loss
     opt = torch.optim.Adam(network.parameters(), lr=1e-3)
@@ -88,7 +88,7 @@ def hand_loop_step(config: str, steps: int, warmup: int) -> tuple[float, int, to
         loss.backward()
         opt.step()
         stamps.append(time.perf_counter())
-    return median_step(stamps, warmup), n, network, encoder.out_dim
+    return median_step(stamps, warmup), n, network
 
 
 def step_flops(n: int, network: torch.nn.Module) -> float:
@@ -149,7 +149,7 @@ def bench(config: str, args) -> None:
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit every variant alike
         for name, kwargs in variants.items():
             if kwargs is None:
-                t, n, network, width = hand_loop_step(config, args.steps, args.warmup)
+                t, n, network = hand_loop_step(config, args.steps, args.warmup)
                 width = max(l.out_features for l in network.modules() if isinstance(l, torch.nn.Linear))
                 runs["the step's matmuls alone"].append(gemm_only_step(n, network, args.steps, args.warmup))
                 rates["the step's matmuls alone"].append(matmul_flops_per_second(n, width))

@@ -11,6 +11,7 @@ Extension points (override only what differs):
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -27,11 +28,6 @@ from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.networks import MLP
-
-# Every value this module logs at epoch level is a torchmetrics result (the Metric itself or its
-# ``compute()``), whose states torchmetrics reduces over the ranks; Lightning's advice to add sync_dist
-# (a mean of the ranks' already equal values) does not apply.
-warnings.filterwarnings("ignore", message=r".*when logging on epoch level in distributed setting.*")
 
 # A network is built by the task from the encoder's width: factory(in_dim, out_dim) -> nn.Module.
 NetworkFactory = Callable[[int, int], nn.Module]
@@ -183,16 +179,28 @@ class INRModule(L.LightningModule):
     def on_validation_epoch_start(self) -> None:
         self._heldout_chunks: list[Tensor] = []
 
+    def log_rank_equal(self, values: dict[str, Tensor], **kwargs: Any) -> None:
+        """``log_dict`` for epoch-level values that are already the same on every rank, without Lightning's
+        advice to add ``sync_dist`` for those keys (a mean over ranks of equal values changes nothing).
+
+        Held-out values qualify: torchmetrics' ``compute()`` reduces the states over the ranks, and every
+        rank evaluates the whole held-out split. The advice is emitted at epoch end, away from this call,
+        so it is filtered by key; keys logged elsewhere keep it.
+        """
+        for key in values:
+            warnings.filterwarnings("ignore", message=re.escape(f"It is recommended to use `self.log({key!r}"))
+        self.log_dict(values, **kwargs)
+
     def on_validation_epoch_end(self) -> None:
-        self.log_dict(self.val_metrics.compute(), prog_bar=True)
+        self.log_rank_equal(self.val_metrics.compute(), prog_bar=True)
         self.val_metrics.reset()
         dm = self.data
         pred = torch.cat(self._heldout_chunks)
         if len(pred) == len(dm.test_index):
             pred_grid = pred.T.reshape(self.out_channels, *dm.test_shape)
             target_grid = dm.values_grid(dm.test_index, dm.test_shape).to(pred.device)
-            for name, value in self.on_heldout_grid(pred_grid, target_grid).items():
-                self.log(f"val/{name}", value)
+            grid_values = self.on_heldout_grid(pred_grid, target_grid)
+            self.log_rank_equal({f"val/{name}": value for name, value in grid_values.items()})
         self._heldout_chunks = []
 
     def configure_optimizers(self) -> Any:

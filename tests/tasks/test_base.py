@@ -7,7 +7,7 @@ import torch
 from inr.data import ImageDataModule, grid_coordinates
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
-from inr.tasks import ImageFitting
+from inr.tasks import ImageFitting, SignalFitting, VideoFitting, VolumeFitting
 
 
 def _model(**kw):
@@ -67,8 +67,6 @@ def test_network_parameters_are_registered_once_with_or_without_compile():
 
 
 def test_every_mlp_task_takes_compile_and_keeps_its_parameters():
-    from inr.tasks import SignalFitting, VideoFitting, VolumeFitting
-
     for cls, in_dim in ((ImageFitting, 2), (VideoFitting, 3), (SignalFitting, 1), (VolumeFitting, 3)):
         net = partial(MLP, width=8, depth=1, output_activation="none")
         model = cls(encoder=GaussianEncoding(in_dim=in_dim, num_features=4, sigma=1.0), network=net, compile=True)
