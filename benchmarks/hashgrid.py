@@ -3,6 +3,7 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py                # 2^18 points, 2D and 3D
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py --points 65536 --repeats 3
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py --image-step  # the image configs' training steps
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hashgrid.py --profile --dims 2  # where the vectorised step's time goes
 
 Rows, each timed as forward + backward of sum(y²), repeats interleaved, median reported:
 - ``vectorised``: ``HashGridEncoding`` as trained (dense and hashed levels each in one pass, index_add backward);
@@ -122,13 +123,39 @@ def image_steps(repeats: int) -> list[tuple[str, float, int]]:
     return [(name, statistics.median(times[name]), sum(p.numel() for p in runs[name][0].parameters())) for name in runs]
 
 
+def profile_vectorised(d: int, n_points: int, steps: int = 3) -> None:
+    """torch.profiler table of the vectorised forward + backward, ops grouped by input shape, with each
+    op's share of the total self time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    enc = HashGridEncoding(in_dim=d)
+    x = torch.rand(n_points, d)
+    for _ in range(2):  # warm-up
+        step(lambda: enc(x), [enc.params])
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(steps):
+            step(lambda: enc(x), [enc.params])
+    events = [e for e in prof.key_averages(group_by_input_shape=True) if e.key.startswith("aten::")]
+    total = sum(e.self_cpu_time_total for e in events)
+    print(f"\n{d}D vectorised, {steps} steps: aten self time {total / 1e6:.3f} s")
+    print(f"{'op':24s} {'share':>6s}  input shapes")
+    for e in sorted(events, key=lambda e: -e.self_cpu_time_total)[:12]:
+        print(f"{e.key:24s} {e.self_cpu_time_total / total:6.1%}  {e.input_shapes}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=2**18)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 3])
     parser.add_argument("--image-step", action="store_true", help="time the image configs' training steps instead")
+    parser.add_argument("--profile", action="store_true", help="profile the vectorised encoding instead")
     args = parser.parse_args()
+    if args.profile:
+        for d in args.dims:
+            profile_vectorised(d, args.points)
+        return
     if args.image_step:
         rows = image_steps(max(args.repeats, 10))
         print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), 16384 points, median of {max(args.repeats, 10)}")

@@ -1,6 +1,7 @@
 """Training-step speed of the framework against a hand-written PyTorch loop, on the default configs.
 
     python benchmarks/training_step.py [--configs image.yaml volume.yaml] [--steps 20] [--repeats 5] [--bf16] [--compile]
+    python benchmarks/training_step.py --configs volume.yaml --profile     # where the framework's extra time goes
 
 For each config, the model and data are built from the config itself (as train.py builds them) and timed,
 interleaved in one process, as
@@ -73,7 +74,9 @@ def framework_step(config, steps, warmup, extra=(), with_callbacks=False, precis
     return median_step(timer.stamps, warmup)
 
 
-def hand_loop_step(config: str, steps: int, warmup: int) -> tuple[float, int, torch.nn.Module]:
+def hand_loop_step(config: str, steps: int, warmup: int, profiler=None) -> tuple[float, int, torch.nn.Module]:
+    """Median step time of the hand-written loop; ``profiler`` (a torch.profiler.profile) records the
+    steps after the warm-up."""
     model, dm, _ = instantiate(config)
     encoder, network, loss_fn = model.encoder, model.network, model.loss
     opt = torch.optim.Adam(network.parameters(), lr=1e-3)
@@ -81,14 +84,32 @@ def hand_loop_step(config: str, steps: int, warmup: int) -> tuple[float, int, to
     gen = torch.Generator().manual_seed(0)
     n = dm.batch_size or len(train_index)
     stamps = []
-    for _ in range(steps + warmup + 1):
+    for i in range(steps + warmup + 1):
+        if profiler is not None and i == warmup:
+            profiler.start()
         index = train_index if dm.batch_size is None else train_index[torch.randint(len(train_index), (n,), generator=gen)]
         loss = loss_fn(network(encoder(grid.coords(index))), values[index])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         stamps.append(time.perf_counter())
+    if profiler is not None:
+        profiler.stop()
     return median_step(stamps, warmup), n, network
+
+
+class ProfileSteps(L.Callback):
+    """Runs a torch.profiler.profile over the training steps after ``warmup`` (set-up excluded)."""
+
+    def __init__(self, profiler, warmup: int) -> None:
+        self.profiler, self.warmup = profiler, warmup
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if trainer.global_step == self.warmup:
+            self.profiler.start()
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        self.profiler.stop()
 
 
 def step_flops(n: int, network: torch.nn.Module) -> float:
@@ -184,6 +205,34 @@ def bench(config: str, args) -> None:
           f"(range {min(all_rates) / 1e9:.0f}–{max(all_rates) / 1e9:.0f}); step = {flops / 1e9:.2f} GFLOP")
 
 
+def profile_against_hand_loop(config: str, steps: int, warmup: int) -> None:
+    """torch.profiler self time per step of every op (and ``record_function`` region) over ``steps`` steps
+    after the warm-up, in the framework as configured and in the hand loop, one after the other; the
+    largest differences first. In the framework ``Optimizer.step#Adam.step`` encloses Lightning's closure
+    (training_step, backward, hooks), so its own self time is the Python-side work around the tensor ops."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def per_step(prof) -> dict[str, float]:
+        return {e.key: e.self_cpu_time_total / 1e3 / steps for e in prof.key_averages()}
+
+    model, dm, _ = instantiate(config)
+    prof = profile(activities=[ProfilerActivity.CPU])
+    trainer = L.Trainer(max_steps=warmup + steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, limit_val_batches=0, callbacks=[ProfileSteps(prof, warmup)])
+    trainer.fit(model, datamodule=dm)
+    framework = per_step(prof)
+    prof = profile(activities=[ProfilerActivity.CPU])
+    hand_loop_step(config, steps - 1, warmup, profiler=prof)  # steps − 1 + 1 steps after the warm-up
+    hand = per_step(prof)
+    print(f"\n{config}: self time per step (ms), framework vs hand loop, {steps} steps each after {warmup} warm-up")
+    print("| op | framework | hand loop | difference |\n|---|---:|---:|---:|")
+    keys = sorted(set(framework) | set(hand), key=lambda k: hand.get(k, 0) - framework.get(k, 0))
+    for key in keys[:10]:
+        f, h = framework.get(key, 0.0), hand.get(key, 0.0)
+        print(f"| {key} | {f:.3f} | {h:.3f} | {f - h:+.3f} |")
+    print(f"| all | {sum(framework.values()):.3f} | {sum(hand.values()):.3f} | {sum(framework.values()) - sum(hand.values()):+.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+", default=["image.yaml", "volume.yaml"])
@@ -192,8 +241,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--bf16", action="store_true", help="also time --trainer.precision bf16-mixed")
     parser.add_argument("--compile", action="store_true", help="also time model.compile: true")
+    parser.add_argument("--profile", action="store_true", help="profile framework vs hand loop instead (40 steps)")
     args = parser.parse_args()
     L.seed_everything(0, verbose=False)
+    if args.profile:
+        for config in args.configs:
+            profile_against_hand_loop(config, 40, args.warmup)
+        return
     for config in args.configs:
         bench(config, args)
     print(f"\npeak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
