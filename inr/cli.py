@@ -1,7 +1,13 @@
-"""The command line: a LightningCLI over any task and DataModule, with one-line errors and a summary."""
+"""The command line: a LightningCLI over any task and DataModule, with one-line errors, safe resumes and a summary.
+
+Exit codes (``inr.errors``): 0 done; 1 stopped by its environment (disk full, out of memory) or by a bug;
+2 bad input, nothing trained; 3 the loss diverged; 130 / 143 stopped by Ctrl-C / SIGTERM with a checkpoint
+saved. Everything but a bug ends with one line on stderr saying what happened and what to do.
+"""
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -10,13 +16,22 @@ from argparse import ArgumentError
 from pathlib import Path
 from typing import Optional
 
+import torch
+from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
+from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from inr.callbacks.guards import TrainingDiverged
 from inr.data.module import GridDataModule
-from inr.errors import InputError
+from inr.errors import EXIT_DIVERGED, EXIT_FAILED, EXIT_INPUT, InputError
+from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
+from inr.run.config_loader import PARSER_MODE
+from inr.run.lock import LOCK_NAME, RunLock
+from inr.run.preflight import check_unique_callbacks, preflight
+from inr.run.resume import ResumePlan, RunConfigRecorder, plan_resume, run_dir
+from inr.run.signals import GracefulStop, RunInterrupted
 from inr.tasks.base import INRModule
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
@@ -24,6 +39,8 @@ DEFAULT_CONFIG = "image.yaml"
 
 # train.py always passes its (resolved) argv explicitly
 warnings.filterwarnings("ignore", message=".*LightningCLI's args parameter is intended.*")
+# a resumed run writes into its own checkpoint directory on purpose
+warnings.filterwarnings("ignore", message=".*Checkpoint directory .* exists and is not empty.*")
 
 
 def resolve_config_names(args: list[str]) -> list[str]:
@@ -51,7 +68,7 @@ def _resolve(name: str) -> str:
     raise InputError(f"config {name!r} not found (looked in . and {CONFIG_DIR})")
 
 
-_STRUCTURE = ("Does not validate against any", "Subtypes:", "Errors:", "Given value", "- Expected a <class 'NoneType'>")
+_STRUCTURE = ("Does not validate against any", "Subtypes:", "Errors:", "Given value", "Expected a <class 'NoneType'>")
 
 
 def condense_config_error(text: str) -> str:
@@ -61,7 +78,7 @@ def condense_config_error(text: str) -> str:
     keys, classes, leaf = [], [], None
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith(_STRUCTURE):
+        if not line or line.lstrip("- ").startswith(_STRUCTURE):
             continue
         if m := re.match(r'Parser key "([^"]+)":', line):
             keys.append(m.group(1))
@@ -77,11 +94,32 @@ def condense_config_error(text: str) -> str:
 
 
 class INRCLI(LightningCLI):
-    """LightningCLI with the model's output width linked to the data and a ``--ckpt_path`` to resume from."""
+    """LightningCLI with the model's output width linked to the data, a ``--ckpt_path`` to resume from and the
+    run's ``checkpoint`` section (a ModelCheckpoint always present, configurable like any class)."""
 
     def add_arguments_to_parser(self, parser) -> None:
         parser.link_arguments("data.out_channels", "model.init_args.out_channels", apply_on="instantiate")
         parser.add_argument("--ckpt_path", type=Optional[str], default=None, help="checkpoint to resume from, or 'last'")
+        # last.ckpt and the newest epoch=…-step=….ckpt at the end of every training epoch (not only at validation
+        # epochs); --checkpoint.every_n_epochs / --checkpoint.every_n_train_steps change the cadence. No version
+        # counter: a resumed or copied run refreshes its last.ckpt instead of writing last-v1.ckpt beside it.
+        parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")
+        parser.set_defaults({"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True,
+                             "checkpoint.enable_version_counter": False})
+
+    def instantiate_trainer(self, **kwargs):
+        """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
+        leaves out the ``checkpoint`` section's callback (Lightning refuses the two together)."""
+        parser = self._parser(self.subcommand)
+        trainer_config = {**self._get(self.config_init, "trainer", default={}), **kwargs}
+        keys = [k for k in parser.callback_keys if k != "checkpoint" or trainer_config.get("enable_checkpointing") is not False]
+        extra = [self._get(self.config_init, k) for k in keys]
+        check_unique_callbacks([*(trainer_config.get("callbacks") or []), *extra])
+        saved_keys, parser.callback_keys = parser.callback_keys, keys
+        try:
+            return super().instantiate_trainer(**kwargs)
+        finally:
+            parser.callback_keys = saved_keys
 
 
 def build_cli(args: list[str]) -> INRCLI:
@@ -92,10 +130,8 @@ def build_cli(args: list[str]) -> INRCLI:
         subclass_mode_data=True,
         run=False,
         args=args,
-        save_config_kwargs={"overwrite": True},
-        # every epoch's end refreshes checkpoints/last.ckpt, what `--ckpt_path last` resumes from
-        trainer_defaults={"callbacks": [ModelCheckpoint(save_last=True)]},
-        parser_kwargs={"exit_on_error": False},
+        save_config_callback=RunConfigRecorder,
+        parser_kwargs={"exit_on_error": False, "parser_mode": PARSER_MODE},
     )
 
 
@@ -103,78 +139,170 @@ def build_cli(args: list[str]) -> INRCLI:
 def print_summary(cli: INRCLI, seconds: float) -> None:
     metrics = cli.model.evaluate()
     parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
-    log_dir = run_dir(cli)
-    print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {cli.trainer.global_step} | logs {log_dir}", flush=True)
+    print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {cli.trainer.global_step} | logs {run_dir(cli.trainer)}", flush=True)
 
 
-def resolve_checkpoint(cli: INRCLI, ckpt_path: Optional[str]) -> Optional[str]:
-    """``last`` -> the newest ``last.ckpt`` among this logger's earlier versions, whose version the run then
-    continues (same log directory); a path must exist."""
-    if ckpt_path is None:
-        return None
-    if ckpt_path != "last":
-        if not Path(ckpt_path).is_file():
-            raise InputError(f"ckpt_path {ckpt_path}: file not found")
-        return ckpt_path
-    logger = cli.trainer.logger
-    root = Path(logger.root_dir) if logger is not None else Path(cli.trainer.default_root_dir)
-    candidates = sorted(root.glob("*/checkpoints/last*.ckpt"), key=lambda p: p.stat().st_mtime)
-    if not candidates:
-        raise InputError(f"ckpt_path last: no last.ckpt under {root} (enable ModelCheckpoint(save_last=true))")
-    newest = candidates[-1]
-    version = newest.parent.parent.name
-    if logger is not None and hasattr(logger, "_version") and version.startswith("version_"):
-        logger._version = int(version.split("_", 1)[1])  # continue in the same log directory
-    return str(newest)
+@rank_zero_only
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
-def run_dir(cli: INRCLI) -> str:
-    """The run's log directory, read from the logger (``Trainer.log_dir`` broadcasts: not for rank 0 alone)."""
-    logger = cli.trainer.logger
-    return str(logger.log_dir) if logger is not None and logger.log_dir else cli.trainer.default_root_dir
+def resume_command(args: list[str], checkpoint: str) -> str:
+    """The command that resumes from ``checkpoint``: this one's arguments with its ``--ckpt_path`` replaced."""
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--ckpt_path":
+            skip = True
+        elif not arg.startswith("--ckpt_path="):
+            kept.append(arg)
+    return shlex.join(["python", "train.py", *kept, "--ckpt_path", checkpoint])
 
 
-def _remove_empty_run_dir(cli: Optional[INRCLI]) -> None:
-    """After a failure, drop a run directory that holds nothing but the saved config (and, when the failure
-    came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
-    if cli is None or cli.trainer.logger is None:
-        return
-    path = Path(run_dir(cli))
-    untrained = cli.trainer.global_step == 0
-    disposable = lambda p: p.name in ("config.yaml", "hparams.yaml") or (untrained and p.name.startswith("events.out.tfevents."))
+def install_atomic_checkpoints(cli: INRCLI) -> None:
+    """Checkpoints are written atomically and read as data only, unless a config chose its own CheckpointIO."""
+    strategy = cli.trainer.strategy
+    if type(strategy.checkpoint_io) is TorchCheckpointIO:
+        strategy.checkpoint_io = AtomicCheckpointIO()
+
+
+class Session:
+    """One command: the CLI, the resume plan, the run's lock and the signal handling, and how it ends."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.args = args
+        self.cli: Optional[INRCLI] = None
+        self.plan = ResumePlan()
+        self.lock: Optional[RunLock] = None
+        self.stop = GracefulStop()
+        self.fitting = self.trained = self.created_run_dir = False
+
+    def run(self) -> Optional[INRCLI]:
+        self.stop.install()
+        self.cli = cli = build_cli(resolve_config_names(self.args))
+        if cli.config.get("print_config"):
+            return cli
+        trainer = cli.trainer
+        install_atomic_checkpoints(cli)
+        trainer.callbacks.append(self.stop)
+        preflight(trainer, cli.model, cli.datamodule)
+        self.plan = plan_resume(trainer, cli.model, cli.config.get("ckpt_path"))
+        for callback in trainer.callbacks:
+            if isinstance(callback, RunConfigRecorder):
+                callback.resume_in_place = self.plan.in_place
+        for note in self.plan.notes:
+            say(f"note: {note}")
+        if rank_zero_only.rank == 0:  # DDP ranks > 0 are started by rank 0, which holds the lock for them
+            existed = run_dir(trainer).exists()
+            self.lock = RunLock(run_dir(trainer)).acquire()
+            self.created_run_dir = not existed
+        start = time.perf_counter()
+        self.fitting = True
+        try:
+            trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=self.plan.checkpoint, weights_only=True)
+        except SystemExit:  # Lightning's SIGTERMException, or its exit after a KeyboardInterrupt
+            if self.stop.signum is None:
+                raise
+            self.stopped()
+        self.fitting, self.trained = False, True
+        print_summary(cli, time.perf_counter() - start)
+        return cli
+
+    # --- endings --------------------------------------------------------------------------------------
+    def stopped(self) -> None:
+        """Training stopped by a signal: one line with the checkpoint and the command that resumes it."""
+        stop, trainer = self.stop, self.cli.trainer
+        step = stop.step if stop.step is not None else trainer.global_step
+        head = f"interrupted by {stop.name} at step {step}"
+        if stop.saved:
+            say(f"{head}: saved {stop.saved}; resume with: {resume_command(self.args, stop.saved)}")
+        elif stop.forced:
+            say(f"{head}, twice: stopped without saving; {self._last_good()}")
+        elif stop.save_error:
+            say(f"{head}: could not save a checkpoint: {stop.save_error}; {self._last_good()}")
+        else:
+            say(f"{head}; {self._last_good()}")
+        raise SystemExit(stop.exit_code)
+
+    def _last_good(self) -> str:
+        path = last_good_checkpoint(self.cli.trainer) if self.cli is not None else None
+        if path is None and self.plan.checkpoint:
+            path = self.plan.checkpoint
+        if path is None:
+            return "no checkpoint had been written"
+        return f"the last good checkpoint is {path}; resume with: {resume_command(self.args, path)}"
+
+    def interrupted(self, exc: RunInterrupted) -> None:
+        """A signal outside the training loop: before training nothing is lost; after it, the final checkpoint stands."""
+        name = self.stop.name
+        if self.trained:
+            say(f"interrupted by {name} after training finished; {self._last_good()}")
+        else:
+            self.cleanup()
+            kept = f"; {self.plan.checkpoint} is unchanged" if self.plan.checkpoint else ""
+            say(f"interrupted by {name} before training started: nothing was trained{kept}")
+        raise SystemExit(self.stop.exit_code)
+
+    def fail(self, message: str, code: int = EXIT_INPUT) -> None:
+        self.cleanup()
+        say(f"error: {message}")
+        raise SystemExit(code)
+
+    def failed_in_training(self, what: str, advice: str) -> None:
+        """The environment stopped training (disk full, out of memory): the checkpoints on disk are whole."""
+        step = self.cli.trainer.global_step if self.cli is not None else 0
+        self.fail(f"{what} at step {step}; {advice}; {self._last_good()}", EXIT_FAILED)
+
+    def cleanup(self) -> None:
+        """Release the lock; drop a run directory this command created (never another's) and left without results."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        if self.created_run_dir and self.cli.trainer.logger is not None:
+            _remove_empty_run_dir(run_dir(self.cli.trainer), self.cli.trainer.global_step == 0)
+
+    def close(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        self.stop.uninstall()
+
+
+def _remove_empty_run_dir(path: Path, untrained: bool) -> None:
+    """After a failure, drop a run directory that holds nothing but the saved config and the lock (and, when
+    the failure came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
+    disposable = lambda p: p.name in ("config.yaml", "hparams.yaml", LOCK_NAME) or (untrained and p.name.startswith("events.out.tfevents."))
     if path.is_dir() and all(disposable(p) for p in path.iterdir()):
         shutil.rmtree(path, ignore_errors=True)
 
 
 def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
-    """Parse ``args`` (default ``sys.argv[1:]``), train, print one summary line; errors -> one line, exit 2."""
-    cli = None
+    """Parse ``args`` (default ``sys.argv[1:]``), train, print one summary line; every failure but a bug ends
+    with one line on stderr and the exit code of the module docstring."""
+    session = Session(list(sys.argv[1:] if args is None else args))
     try:
-        argv = resolve_config_names(sys.argv[1:] if args is None else args)
-        cli = build_cli(argv)
-        if cli.config.get("print_config"):
-            return cli
-        ckpt_path = resolve_checkpoint(cli, cli.config.get("ckpt_path"))
-        start = time.perf_counter()
-        cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=ckpt_path)
-        if cli.trainer.interrupted:
-            raise SystemExit(130)
-        print_summary(cli, time.perf_counter() - start)
-        return cli
+        return session.run()
+    except RunInterrupted as exc:
+        session.interrupted(exc)
     except InputError as exc:
-        _fail(cli, str(exc))
+        session.fail(str(exc))
     except TrainingDiverged as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(3) from None
+        session.fail(str(exc), EXIT_DIVERGED)
     except ArgumentError as exc:
-        _fail(cli, condense_config_error(str(exc)))
+        session.fail(condense_config_error(str(exc)))
+    except MisconfigurationException as exc:  # Lightning's refusal of a Trainer setting, e.g. max_steps < -1
+        session.fail(f"trainer: {str(exc).strip().splitlines()[0]}")
+    except torch.OutOfMemoryError:
+        session.failed_in_training("out of memory", "choose a smaller data.batch_size or model")
+    except OSError as exc:  # disk full, a file system turned read-only, a quota
+        where = f" ({exc.filename})" if exc.filename else ""
+        if not session.fitting:
+            session.fail(f"{exc.strerror or exc}{where}")
+        session.failed_in_training(f"cannot write: {exc.strerror or exc}{where}", "free space or choose another save_dir")
     except ValueError as exc:  # jsonargparse reports failed instantiation (our InputErrors too) as ValueError
         if "Does not validate against any" not in str(exc):
             raise
-        _fail(cli, condense_config_error(str(exc)))
-
-
-def _fail(cli: Optional[INRCLI], message: str) -> None:
-    _remove_empty_run_dir(cli)
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+        session.fail(condense_config_error(str(exc)))
+    finally:
+        session.close()

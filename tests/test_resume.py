@@ -27,8 +27,8 @@ def test_resume_is_bitwise_equal(tmp_path, batch_size):
     cli_main(_args(tmp_path / "straight", 30, batch_size))
     cli_main(_args(tmp_path / "resumed", 15, batch_size))  # stops at an epoch end, as a kill after a checkpoint
     cli_main(_args(tmp_path / "resumed", 30, batch_size) + ["--ckpt_path", "last"])
-    straight = torch.load(next((tmp_path / "straight").rglob("last.ckpt")), weights_only=False)
-    resumed = torch.load(next((tmp_path / "resumed").rglob("last.ckpt")), weights_only=False)
+    straight = torch.load(next((tmp_path / "straight").rglob("last.ckpt")), weights_only=True)
+    resumed = torch.load(next((tmp_path / "resumed").rglob("last.ckpt")), weights_only=True)
     assert straight["global_step"] == resumed["global_step"] == 30
     for key, value in straight["state_dict"].items():
         assert torch.equal(value, resumed["state_dict"][key]), key

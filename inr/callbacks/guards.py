@@ -11,7 +11,7 @@ class TrainingDiverged(RuntimeError):
 
 
 def last_checkpoint(trainer: L.Trainer) -> str | None:
-    paths = [p for cb in trainer.checkpoint_callbacks for p in (cb.last_model_path, cb.best_model_path) if p]
+    paths = [p for cb in trainer.checkpoint_callbacks for p in (getattr(cb, "last_model_path", ""), getattr(cb, "best_model_path", "")) if p]
     return paths[0] if paths else None
 
 

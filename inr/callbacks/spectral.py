@@ -3,7 +3,6 @@ to TensorBoard and kept as ``spectral_history.npz`` in the run directory."""
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Literal, Optional, Union
 
 import lightning as L
@@ -13,6 +12,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
+from inr.run.files import atomic_write
 from inr.spectral import (
     BandPartition,
     MaxFrequency,
@@ -100,6 +100,8 @@ class SpectralBiasCallback(L.Callback):
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         epoch = trainer.current_epoch
+        if self.history["epochs"] and self.history["epochs"][-1] >= epoch + 1:
+            return  # this epoch's end was measured before the checkpoint a resumed run started from
         if (epoch + 1) % self.every_n_epochs == 0:
             # the last epoch's figures would be drawn again moments later by on_train_end
             last = (0 < trainer.max_steps <= trainer.global_step) or (0 < (trainer.max_epochs or 0) <= epoch + 1)
@@ -256,10 +258,8 @@ class SpectralBiasCallback(L.Callback):
         if path is None:
             return None
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".npz.tmp")
-        with os.fdopen(fd, "wb") as f:
+        with atomic_write(path) as f:  # readers never see a half-written file; the run's usual file mode
             np.savez(f, **self.history_arrays())
-        os.replace(tmp, path)  # readers never see a half-written file
         return path
 
     def state_dict(self) -> dict[str, Any]:

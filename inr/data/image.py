@@ -1,6 +1,7 @@
 """Images as targets: reading (8/16-bit, gray/RGB/RGBA) and ``ImageDataModule``.
 
-Conversions, on purpose: integer images are scaled by their type's maximum (255, 65535) into [0, 1];
+Conversions, on purpose: integer images are scaled by their type's maximum (255, 65535) into [0, 1]
+(16-bit colour PNGs are decoded by pypng, since Pillow would reduce them to 8 bits);
 float images must already lie in [0, 1]; an alpha channel is composited onto a white background; with
 ``channels="rgb"`` (default) a grayscale image is repeated into three channels, with ``channels="gray"``
 colour is reduced to luminance Y = 0.299 R + 0.587 G + 0.114 B (ITU-R BT.601), and ``channels="keep"``
@@ -22,6 +23,7 @@ from inr.errors import InputError
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 DEFAULT_IMAGE = Path(__file__).resolve().parents[2] / "data" / "astronaut.png"
+CONSTANT_TOLERANCE = 1e-6  # below a 16-bit quantisation step, 1 / 65535 ≈ 1.5e-5
 
 
 def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
@@ -40,13 +42,46 @@ def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
     raise InputError(f"{source}: unsupported pixel type {array.dtype}")
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_GRAY = 0  # colour type of a single-channel PNG (PNG spec, IHDR)
+
+
+def png_depth_and_colour(path: Path) -> Optional[tuple[int, int]]:
+    """(bit depth, colour type) from a PNG's IHDR chunk (bytes 24 and 25 of the file), None for other files."""
+    with open(path, "rb") as f:
+        head = f.read(26)
+    if len(head) < 26 or not head.startswith(PNG_SIGNATURE) or head[12:16] != b"IHDR":
+        return None
+    return head[24], head[25]
+
+
+def read_png16(path: Path) -> np.ndarray:
+    """A 16-bit colour (or gray+alpha) PNG as uint16 (H, W, C) through pypng: Pillow, imageio's PNG reader,
+    reduces such files to 8 bits."""
+    import png
+
+    width, height, rows, info = png.Reader(filename=str(path)).asDirect()
+    array = np.vstack([np.asarray(row, dtype=np.uint16) for row in rows])  # (H, W·C)
+    if info["bitdepth"] != 16:  # an sBIT chunk: pypng returns the significant bits only; back to the 16-bit scale
+        array = np.round(array * (65535 / (2 ** info["bitdepth"] - 1))).astype(np.uint16)
+    return array.reshape(height, width, info["planes"])  # (H, W·C) -> (H, W, C)
+
+
+def decode_image(path: Path) -> np.ndarray:
+    """The pixels of an image file as stored (integer type kept), 16-bit colour PNGs included."""
+    kind = png_depth_and_colour(path) if path.suffix.lower() == ".png" else None
+    if kind is not None and kind[0] == 16 and kind[1] != PNG_GRAY:
+        return read_png16(path)
+    return np.asarray(iio.imread(path))
+
+
 def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] = "rgb") -> Tensor:
     """Read an image file into a float32 tensor (H, W, C) in [0, 1] with the conversions of this module."""
     path = Path(path)
     check_file(path, IMAGE_EXTENSIONS, "image")
     try:
-        array = np.asarray(iio.imread(path))
-    except Exception as exc:  # imageio raises many types for undecodable files
+        array = decode_image(path)
+    except Exception as exc:  # imageio and pypng raise many types for undecodable files
         raise InputError(f"{path}: not a readable image ({type(exc).__name__})") from None
     if array.ndim == 2:
         array = array[:, :, None]
@@ -134,7 +169,11 @@ class ImageDataModule(GridDataModule):
             if len(size) != 2 or min(size) < 2:
                 raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
             self.check_size(size[0] * size[1], 4, 2)
-        image = resize_image(read_image(self.path, self.channels), self.resolution)
+        image = read_image(self.path, self.channels)
         if float(image.max() - image.min()) == 0.0:
             raise InputError(f"{self.path}: the image is constant (every pixel {float(image.flatten()[0]):.3g}); nothing to fit")
+        image = resize_image(image, self.resolution)
+        # resampling leaves rounding noise (~1e-9) on a flat crop; real contrast is at least one 16-bit step (1.5e-5)
+        if float(image.max() - image.min()) < CONSTANT_TOLERANCE:
+            raise InputError(f"{self.path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit")
         return image  # (H, W, C)

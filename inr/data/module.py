@@ -49,6 +49,9 @@ class IndexBatches(IterableDataset):
     ) -> None:
         self.split_index, self.batch_size, self.steps, self.seed = split_index, batch_size, steps, seed
         self.shuffle, self.epoch_fn, self.rank = shuffle, epoch_fn, rank
+        # (epoch, batches trained) restored from a checkpoint: that epoch's pass starts after those batches
+        self.resume_at: Optional[tuple[int, int]] = None
+        self.pass_epoch: Optional[int] = None  # the epoch of the latest pass
 
     def __len__(self) -> int:
         if self.batch_size is not None and not self.shuffle:
@@ -57,16 +60,39 @@ class IndexBatches(IterableDataset):
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         n = len(self.split_index)
+        self.pass_epoch = epoch = self.epoch_fn()
+        skip = self.resume_at[1] if self.resume_at is not None and self.resume_at[0] == epoch else 0
+        self.resume_at = None
         if self.batch_size is None:
-            for _ in range(self.steps):
+            for _ in range(skip, self.steps):
                 yield {"index": None}
         elif not self.shuffle:
             for start in range(0, n, self.batch_size):
                 yield {"index": self.split_index[start : start + self.batch_size]}
         else:
-            gen = torch.Generator().manual_seed((self.seed * 1_000_003 + self.epoch_fn()) * 65_537 + self.rank)
-            for _ in range(self.steps):
-                yield {"index": self.split_index[torch.randint(n, (self.batch_size,), generator=gen)]}
+            gen = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch) * 65_537 + self.rank)
+            for step in range(self.steps):
+                draw = torch.randint(n, (self.batch_size,), generator=gen)  # skipped draws still advance gen
+                if step >= skip:
+                    yield {"index": self.split_index[draw]}
+
+
+class ResumableLoader(DataLoader):
+    """The training loader, resumable mid-epoch (Lightning's ``state_dict``/``load_state_dict`` protocol): its
+    state is the epoch of the latest pass and how many of its batches were trained (``batches_done()``,
+    Lightning's batch progress); a resumed run continues that epoch's batches where it stopped, as drawn in
+    an uninterrupted run, and starts the next epoch afresh when the pass had been completed."""
+
+    def __init__(self, batches: IndexBatches, batches_done: Callable[[], int]) -> None:
+        super().__init__(batches, batch_size=None)
+        self.batches_done = batches_done
+
+    def state_dict(self) -> dict[str, Optional[int]]:
+        return {"epoch": self.dataset.pass_epoch, "batches_done": int(self.batches_done())}
+
+    def load_state_dict(self, state: dict[str, Optional[int]]) -> None:
+        if state.get("epoch") is not None:
+            self.dataset.resume_at = (int(state["epoch"]), int(state.get("batches_done", 0)))
 
 
 class GridDataModule(L.LightningDataModule):
@@ -94,6 +120,8 @@ class GridDataModule(L.LightningDataModule):
             raise InputError(f"data.split: unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if batch_size is not None and batch_size < 1:
             raise InputError(f"data.batch_size must be ≥ 1 or null (full batch), got {batch_size}")
+        if eval_chunk < 1:
+            raise InputError(f"data.eval_chunk must be ≥ 1 coordinates, got {eval_chunk}")
         self.split, self.batch_size, self.steps_per_epoch_arg = split, batch_size, steps_per_epoch
         self.eval_chunk, self.seed = eval_chunk, seed
         self._values: Optional[Tensor] = None
@@ -207,7 +235,8 @@ class GridDataModule(L.LightningDataModule):
             epoch_fn=(lambda: trainer.current_epoch) if trainer is not None else (lambda: 0),
             rank=trainer.global_rank if trainer is not None else 0,
         )
-        return DataLoader(batches, batch_size=None)
+        done = (lambda: trainer.fit_loop.epoch_loop.batch_progress.current.completed) if trainer is not None else (lambda: 0)
+        return ResumableLoader(batches, done)
 
     def val_dataloader(self) -> DataLoader:
         # every rank evaluates the whole held-out split: metrics of duplicated states are unchanged

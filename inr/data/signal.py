@@ -57,7 +57,13 @@ def read_wav(path: Union[str, Path], channels: Literal["mono", "keep"] = "mono")
     else:
         raise InputError(f"{path}: unsupported sample type {data.dtype}")
     if channels == "mono":
-        samples = samples.mean(axis=1, keepdims=True)  # (T, C) -> (T, 1)
+        mono = samples.mean(axis=1, keepdims=True)  # (T, C) -> (T, 1)
+        if samples.shape[1] > 1 and np.ptp(mono) == 0.0 and np.ptp(samples) > 0.0:
+            raise InputError(
+                f"{path}: its {samples.shape[1]} channels cancel when averaged to mono (anti-phase); "
+                "use data.channels: keep, or one channel of the file"
+            )
+        samples = mono
     elif channels != "keep":
         raise InputError(f"data.channels: unknown mode {channels!r}; choose mono or keep")
     return torch.from_numpy(np.ascontiguousarray(samples)), int(rate)
@@ -158,6 +164,10 @@ class SignalDataModule(GridDataModule):
         seed: int = 0,
     ) -> None:
         super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        if length is not None and length < 2:
+            raise InputError(f"data.length must be ≥ 2 samples or null (a whole file), got {length}")
+        if offset < 0:
+            raise InputError(f"data.offset must be ≥ 0, got {offset}")
         self.path = resolve_data_path(path) if path is not None else None
         self.generator, self.length, self.offset = generator, length, offset
         self.frequencies, self.amplitudes, self.phases = list(frequencies), amplitudes, phases

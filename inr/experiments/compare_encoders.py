@@ -191,7 +191,7 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     unknown = [n for n in args.names if n not in VARIANTS]
     if unknown or not args.names:
         parser.error(f"--encoders: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}")
-    for key in ("resolution", "steps"):
+    for key in ("resolution", "steps", "width"):
         if getattr(args, key) is not None and getattr(args, key) < (8 if key == "resolution" else 1):
             parser.error(f"--{key} is too small: {getattr(args, key)}")
     return args

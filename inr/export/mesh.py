@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from argparse import ArgumentError
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
@@ -20,7 +21,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.errors import InputError
+from inr.errors import EXIT_INPUT, InputError, check_memory
+from inr.run.files import atomic_write
 
 MESH_EXTENSIONS = (".ply", ".obj")
 
@@ -56,8 +58,13 @@ def extract_mesh(
     density in [0, 1]); use 0 for a signed distance. Peak memory: one render chunk plus the D·H·W output.
     """
     size = [int(resolution)] * 3 if isinstance(resolution, int) else [int(r) for r in resolution]
-    if len(size) != 3:
-        raise InputError(f"mesh resolution must be an int or [D, H, W], got {resolution}")
+    if len(size) != 3 or min(size) < 2:
+        raise InputError(f"mesh resolution must be an int or [D, H, W] of at least 2, got {resolution}")
+    if chunk is not None and chunk < 1:
+        raise InputError(f"mesh render chunk must be ≥ 1 coordinates, got {chunk}")
+    # the render (C·D·H·W floats), its float32 copy for marching cubes and the scikit-image work arrays
+    numel = size[0] * size[1] * size[2]
+    check_memory(f"a mesh at resolution {size}", numel * 4 * (model.out_channels + 3), advice="choose a smaller --resolution")
     if model.encoder.in_dim != 3:
         raise InputError(f"a mesh needs a field on 3-D coordinates; this model takes {model.encoder.in_dim}-D")
     was_training = model.training
@@ -85,12 +92,12 @@ def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray) -> 
         )
         rows = np.empty(len(faces), dtype=[("n", "u1"), ("v", "<i4", (3,))])  # one record per triangle
         rows["n"], rows["v"] = 3, faces
-        with open(path, "wb") as f:
+        with atomic_write(path, "wb") as f:
             f.write(header.encode("ascii"))
             f.write(verts.tobytes())
             f.write(rows.tobytes())
     else:
-        with open(path, "w") as f:
+        with atomic_write(path, "w") as f:
             f.write("# inr: vertices in grid coordinates [0,1)^3\n")
             np.savetxt(f, verts, fmt="v %.6f %.6f %.6f")
             np.savetxt(f, np.asarray(faces) + 1, fmt="f %d %d %d")  # OBJ indices start at 1
@@ -117,9 +124,10 @@ def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
 def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
     """Rebuild a trained task from its run's ``config.yaml`` (default: two folders above the checkpoint,
     where the command line saves it) and load the checkpoint's weights."""
-    import yaml
     from lightning.pytorch.cli import LightningArgumentParser
 
+    from inr.run.checkpoints import check_matches_model, read_checkpoint
+    from inr.run.config_loader import load_config_text
     from inr.tasks.base import INRModule
 
     ckpt = Path(ckpt)
@@ -128,17 +136,21 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
     config = Path(config) if config is not None else ckpt.resolve().parent.parent / "config.yaml"
     if not config.is_file():
         raise InputError(f"{config}: run config not found; pass --config")
-    model_cfg = (yaml.safe_load(config.read_text()) or {}).get("model")
-    if not model_cfg:
+    model_cfg = load_config_text(config.read_text(), str(config)).get("model")  # bounded like train.py's configs
+    if not isinstance(model_cfg, dict):
         raise InputError(f"{config}: no model section")
-    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
     # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
     model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
     parser = LightningArgumentParser(exit_on_error=False)
     parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
-    parsed = parser.parse_object({"model": model_cfg})
-    instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
-    model = instantiate(parsed).model
+    try:
+        parsed = parser.parse_object({"model": model_cfg})
+        instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
+        model = instantiate(parsed).model
+    except (ArgumentError, ValueError, TypeError) as exc:
+        raise InputError(f"{config}: its model section does not build ({str(exc).strip().splitlines()[0]})") from None
+    check_matches_model(state, model, ckpt)
     model.load_state_dict(state["state_dict"])
     return model.eval()
 
@@ -156,12 +168,19 @@ def main(argv: Optional[list[str]] = None) -> Path:
     try:
         if Path(args.out).suffix.lower() not in MESH_EXTENSIONS:
             raise InputError(f"{args.out}: unsupported mesh extension {Path(args.out).suffix!r}; use .ply or .obj")
+        if args.resolution < 2:
+            raise InputError(f"--resolution must be at least 2, got {args.resolution}")
+        if args.chunk is not None and args.chunk < 1:
+            raise InputError(f"--chunk must be at least 1 coordinate, got {args.chunk}")
         model = load_model(args.ckpt, args.config)
         verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
         out = write_mesh(args.out, verts, faces)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(EXIT_INPUT) from None
+    except OSError as exc:
+        print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT) from None
     print(f"mesh: {len(verts):,} vertices, {len(faces):,} triangles -> {out}")
     return out
 

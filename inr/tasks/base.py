@@ -64,6 +64,8 @@ class INRModule(L.LightningModule):
         compile: bool = False,
     ) -> None:
         super().__init__()
+        if render_chunk < 1:
+            raise InputError(f"model.render_chunk must be ≥ 1 coordinates, got {render_chunk}")
         self.save_hyperparameters(ignore=["encoder", "network", "optimizer", "scheduler"])
         self.encoder = encoder if encoder is not None else IdentityEncoding(in_dim=self.default_in_dim)
         factory = network or partial(MLP, width=256, depth=3, output_activation=self.default_output_activation)
@@ -125,6 +127,8 @@ class INRModule(L.LightningModule):
         """
         shape = tuple(shape) if shape is not None else self.grid_shape
         grid, chunk = Grid(shape), chunk or self.render_chunk
+        if chunk < 1:  # a negative step would render nothing and return uninitialised memory
+            raise InputError(f"render chunk must be ≥ 1 coordinates, got {chunk}")
         out = torch.empty(grid.numel, self.out_channels, device=self.device)
         for start in range(0, grid.numel, chunk):
             index = torch.arange(start, min(start + chunk, grid.numel), device=self.device)

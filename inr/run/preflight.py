@@ -1,0 +1,123 @@
+"""Checks made after the config is instantiated and before anything is written or trained.
+
+Each refuses, with one ``InputError`` line naming the key, what would otherwise fail later with a
+traceback (or silently write somewhere unexpected): an output location that cannot be written, a log
+directory or callback file outside the run, two callbacks with the same state, an optimizer that
+rejects its arguments, a training batch that would not fit in memory.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from collections.abc import Iterable
+from typing import Any
+
+import lightning as L
+import torch
+
+from inr.errors import InputError, check_memory
+
+
+def check_output_location(trainer: L.Trainer) -> None:
+    """The logger's ``save_dir`` (or the trainer's root) must be a directory this process can write, or be
+    creatable in one; probed by creating and removing a temporary file, since permission bits do not tell
+    about read-only file systems or root."""
+    logger = trainer.logger
+    target = Path(getattr(logger, "save_dir", None) or trainer.default_root_dir) if logger is not None else Path(trainer.default_root_dir)
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(f"output location {target}: {existing} is a file, not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise InputError(f"output location {target}: cannot write in {existing} ({exc.strerror or exc})") from None
+
+
+def check_paths_inside_run(trainer: L.Trainer) -> None:
+    """The log directory must lie inside the logger's ``save_dir`` (a name or version with ``..`` or ``/``
+    would leave it), and a callback's ``filename`` must be a plain file name inside the run directory."""
+    logger = trainer.logger
+    if logger is not None and getattr(logger, "save_dir", None) and getattr(logger, "log_dir", None):
+        for key in ("name", "version", "sub_dir"):
+            value = getattr(logger, f"_{key}", None) if key != "name" else getattr(logger, "name", None)
+            if isinstance(value, str) and (".." in Path(value).parts or Path(value).is_absolute()):
+                raise InputError(f"trainer.logger.init_args.{key} {value!r}: must not leave the log directory (no '..' or absolute paths)")
+        save_dir, log_dir = Path(logger.save_dir).resolve(), Path(logger.log_dir).resolve()
+        if save_dir != log_dir and save_dir not in log_dir.parents:
+            raise InputError(f"trainer.logger: the run directory {log_dir} lies outside save_dir {save_dir}")
+    for cb in trainer.callbacks:
+        filename = getattr(cb, "filename", None)
+        if isinstance(filename, str) and hasattr(cb, "run_dir"):  # a callback writing a file into the run directory
+            if filename in ("", ".", "..") or os.path.basename(filename) != filename or "\\" in filename:
+                raise InputError(f"{type(cb).__name__}.filename {filename!r}: must be a plain file name (it is written in the run directory)")
+
+
+def check_unique_callbacks(callbacks: Iterable[L.Callback]) -> None:
+    """Two callbacks with the same ``state_key`` would share one slot of the checkpoint (Lightning refuses
+    them with a traceback when it builds the Trainer) and, for file-writing callbacks, the same file."""
+    counts = Counter(cb.state_key for cb in callbacks if type(cb).state_dict is not L.Callback.state_dict)
+    duplicates = [key for key, n in counts.items() if n > 1]
+    if duplicates:
+        raise InputError(f"trainer.callbacks: {duplicates[0]} is given twice with the same settings; keep one")
+
+
+def check_optimizer(model: L.LightningModule) -> None:
+    """Build the configured optimizer once on the model's parameters (it rejects e.g. lr < 0 in its constructor)."""
+    factory = getattr(model, "optimizer_factory", None)
+    if factory is None:
+        return
+    try:
+        factory(model.parameters())
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"model.init_args.optimizer: {exc}") from None
+
+
+def activation_bytes_per_point(model: L.LightningModule, in_dim: int, probe: tuple[int, int] = (64, 128)) -> float:
+    """Bytes autograd keeps per coordinate for the backward pass of encoder + network, measured on two small
+    batches (their difference removes what does not grow with the batch, such as saved weights)."""
+    gen = torch.Generator().manual_seed(0)  # leaves the global random state alone
+    totals = []
+    for n in probe:
+        saved = 0
+
+        def pack(t: torch.Tensor) -> torch.Tensor:
+            nonlocal saved
+            saved += t.numel() * t.element_size()
+            return t
+
+        coords = torch.rand(n, in_dim, generator=gen).to(model.device)
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            model.network(model.encoder(coords))
+        totals.append(saved)
+    return max(0.0, (totals[1] - totals[0]) / (probe[1] - probe[0]))
+
+
+def check_batch_memory(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:
+    """Refuse a training batch whose activations would not fit, like a resolution: estimated as
+    batch × (2 × saved activations per point [forward + gradients] + coordinates, values and index)."""
+    from inr.tasks.base import INRModule
+
+    # the estimate holds for tasks that evaluate the field point by point (network(encoder(v)))
+    if type(model).forward is not INRModule.forward or not hasattr(datamodule, "train_index"):
+        return
+    batch = datamodule.batch_size or len(datamodule.train_index)
+    per_point = 2 * activation_bytes_per_point(model, datamodule.ndim) + 4 * (datamodule.ndim + datamodule.out_channels) + 8
+    device = trainer.strategy.root_device
+    available, where = None, ""
+    if device.type == "cuda":
+        available, where = torch.cuda.mem_get_info(device)[0], f" on {device}"
+    what = "data.batch_size null (every training point each step)" if datamodule.batch_size is None else f"data.batch_size {batch:,}"
+    check_memory(f"{what}: {batch:,} points", int(batch * per_point), advice="choose a smaller data.batch_size",
+                 available=available, where=where)
+
+
+def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:
+    check_output_location(trainer)
+    check_paths_inside_run(trainer)
+    check_optimizer(model)
+    check_batch_memory(trainer, model, datamodule)

@@ -1,0 +1,185 @@
+"""Where a run writes and what it resumes from: the checkpoint chosen (with a fallback past unreadable files),
+the run directory continued or created, and the configs recorded there.
+
+A run directory keeps the ``config.yaml`` of the command that created it. A resume that continues it
+records its own command's config as ``config.resume-N.yaml`` once the checkpoint has loaded; a resume that
+fails writes nothing there.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import lightning as L
+import yaml
+from lightning.pytorch.cli import SaveConfigCallback
+
+from inr.errors import InputError
+from inr.run.checkpoints import CheckpointError, check_matches_model, checkpoint_step, newest_first, read_checkpoint
+from inr.run.files import atomic_write
+
+CONFIG_NAME = "config.yaml"
+RESUME_CONFIG = re.compile(r"config\.resume-(\d+)\.yaml")
+
+
+@dataclass
+class ResumePlan:
+    """``checkpoint``: the file to resume from (None: a new run); ``in_place``: the run directory of that
+    checkpoint is continued; ``notes``: one line each, printed before training (e.g. a fallback)."""
+
+    checkpoint: Optional[str] = None
+    in_place: bool = False
+    step: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def logger_root(trainer: L.Trainer) -> Path:
+    """The folder holding this logger's run directories (``save_dir/name``), or the trainer's root without a logger."""
+    logger = trainer.logger
+    if logger is not None and getattr(logger, "root_dir", None):
+        return Path(logger.root_dir)
+    return Path(trainer.default_root_dir)
+
+
+def run_dir(trainer: L.Trainer) -> Path:
+    """The run's directory, read from the logger (``Trainer.log_dir`` broadcasts: not for rank 0 alone)."""
+    logger = trainer.logger
+    if logger is not None and getattr(logger, "log_dir", None):
+        return Path(logger.log_dir)
+    return Path(trainer.default_root_dir)
+
+
+def holds_a_run(directory: Path) -> bool:
+    return (directory / CONFIG_NAME).is_file() or any((directory / "checkpoints").glob("*.ckpt"))
+
+
+def continue_in(trainer: L.Trainer, directory: Path) -> bool:
+    """Point the logger at an existing run directory under its root; False when it is not one of its runs."""
+    logger = trainer.logger
+    root = logger_root(trainer)
+    if logger is None:
+        return directory.resolve() == root.resolve()
+    if directory.parent.resolve() != root.resolve() or not hasattr(logger, "_version"):
+        return False
+    match = re.fullmatch(r"version_(\d+)", directory.name)
+    logger._version = int(match.group(1)) if match else directory.name
+    return True
+
+
+def checkpoints_under(root: Path) -> list[Path]:
+    """Checkpoint files of every run under a logger root (``root/*/checkpoints``) or of one run (``root/checkpoints``)."""
+    return [*root.glob("*/checkpoints/*.ckpt"), *root.glob("checkpoints/*.ckpt")]
+
+
+def plan_resume(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optional[str]) -> ResumePlan:
+    """Choose and verify the checkpoint of ``--ckpt_path`` and the run directory the run writes into.
+
+    - None: a new run; its directory must not already hold one (a fixed logger version).
+    - ``last``: the newest checkpoint under the logger's root that reads back; unreadable newer ones
+      (truncated, corrupt) are passed over with a note. The run continues in that checkpoint's directory.
+    - a path: that checkpoint, which must read back. The run continues in its directory when that is one
+      of this logger's runs and the checkpoint is the newest there; otherwise it starts a new run directory
+      (so resuming an older checkpoint never overwrites the newer ones of its run).
+    A readable checkpoint of another model is refused, whichever way it was chosen.
+    """
+    if ckpt_path is None:
+        directory = run_dir(trainer)
+        if holds_a_run(directory):
+            raise InputError(
+                f"{directory} already holds a run; resume it with --ckpt_path last, or choose another "
+                "trainer.logger version"
+            )
+        return ResumePlan()
+    if ckpt_path == "last":
+        return _plan_last(trainer, model)
+    path = Path(ckpt_path)
+    checkpoint = read_checkpoint(path)
+    check_matches_model(checkpoint, model, path)
+    plan = ResumePlan(str(path), step=checkpoint_step(checkpoint))
+    directory = path.parent.parent if path.parent.name == "checkpoints" else None
+    if directory is not None and (directory / CONFIG_NAME).is_file():
+        siblings = [p for p in newest_first(path.parent.glob("*.ckpt")) if p.resolve() != path.resolve()]
+        newest = not siblings or path.stat().st_mtime_ns >= siblings[0].stat().st_mtime_ns
+        plan.in_place = newest and continue_in(trainer, directory)
+    if not plan.in_place and holds_a_run(run_dir(trainer)):
+        raise InputError(f"{run_dir(trainer)} already holds a run; choose another trainer.logger version")
+    return plan
+
+
+def _plan_last(trainer: L.Trainer, model: L.LightningModule) -> ResumePlan:
+    root = logger_root(trainer)
+    candidates = newest_first(checkpoints_under(root))
+    if not candidates:
+        raise InputError(f"ckpt_path last: no checkpoint under {root} (a run writes checkpoints/last.ckpt every epoch)")
+    skipped: list[str] = []
+    for path in candidates:
+        try:
+            checkpoint = read_checkpoint(path)
+        except CheckpointError as exc:
+            skipped.append(str(exc))
+            continue
+        check_matches_model(checkpoint, model, path)
+        plan = ResumePlan(str(path), step=checkpoint_step(checkpoint))
+        plan.in_place = continue_in(trainer, path.parent.parent)
+        if skipped:
+            more = f" (and {len(skipped) - 1} more unreadable)" if len(skipped) > 1 else ""
+            plan.notes.append(f"{skipped[0]}{more}; resuming from {path} (step {plan.step}), the newest readable checkpoint")
+        return plan
+    raise CheckpointError(f"ckpt_path last: no readable checkpoint under {root}; the newest: {skipped[0]}")
+
+
+def next_resume_config(directory: Path) -> Path:
+    """``config.resume-N.yaml`` with N one above the highest already there."""
+    taken = [int(m.group(1)) for p in directory.glob("config.resume-*.yaml") if (m := RESUME_CONFIG.fullmatch(p.name))]
+    return directory / f"config.resume-{max(taken, default=0) + 1}.yaml"
+
+
+def _section(config: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        config = config.get(key) if isinstance(config, dict) else None
+    return config
+
+
+class RunConfigRecorder(SaveConfigCallback):
+    """Writes ``config.yaml`` when a run starts, and ``config.resume-N.yaml`` when a resumed run has loaded its
+    checkpoint (``on_train_start``, after the weights, optimizer and loops are restored); never overwrites.
+
+    When the resumed command changes the optimizer or scheduler, one note says that the checkpoint's
+    optimizer state (its learning rate included) is what continues, as Lightning restores it.
+    """
+
+    resume_in_place = False
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        if self.already_saved:
+            return
+        log_dir = trainer.log_dir  # broadcasts from rank 0: read on every rank
+        if trainer.is_global_zero and not self.resume_in_place and log_dir is not None:
+            Path(log_dir).mkdir(parents=True, exist_ok=True)
+            with atomic_write(Path(log_dir) / CONFIG_NAME, "w") as f:
+                f.write(self.parser.dump(self.config, skip_none=False))
+        self.already_saved = True
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if not self.resume_in_place or not trainer.is_global_zero or trainer.log_dir is None:
+            return
+        directory = Path(trainer.log_dir)
+        text = self.parser.dump(self.config, skip_none=False)
+        record = next_resume_config(directory)
+        with atomic_write(record, "w") as f:
+            f.write(text)
+        self.resume_in_place = False  # recorded once per command
+        original = directory / CONFIG_NAME
+        if not original.is_file():
+            return
+        before, now = yaml.safe_load(original.read_text()) or {}, yaml.safe_load(text) or {}
+        changed = [k for k in ("optimizer", "scheduler") if _section(before, "model", "init_args", k) != _section(now, "model", "init_args", k)]
+        if changed:
+            print(
+                f"note: model.init_args.{' and '.join(changed)} differ from {original.name}; the optimizer state saved in "
+                f"the checkpoint (learning rate included) is what continues; this command's config is in {record.name}",
+                file=sys.stderr, flush=True,
+            )
