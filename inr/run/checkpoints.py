@@ -41,7 +41,15 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             raise TypeError(f"{type(self).__name__} takes no storage_options")
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(path) as f:
-            torch.save(checkpoint, f)
+            try:
+                torch.save(checkpoint, f)
+            except RuntimeError as exc:  # torch's zip writer reports a failed write (ENOSPC, EFBIG) as its own error
+                cause = exc.__cause__ or exc.__context__
+                if isinstance(cause, OSError):
+                    raise OSError(cause.errno, cause.strerror, str(path)) from None
+                raise
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
 
     def load_checkpoint(self, path: Union[str, Path], map_location: Optional[Callable] = lambda storage, loc: storage,
                         weights_only: Optional[bool] = None) -> dict[str, Any]:
