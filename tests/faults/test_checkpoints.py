@@ -94,3 +94,26 @@ def test_a_save_that_fails_for_space_keeps_the_previous_checkpoint(tmp_path, run
 
     assert run_cli([*args, "--ckpt_path", "last"]).code == 0  # with space again, the run goes on from step 5
     assert read_checkpoint(checkpoints / "last.ckpt")["global_step"] == 10
+
+
+def test_every_epoch_end_writes_a_checkpoint_that_the_nan_guard_names(tmp_path, run_cli, kit, monkeypatch):
+    """Validation every 50 epochs, the loss NaN at step 7: the epoch that ended at step 5 has its checkpoint."""
+    import inr.tasks.base as base
+
+    original = base.INRModule.training_step
+
+    def training_step(self, batch, batch_idx):
+        loss = original(self, batch, batch_idx)
+        return loss * float("nan") if self.global_step == 7 else loss
+
+    monkeypatch.setattr(base.INRModule, "training_step", training_step)
+    outcome = run_cli(kit.tiny(tmp_path, "--trainer.check_val_every_n_epoch", "50"))
+    checkpoints = tmp_path / "image" / "version_0" / "checkpoints"
+    assert outcome.code == 3 and len(outcome.errors) == 1 and "at step 7" in outcome.errors[0], outcome.stderr[-2000:]
+    assert f"last good checkpoint: {checkpoints / 'last.ckpt'}" in outcome.errors[0]
+    assert read_checkpoint(checkpoints / "last.ckpt")["global_step"] == 5
+    assert (checkpoints / "epoch=0-step=5.ckpt").is_file()
+
+    # the cadence is the config's checkpoint section
+    assert run_cli(kit.tiny(tmp_path / "sparse", "--trainer.max_steps", "5", "--checkpoint.every_n_epochs", "2")).code == 0
+    assert sorted(p.name for p in (tmp_path / "sparse/image/version_0/checkpoints").iterdir()) == ["last.ckpt"]
