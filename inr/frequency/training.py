@@ -93,3 +93,25 @@ def first_below(errors: Tensor, steps: Tensor, level: float) -> Tensor:
     below = errors < level
     first = torch.where(below.any(0), below.float().argmax(0), torch.full_like(below[0], -1, dtype=torch.long))
     return torch.where(first >= 0, steps[first.clamp(min=0)].double(), torch.tensor(math.nan, dtype=torch.float64))
+
+
+def best_filter_error(x: Tensor, y: Tensor, radius: int) -> float:
+    """min over h, c of ‖h ⊛ x + c − y‖ / ‖y‖: the smallest relative error of any circular linear filter with
+    a (2r+1)×(2r+1) kernel per (output, input) channel pair plus a constant per output channel, for x (C_in,
+    H, W) and y (C_out, H, W) (least squares in float64).
+
+    A circular linear conv decoder without upsampling is such a filter, with r = depth · (k//2) (its biases
+    add a constant), so this is a floor under the error any of them reaches, trained or not.
+
+    Example:
+        >>> x = torch.randn(1, 6, 6, dtype=torch.float64)
+        >>> round(best_filter_error(x, 2 * x.roll(1, -1) + 1, radius=1), 9)  # a shifted, scaled copy: exact
+        0.0
+    """
+    c_in = x.shape[0]
+    offsets = range(-radius, radius + 1)
+    columns = [x.double().roll((a, b), (-2, -1)).reshape(c_in, -1) for a in offsets for b in offsets]
+    design = torch.cat(columns + [torch.ones(1, x[0].numel(), dtype=torch.float64)]).T  # (H·W, C_in (2r+1)² + 1)
+    target = y.double().reshape(y.shape[0], -1).T  # (C_out, H, W) -> (H·W, C_out)
+    solution = torch.linalg.lstsq(design, target, driver="gelsd").solution
+    return float((design @ solution - target).norm() / target.norm())

@@ -46,3 +46,36 @@ def test_all_out_of_band_energy_of_zero_insertion_sits_on_the_copies():
     energy, bins = copy_energy_fraction(spectrum, predicted, (8, 8))
     assert abs(energy - 1.0) < 1e-12 and 0 < bins < 0.05
     assert signed_index(5).tolist() == [0, 1, 2, -2, -1]
+
+
+def test_best_filter_error_closed_forms():
+    """r = 0 is a gain and an offset: simple linear regression (numpy.polyfit, 1e-9); a target made by a
+    3×3 circular conv plus a constant is fitted exactly with r = 1 (< 1e-9) and not with r = 0; a kernel
+    covering the whole 7×7 grid is any circulant, so any y is fitted (< 1e-9)."""
+    import numpy as np
+
+    from inr.frequency.training import best_filter_error
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 7, 7, generator=g, dtype=torch.float64)
+    y = torch.randn(1, 7, 7, generator=g, dtype=torch.float64)
+    a, c = np.polyfit(x.flatten().numpy(), y.flatten().numpy(), 1)
+    expected = np.linalg.norm(y.flatten().numpy() - a * x.flatten().numpy() - c) / np.linalg.norm(y.numpy())
+    assert abs(best_filter_error(x, y, radius=0) - expected) < 1e-9
+    w = torch.randn(1, 1, 3, 3, generator=g, dtype=torch.float64)
+    conv = torch.nn.functional.conv2d(torch.nn.functional.pad(x[None], (1, 1, 1, 1), mode="circular"), w)[0] + 0.7
+    assert best_filter_error(x, conv, radius=1) < 1e-9 and best_filter_error(x, conv, radius=0) > 0.1
+    assert best_filter_error(x, y, radius=3) < 1e-9
+
+
+def test_shifted_targets_are_out_of_reach_of_small_linear_filters():
+    """The floor of a 9×9 filter on a smooth image is far above 0 for Δ ≠ 0 and 0 for Δ = 0; Δ = W/2
+    is the Nyquist shift, where modulation is multiplication by (−1)^n."""
+    from inr.frequency.training import best_filter_error
+
+    n = torch.arange(16, dtype=torch.float64)
+    x = (1 + torch.cos(2 * math.pi * n[:, None] / 16) * torch.sin(2 * math.pi * 2 * n[None, :] / 16))[None]
+    assert best_filter_error(x, modulate(x, 0), radius=4) < 1e-9
+    assert torch.allclose(modulate(x, 8), x * (-1.0) ** n, atol=1e-12)
+    for shift in (1, 3, 8):
+        assert best_filter_error(x, modulate(x, shift), radius=4) > 0.5
