@@ -57,8 +57,9 @@ def measure(rec: torch.Tensor, test: torch.Tensor, edges: torch.Tensor, fine_edg
     """PSNR (peak 1), per-band errors (``edges`` and ``fine_edges``) and the error on the copy bins of
     reconstructed held-out patches."""
     mse = float(((rec - test) ** 2).mean())
-    return {"psnr": -10 * math.log10(mse), "bands": patch_band_errors(rec, test, edges).tolist(),
-            "fine": patch_band_errors(rec, test, fine_edges).tolist(), "copies": bins_relative_error(rec, test, bins)}
+    dc, bands = patch_band_errors(rec, test, edges)
+    return {"psnr": -10 * math.log10(mse), "dc": float(dc), "bands": bands.tolist(),
+            "fine": patch_band_errors(rec, test, fine_edges)[1].tolist(), "copies": bins_relative_error(rec, test, bins)}
 
 
 def baseline_reconstructions(patches: PatchSet, test: torch.Tensor, code_numbers: int) -> dict[str, torch.Tensor]:
@@ -93,44 +94,55 @@ def run_grid(patches: PatchSet, test: torch.Tensor, args: argparse.Namespace, ed
 
 
 def markdown_table(base: dict, runs: dict, names: list[str], code_numbers: int, seeds: int) -> str:
-    head = "| reconstruction | held-out PSNR (dB) | " + " | ".join(f"Δ {n}" for n in names) + " | Δ on DC copies |"
-    lines = [head, "|---" + "|---:" * (len(names) + 2) + "|"]
+    head = "| reconstruction | held-out PSNR (dB) | Δ DC | " + " | ".join(f"Δ {n}" for n in names) + " | Δ on DC copies |"
+    lines = [head, "|---" + "|---:" * (len(names) + 3) + "|"]
+
+    def interval(values: list[float], decimals: int) -> str:
+        mean, half, _ = mean_interval(values)
+        return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
+
     for name, runs_of in runs.items():
-        cells = [format_interval(*mean_interval([r["psnr"] for r in runs_of])[:2], digits=4)]
-        cells += [format_interval(*mean_interval([r["bands"][b] for r in runs_of])[:2], digits=2) for b in range(len(names))]
-        cells.append(format_interval(*mean_interval([r["copies"] for r in runs_of])[:2], digits=2))
+        cells = [interval([r["psnr"] for r in runs_of], 2), interval([r["dc"] for r in runs_of], 3)]
+        cells += [interval([r["bands"][b] for r in runs_of], 3) for b in range(len(names))]
+        cells.append(interval([r["copies"] for r in runs_of], 3))
         lines.append(f"| auto-encoder, {name} ({code_numbers} numbers; {seeds} seeds) | " + " | ".join(cells) + " |")
     for name, row in base.items():
-        cells = [f"{row['psnr']:.2f}"] + [f"{v:.3f}" for v in row["bands"]] + [f"{row['copies']:.3f}"]
+        cells = [f"{row['psnr']:.2f}", f"{row['dc']:.3f}"] + [f"{v:.3f}" for v in row["bands"]] + [f"{row['copies']:.3f}"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def plot(base, runs, fine_edges, kernels, out: Path) -> None:
-    centres = ((fine_edges[:-1] + fine_edges[1:]) / 2).numpy()
+def plot(base: dict, runs: dict, fine_edges: torch.Tensor, kernels: list[int], bins: torch.Tensor, out: Path) -> None:
+    # x = 0 is the DC bin, then the centres of the one-cycle bands
+    xs = np.concatenate([[0.0], ((fine_edges[:-1] + fine_edges[1:]) / 2).numpy()])
     fig = Figure(figsize=(16, 8), layout="constrained")
     top, bottom = fig.subfigures(2, 1)
-    axes = top.subplots(1, len(kernels), sharey=True)
-    axes = np.atleast_1d(axes)
+    axes = np.atleast_1d(top.subplots(1, len(kernels), sharey=True))
     for ax, k in zip(axes, kernels):
         for name, runs_of in runs.items():
             if not name.endswith(f"k = {k}"):
                 continue
-            stats = np.array([mean_interval([r["fine"][b] for r in runs_of])[:2] for b in range(len(centres))])
-            ax.errorbar(centres, stats[:, 0], yerr=np.nan_to_num(stats[:, 1]), marker="o", capsize=3, label=f"AE, {name}")
+            profiles = np.array([[r["dc"]] + r["fine"] for r in runs_of])  # (seeds, 1 + bands)
+            stats = np.array([mean_interval(profiles[:, b])[:2] for b in range(profiles.shape[1])])
+            mean, half = stats[:, 0], np.nan_to_num(stats[:, 1])
+            lower = np.minimum(half, 0.9 * mean)  # a log axis cannot draw a bar below 0
+            ax.errorbar(xs, mean, yerr=[lower, half], marker="o", capsize=3, label=f"AE, {name}")
         for name in [n for n in base if n.startswith("PCA") or "bicubic ↑2" in n]:
-            ax.plot(centres, base[name]["fine"], "--", label=name)
-        ax.set(yscale="log", xlabel="radial frequency (cycles per patch; first point: DC)", title=f"decoder kernel {k}×{k}")
+            ax.plot(xs, [base[name]["dc"]] + base[name]["fine"], "--", label=name)
+        ax.set(yscale="log", xlabel="radial frequency (cycles per patch; 0: the DC bin)", title=f"decoder kernel {k}×{k}")
         ax.legend(fontsize=7)
     axes[0].set_ylabel("held-out relative error ‖F[x̂ − x]‖_b / ‖F[x]‖_b")
     top.suptitle("trained auto-encoders: mean and 95 % t-interval over seeds; dashed: baselines with a code of the same size")
     maps = [(name, runs_of[0]["spectrum"]) for name, runs_of in runs.items() if name.endswith(f"k = {kernels[0]}")]
     for ax, (name, spectrum) in zip(np.atleast_1d(bottom.subplots(1, len(maps))), maps):
+        n = len(spectrum)
         img = ax.imshow(np.fft.fftshift(np.log10(np.asarray(spectrum))), cmap="magma", vmin=-2, vmax=0.5)
+        b = bins.numpy()
+        ax.scatter((b[:, 1] + n // 2) % n, (b[:, 0] + n // 2) % n, s=50, facecolors="none", edgecolors="cyan", lw=1)  # fftshifted
         ax.set_title(f"{name}, seed 0", fontsize=9)
         ax.set(xlabel="v (DC at the centre)", ylabel="u")
         bottom.colorbar(img, ax=ax, shrink=0.8, label="log₁₀ relative error per bin")
-    bottom.suptitle("held-out relative error per DFT bin (copies of the code's DC sit every 4 bins)")
+    bottom.suptitle("held-out relative error per DFT bin, Σ_n |F[x̂_n − x_n]|² / Σ_n |F[x_n]|², square root; cyan: copies of the code's DC")
     fig.savefig(out / "conv_autoencoder.png", dpi=100)
 
 
@@ -165,8 +177,8 @@ def run(args: argparse.Namespace) -> dict:
     patches = load_patches(args.resolution, args.patch, args.block)
     test = patches.heldout()
     nyquist = args.patch // 2
-    edges = torch.tensor([0.0, 1.0] + [nyquist * i / 4 for i in range(1, 5)], dtype=torch.float64)  # DC, then 4 bands
-    fine_edges = torch.arange(nyquist + 1, dtype=torch.float64)  # DC, then bands one cycle wide
+    edges = torch.tensor([1.0] + [nyquist * i / 4 for i in range(1, 5)], dtype=torch.float64)  # 4 bands above DC
+    fine_edges = torch.arange(1, nyquist + 1, dtype=torch.float64)  # bands one cycle wide above DC
     bins = copy_bins(args.patch, args.patch // 4)
     code_numbers = args.code_channels * (args.patch // 4) ** 2
     start = time.perf_counter()
@@ -174,7 +186,7 @@ def run(args: argparse.Namespace) -> dict:
     runs = run_grid(patches, test, args, edges, fine_edges, bins)
     elapsed = time.perf_counter() - start
     names = band_groups(edges.tolist())
-    plot(base, runs, fine_edges, args.kernels, out)
+    plot(base, runs, fine_edges, args.kernels, bins, out)
     results = {"args": vars(args), "band_edges": edges.tolist(), "fine_edges": fine_edges.tolist(), "copy_bins": bins.tolist(),
                "heldout_patches": len(test), "baselines": base, "runs": runs, "seconds": elapsed}
     (out / "conv_autoencoder.json").write_text(json.dumps(results, indent=1))

@@ -16,25 +16,31 @@ from inr.frequency.upsampling import copy_locations
 from inr.spectral import BandPartition, band_energies, relative_error_from_energies
 
 
-def patch_band_errors(pred: Tensor, target: Tensor, edges: Tensor) -> Tensor:
-    """Δ_b = (Σ_n ‖F[x̂_n − x_n]‖_b² / Σ_n ‖F[x_n]‖_b²)^½ over patches (N, C, p, p) -> (B,), bands [e_b, e_{b+1})
-    of radial frequency in cycles per patch (``inr.spectral.BandPartition``; edges [0, 1, …] make band 0 the
-    DC bin alone). Energies are pooled over patches and channels before the ratio, so a band's error is that
-    of the whole held-out set, not a mean of per-patch ratios.
+def patch_band_errors(pred: Tensor, target: Tensor, edges: Tensor) -> tuple[Tensor, Tensor]:
+    """The DC error Δ_dc = (Σ_n |mean(x̂_n − x_n)|² / Σ_n |mean(x_n)|²)^½ and the band errors
+    Δ_b = (Σ_n ‖F[x̂_n − x_n]‖_b² / Σ_n ‖F[x_n]‖_b²)^½ over patches (N, C, p, p), DC in no band -> (Δ_dc, (B,)).
+
+    Bands are [e_b, e_{b+1}) of radial frequency in cycles per patch (``inr.spectral.BandPartition``); the
+    first band holds every non-DC bin below e_1 whatever e_0 (e_0 = 1 names it honestly: the lowest non-DC
+    bins have |k| = 1). Energies are pooled over patches and channels before the ratio, so a band's error is
+    that of the whole held-out set, not a mean of per-patch ratios.
 
     Example:
         >>> x = torch.rand(4, 1, 8, 8, generator=torch.Generator().manual_seed(0))
-        >>> errors = patch_band_errors(x.mean((-2, -1), keepdim=True).expand_as(x), x, torch.tensor([0.0, 1, 4]))
-        >>> [round(float(e), 6) for e in errors]  # the patch mean: exact at DC, nothing of [1, 4)
-        [0.0, 1.0]
+        >>> dc, bands = patch_band_errors(x.mean((-2, -1), keepdim=True).expand_as(x), x, torch.tensor([1.0, 2, 4]))
+        >>> round(float(dc), 6), [round(float(e), 6) for e in bands]  # the patch mean: exact at DC, nothing else
+        (0.0, [1.0, 1.0])
     """
     if pred.shape != target.shape:
         raise ValueError(f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}")
     p = target.shape[-2:]
+    pred, target = pred.reshape(-1, *p).double(), target.reshape(-1, *p).double()  # (N, C, p, p) -> (N·C, p, p)
+    pred_mean, target_mean = pred.mean((-2, -1), keepdim=True), target.mean((-2, -1), keepdim=True)
+    dc = ((pred_mean - target_mean).square().sum() / target_mean.square().sum()).sqrt()
     bands = BandPartition(p, edges=torch.as_tensor(edges, dtype=torch.float64), device=target.device)
-    # patches and channels become the channels of one signal: (N, C, p, p) -> (N·C, p, p)
-    residual, energy = band_energies(pred.reshape(-1, *p).double(), target.reshape(-1, *p).double(), bands)
-    return relative_error_from_energies(residual, energy)
+    # without their means the signals have no DC energy, so no band holds any, whichever band DC is assigned to
+    residual, energy = band_energies(pred - pred_mean, target - target_mean, bands)
+    return dc, relative_error_from_energies(residual, energy)
 
 
 def copy_bins(patch: int, code_size: int) -> Tensor:
@@ -89,13 +95,10 @@ def mean_reconstruct(x: Tensor) -> Tensor:
 
 
 def band_groups(edges: Sequence[float]) -> list[str]:
-    """Column names of bands [e_b, e_{b+1}): ``DC`` for [0, 1) (only the DC bin), else ``e_b–e_{b+1}``.
+    """Column names ``e_b–e_{b+1}`` of the bands [e_b, e_{b+1}).
 
     Example:
-        >>> band_groups([0, 1, 4, 8])
-        ['DC', '1–4', '4–8']
+        >>> band_groups([1, 2, 4])
+        ['1–2', '2–4']
     """
-    names = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        names.append("DC" if lo == 0 and hi <= 1 else f"{lo:g}–{hi:g}")
-    return names
+    return [f"{lo:g}–{hi:g}" for lo, hi in zip(edges[:-1], edges[1:])]

@@ -17,35 +17,39 @@ from inr.frequency.patch_metrics import (
 
 
 def numpy_band_errors(pred, target, edges):
-    """Reference: numpy.fft.fft2 per patch, |k| from numpy.fft.fftfreq in cycles per patch, energies pooled."""
+    """Reference: numpy.fft.fft2 per patch, |k| from numpy.fft.fftfreq in cycles per patch, energies pooled;
+    DC alone, then the bands without it (the first from |k| > 0)."""
     p = target.shape[-1]
     k = np.fft.fftfreq(p) * p
     radius = np.sqrt(k[:, None] ** 2 + k[None, :] ** 2)
     R = np.abs(np.fft.fft2(pred - target)) ** 2
     T = np.abs(np.fft.fft2(target)) ** 2
+    dc = math.sqrt(R[..., 0, 0].sum() / T[..., 0, 0].sum())
     out = []
     for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
         last = b == len(edges) - 2
-        mask = (radius >= lo) & ((radius <= hi) if last else (radius < hi))
+        mask = (radius > 0) & ((radius >= lo) if b else True) & ((radius <= hi) if last else (radius < hi))
         out.append(math.sqrt(R[..., mask].sum() / T[..., mask].sum()))
-    return np.array(out)
+    return dc, np.array(out)
 
 
 def test_band_errors_match_numpy_fft():
-    """To 1e-10 relative (float64), 16×16 patches, two channels, bands with DC alone."""
+    """To 1e-10 relative (float64), 16×16 patches, two channels; DC apart, first band from the lowest bins."""
     g = torch.Generator().manual_seed(0)
     target = torch.rand(6, 2, 16, 16, generator=g, dtype=torch.float64)
     pred = target + 0.1 * torch.randn(6, 2, 16, 16, generator=g, dtype=torch.float64)
-    edges = [0.0, 1.0, 2.5, 5.0, 8.0]
-    got = patch_band_errors(pred, target, torch.tensor(edges)).numpy()
-    np.testing.assert_allclose(got, numpy_band_errors(pred.numpy(), target.numpy(), edges), rtol=1e-10)
+    edges = [1.0, 2.5, 5.0, 8.0]
+    dc, bands = patch_band_errors(pred, target, torch.tensor(edges))
+    dc_ref, bands_ref = numpy_band_errors(pred.numpy(), target.numpy(), edges)
+    assert abs(float(dc) - dc_ref) < 1e-10 * dc_ref
+    np.testing.assert_allclose(bands.numpy(), bands_ref, rtol=1e-10)
 
 
 def test_patch_mean_is_exact_at_dc_and_learns_nothing_else():
     x = torch.rand(5, 1, 8, 8, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
-    errors = patch_band_errors(mean_reconstruct(x), x, torch.arange(5.0))
-    assert abs(float(errors[0])) < 1e-12 and len(errors) == 4 and torch.allclose(errors[1:], torch.ones(3, dtype=torch.float64), atol=1e-12)
-    assert band_groups([0, 1, 2.5, 4]) == ["DC", "1–2.5", "2.5–4"]
+    dc, errors = patch_band_errors(mean_reconstruct(x), x, torch.arange(1.0, 5.0))
+    assert abs(float(dc)) < 1e-12 and len(errors) == 3 and torch.allclose(errors, torch.ones(3, dtype=torch.float64), atol=1e-12)
+    assert band_groups([1, 2.5, 4]) == ["1–2.5", "2.5–4"]
 
 
 def test_copy_bins_and_their_error_against_numpy():
