@@ -128,6 +128,8 @@ def plot(base: dict, runs: dict, fine_edges: torch.Tensor, kernels: list[int], b
             lower = np.minimum(half, 0.9 * mean)  # a log axis cannot draw a bar below 0
             ax.errorbar(xs, mean, yerr=[lower, half], marker="o", capsize=3, label=f"AE, {name}")
         for name in [n for n in base if n.startswith("PCA") or "bicubic ↑2" in n]:
+            if max(base[name]["fine"]) < 1e-6:  # a code as large as the patch: PCA is the identity
+                continue
             ax.plot(xs, [base[name]["dc"]] + base[name]["fine"], "--", label=name)
         ax.set(yscale="log", xlabel="radial frequency (cycles per patch; 0: the DC bin)", title=f"decoder kernel {k}×{k}")
         ax.legend(fontsize=7)

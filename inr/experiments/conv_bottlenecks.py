@@ -145,7 +145,7 @@ def plot_gains(sweeps, out: Path) -> None:
         for row in rows:
             c = row["centres"].numpy()
             mc, exact = row["mc"].numpy(), row["exact"].numpy()
-            line = ax.semilogy(c, mc / np.nanmean(mc), label=f"{key} = {row['value']}")[0]
+            line = ax.semilogy(c, mc / np.nanmean(mc), label=f"{key.split(',')[0]} = {row['value']}")[0]
             ax.semilogy(c, exact / np.nanmean(exact), "--", color=line.get_color(), lw=1)
         if key.startswith("kernel_size,"):
             fixed = f"depth {BASE['depth']}, μ = {SCALED_MEAN_K2:g}/k²"
