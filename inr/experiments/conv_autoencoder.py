@@ -40,11 +40,13 @@ from inr.frequency.patch_metrics import (
     resample_reconstruct,
 )
 from inr.frequency.patches import PatchSet
-from inr.frequency.seeds import format_interval, mean_interval
+from inr.frequency.seeds import mean_interval
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4
-PCA_FIT_CROPS = 20_000  # training crops the PCA baseline is fitted to (its error changes < 0.1 dB beyond)
+# training crops the PCA baseline is fitted to; held-out PSNR of 64 components with 5,000 / 20,000 / 80,000
+# crops: 32.31 / 32.28 / 32.27 dB, so more would not move the table
+PCA_FIT_CROPS = 20_000
 MODE_NAMES = {"zero": "transposed conv (zero insertion)", "nearest": "nearest", "bilinear": "bilinear"}
 
 

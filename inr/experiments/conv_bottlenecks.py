@@ -37,7 +37,6 @@ from inr.frequency import (
 )
 from inr.frequency.training import first_below, fit
 from inr.networks import MLP, ConvDecoder
-from inr.networks.conv_decoder import zero_insertion
 from inr.spectral_plots import draw_heatmap, error_norm
 
 SIZE, CHANNELS, BANDS = (32, 32), 8, 16

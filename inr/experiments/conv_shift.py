@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +100,7 @@ def plot(study: dict[int, dict], threshold: float, steps: int, out: Path) -> Non
 
 def main(argv=None) -> dict[int, dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="outputs/conv_shift", help="folder of conv_shift.png and results.json")
+    parser.add_argument("--out", default="outputs/conv_shift", help="folder of conv_shift.png and conv_shift.json")
     parser.add_argument("--shifts", type=int, nargs="+", default=[0, 1, 2, 4, 8, 12, 15, 16])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--steps", type=int, default=300)
