@@ -18,7 +18,6 @@ from torch import Tensor, nn
 from torch.func import jvp
 
 from inr.ntk.ntk_mlp import NTKLinear
-from inr.tasks.base import INRModule
 
 # Activations known to act elementwise (each output depends only on the matching input); a custom
 # activation joins by setting ``elementwise = True`` on its class.
@@ -92,14 +91,18 @@ class MLPStructure:
 def mlp_structure(model: nn.Module) -> MLPStructure:
     """Split ``model`` into an input map and a trailing chain of linear layers and elementwise activations.
 
-    ``model`` is an ``INRModule`` (encoder, then network) or any ``nn.Sequential``; the chain is the longest
+    ``model`` is a task whose ``coordinate_network()`` gives (encoder, network) — an ``INRModule`` whose field is
+    network(encoder(v)) — or any ``nn.Sequential``; the chain is the longest
     tail made of ``nn.Linear`` / ``NTKLinear`` and elementwise activations, and it must start with a linear
     layer. Raises ``ValueError`` (with the reason) when there is none.
     """
-    if isinstance(model, INRModule):
-        if type(model).forward is not INRModule.forward:
-            raise ValueError(f"{type(model).__name__} overrides forward; the structured NTK needs network(encoder(x))")
-        modules = [model.encoder, *_flatten(model.network)]
+    chain = getattr(model, "coordinate_network", None)
+    if callable(chain):  # a task (duck-typed: the NTK sits below the tasks and does not import them)
+        parts = chain()
+        if parts is None:
+            raise ValueError(f"{type(model).__name__} overrides its field; the structured NTK needs network(encoder(x))")
+        encoder, network = parts
+        modules = [encoder, *_flatten(network)]
     elif isinstance(model, nn.Sequential) and type(model).forward is nn.Sequential.forward:
         modules = list(_flatten(model))
     else:

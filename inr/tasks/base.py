@@ -1,11 +1,21 @@
 """``INRModule``: encoder + network as a LightningModule, the base every task subclasses.
 
+A training step is ``loss(measure(field(batch), batch), batch["values"])``: the field f at the batch's
+coordinates, seen through the measurement A that produced the targets. Direct fitting is A = sampling at the
+training coordinates (``measure`` returns the field as it is); an inverse problem applies an operator
+(``inr.tasks.InverseFitting``). Evaluation (``predict``, ``render``, validation) reads the field alone.
+
 Extension points (override only what differs):
 - ``default_in_dim`` / ``default_output_activation``: the defaults used when a config gives no encoder or
   network;
-- ``loss(raw, target)``: training objective on the network's raw output (default MSE);
-- ``postprocess(raw)``: raw output -> values in the target's space (clamping, sigmoid of logits, ...);
-- ``make_metrics()``: a torchmetrics ``MetricCollection`` cloned for the train and held-out splits;
+- ``field(batch)``: the representation's raw output at ``batch["coords"]`` (default network(encoder(v)));
+  a representation that is not a coordinate network overrides this one hook (``ConvFitting``);
+- ``measure(field, batch)``: the raw prediction in the space of ``batch["values"]`` (default: the field);
+- ``loss(raw, target)``: training objective on that raw prediction (default MSE);
+- ``postprocess(raw)``: raw field -> values in the target's space (clamping, sigmoid of logits, ...);
+  ``postprocess_measurement(raw)`` does it for the training metrics' predictions (default the same);
+- ``make_metrics()``: a torchmetrics ``MetricCollection`` for the held-out split (and, unless
+  ``make_train_metrics`` says otherwise, the training batches);
 - ``on_heldout_grid(pred, target)``: extra metrics on the held-out split as a regular grid (SSIM, IoU).
 """
 from __future__ import annotations
@@ -76,13 +86,23 @@ class INRModule(L.LightningModule):
         # a compiled view of the same module, kept out of nn.Module's registry (object.__setattr__) so the
         # network's parameters appear once in state_dict/parameters() and checkpoints do not depend on compile
         object.__setattr__(self, "_network_fn", torch.compile(self.network) if compile else self.network)
-        self.train_metrics = self.make_metrics().clone(prefix="train/")
+        self.train_metrics = self.make_train_metrics().clone(prefix="train/")
         self.val_metrics = self.make_metrics().clone(prefix="val/")
         self._encoding_cache: Optional[tuple[Tensor, Tensor]] = None
         # prediction of the latest full-batch step on the training grid, (C, *train_shape); callbacks reuse it
         self.last_train_grid_prediction: Optional[Tensor] = None
 
     # --- what subclasses override -------------------------------------------------------------------
+    def field(self, batch: dict[str, Any]) -> Tensor:
+        """f(v) = network(encoder(v)) at ``batch["coords"]`` (N, d) -> raw (N, C). A fixed full batch is
+        encoded once (``cache_encoding``)."""
+        return self._network_fn(self._encode_training_batch(batch["coords"], batch.get("full_batch", False)))
+
+    def measure(self, field: Tensor, batch: dict[str, Any]) -> Tensor:
+        """A(f): the raw field at the batch's coordinates -> the raw prediction of ``batch["values"]``.
+        Direct fitting: A samples the field at those coordinates, so the field is returned as it is."""
+        return field
+
     def loss(self, raw: Tensor, target: Tensor) -> Tensor:
         """L = mean((f(v) − y)²) over the batch."""
         return F.mse_loss(raw, target)
@@ -90,8 +110,16 @@ class INRModule(L.LightningModule):
     def postprocess(self, raw: Tensor) -> Tensor:
         return raw
 
+    def postprocess_measurement(self, raw: Tensor) -> Tensor:
+        """The training metrics' prediction from ``measure``'s raw output (default ``postprocess``)."""
+        return self.postprocess(raw)
+
     def make_metrics(self) -> MetricCollection:
         return MetricCollection({})
+
+    def make_train_metrics(self) -> MetricCollection:
+        """Metrics of the training batches (prediction vs ``batch["values"]``); default ``make_metrics()``."""
+        return self.make_metrics()
 
     def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
         """Metrics of the held-out split seen as a regular grid; ``pred``/``target`` are (C, *shape)."""
@@ -99,8 +127,12 @@ class INRModule(L.LightningModule):
 
     # --- the field ----------------------------------------------------------------------------------
     def forward(self, coords: Tensor) -> Tensor:
-        """Raw network output at coordinates (N, d) -> (N, C)."""
-        return self._network_fn(self.encoder(coords))
+        """Raw field at coordinates (N, d) -> (N, C)."""
+        return self.field({"coords": coords})
+
+    def coordinate_network(self) -> Optional[tuple[nn.Module, nn.Module]]:
+        """(encoder, network) when the field is f(v) = network(encoder(v)), else None (``field`` overridden)."""
+        return (self.encoder, self.network) if type(self).field is INRModule.field else None
 
     def _encode_training_batch(self, coords: Tensor, full_batch: bool) -> Tensor:
         fixed = full_batch and self.cache_encoding and not any(p.requires_grad for p in self.encoder.parameters())
@@ -162,17 +194,20 @@ class INRModule(L.LightningModule):
 
     # --- steps --------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
-        coords, target = batch["coords"], batch["values"]
-        raw = self._network_fn(self._encode_training_batch(coords, batch["full_batch"]))
+        target = batch["values"]
+        field = self.field(batch)
+        raw = self.measure(field, batch)
         loss = self.loss(raw, target)
-        n = len(coords)
+        n = len(batch["coords"])
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
-        pred = self.postprocess(raw.detach())
+        pred = self.postprocess_measurement(raw.detach())
         self.train_metrics(pred, target)
         # per step: this rank's batch; per epoch: reduced over ranks by torchmetrics
         self.log_dict(self.train_metrics, prog_bar=True, on_step=True, on_epoch=True, batch_size=n)
         if batch["full_batch"]:
-            self.last_train_grid_prediction = pred.T.reshape(self.out_channels, *self.data.train_shape)
+            # the field on the training grid (never a measurement), for callbacks: (N, C) -> (C, *train_shape)
+            values = pred if raw is field else self.postprocess(field.detach())
+            self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
         return loss
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:

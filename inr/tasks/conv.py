@@ -1,8 +1,8 @@
 """``ConvFitting``: an image represented by a convolutional decoder applied to a fixed input code."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
+from collections.abc import Sequence
 from typing import Any, Literal, Optional, Union
 
 import torch
@@ -34,9 +34,9 @@ class ConvFitting(ImageFitting):
     trained with MSE on the training pixels of the split only, scored like ``ImageFitting`` (PSNR, SSIM
     on the held-out pixels), so it is compared with coordinate MLPs on the same image and split.
 
-    As a field over [0,1)², f(v) is the output pixel nearest to v (periodic, like circular padding), so
-    ``predict(coords)`` and the held-out metrics read the decoder's output at the held-out pixels, and
-    ``render(shape)`` at another resolution samples it nearest-neighbour.
+    As a field over [0,1)², f(v) is the output pixel nearest to v (periodic, like circular padding): the
+    task overrides only ``field``, so ``predict(coords)`` and the held-out metrics read the decoder's output
+    at the held-out pixels, and ``render(shape)`` at another resolution samples it nearest-neighbour.
 
     Args:
         network: ``(code_channels, out_channels) -> nn.Module`` mapping (1, C_z, h, w) to (1, C, H, W);
@@ -122,41 +122,11 @@ class ConvFitting(ImageFitting):
             raise RuntimeError("ConvFitting has no code yet: attach it to a Trainer with an image DataModule (setup builds the code)")
         return self.network(self.code.to(self.device))[0]
 
-    def forward(self, coords: Tensor) -> Tensor:
-        """Raw output at the grid samples nearest to coordinates (N, 2) -> (N, C)."""
-        flat = self.decode().flatten(1)  # (C, H, W) -> (C, H·W)
-        return flat[:, nearest_indices(coords, self.grid_shape)].T
-
-    @torch.no_grad()
-    def predict(self, coords: Tensor, chunk: Optional[int] = None) -> Tensor:
-        """Values at coordinates (N, 2) -> (N, C), decoding the image once (``chunk`` is not needed)."""
-        flat = self.postprocess(self.decode()).flatten(1)  # (C, H·W)
-        return flat[:, nearest_indices(coords, self.grid_shape)].T
-
-    @torch.no_grad()
-    def render(self, shape: Optional[Sequence[int]] = None, chunk: Optional[int] = None) -> Tensor:
-        """The decoded image (C, H, W) at the data's resolution; another ``shape`` samples it nearest-neighbour."""
-        image = self.postprocess(self.decode())
-        if shape is None or tuple(shape) == tuple(image.shape[1:]):
-            return image
-        rows = torch.remainder(torch.round(torch.arange(shape[0], device=image.device) * image.shape[1] / shape[0]).long(), image.shape[1])
-        cols = torch.remainder(torch.round(torch.arange(shape[1], device=image.device) * image.shape[2] / shape[1]).long(), image.shape[2])
-        return image[:, rows][:, :, cols]
-
-    # --- steps --------------------------------------------------------------------------------------
-    def batch_loss(self, batch: dict[str, Any]) -> tuple[Tensor, Tensor]:
-        """(MSE on the batch's training pixels only, their postprocessed prediction (B, C)); the decoder
-        renders the whole image and the loss reads it at the batch's grid indices."""
-        raw = self.decode().flatten(1)[:, batch["index"]].T  # (C, H·W) -> (B, C)
-        return self.loss(raw, batch["values"]), self.postprocess(raw.detach())
-
-    def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
-        loss, pred = self.batch_loss(batch)
-        n = len(pred)
-        self.log("train/loss", loss, prog_bar=True, batch_size=n)
-        self.train_metrics(pred, batch["values"])
-        self.log_dict(self.train_metrics, prog_bar=True, batch_size=n)
-        if batch["full_batch"]:
-            # the training split in its grid order: (B, C) -> (C, *train_shape)
-            self.last_train_grid_prediction = pred.T.reshape(self.out_channels, *self.data.train_shape)
-        return loss
+    def field(self, batch: dict[str, Any]) -> Tensor:
+        """Raw decoder output at the grid samples nearest to ``batch["coords"]`` (N, 2) -> (N, C): the whole
+        image is decoded once per call and read at the batch's grid indices (or, for arbitrary coordinates,
+        at their nearest grid samples), so training, ``predict`` and ``render`` share this one hook."""
+        index = batch.get("index")
+        if index is None:
+            index = nearest_indices(batch["coords"], self.grid_shape)
+        return self.decode().flatten(1)[:, index].T  # (C, H, W) -> (C, H·W) -> (N, C)

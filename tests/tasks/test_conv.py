@@ -37,7 +37,9 @@ def test_trains_and_reads_the_decoded_image_at_the_split_pixels():
     torch.testing.assert_close(model.predict(test["coords"]).T.reshape(3, 8, 8), image[:, 1::2, 1::2])
     # a training step's loss is the MSE on [::2, ::2] only, and its grid prediction is that sub-image
     batch = dm.gather(None, model.device)
-    loss, pred = model.batch_loss(batch)
+    with torch.no_grad():
+        raw = model.measure(model.field(batch), batch)
+    loss, pred = model.loss(raw, batch["values"]), model.postprocess(raw)
     target = dm.values_grid()
     torch.testing.assert_close(loss, ((model.decode()[:, ::2, ::2] - target[:, ::2, ::2]) ** 2).mean())
     torch.testing.assert_close(pred.T.reshape(3, 8, 8), image[:, ::2, ::2])
@@ -76,6 +78,18 @@ def test_code_size_that_does_not_fit_the_network_is_refused():
         _fit(_model(code_size=5), ImageDataModule(resolution=16), steps=1)
     with pytest.raises(InputError, match="does not divide"):
         _fit(_model(), ImageDataModule(resolution=18), steps=1)
+
+
+def test_one_hook_serves_training_and_evaluation():
+    """ConvFitting overrides only the field: the step, predict, render and forward come from INRModule."""
+    from inr.tasks import INRModule
+
+    for name in ("training_step", "validation_step", "forward", "predict", "render", "measure"):
+        assert getattr(ConvFitting, name) is getattr(INRModule, name), name
+    assert ConvFitting.field is not INRModule.field
+    model, dm = _model(), ImageDataModule(resolution=16, split="all")
+    _fit(model, dm, steps=1)
+    assert model.coordinate_network() is None  # the structured NTK refuses it
 
 
 def test_nearest_indices_round_trip_grid_coordinates():
