@@ -1,7 +1,8 @@
 """Callbacks that read a task's grid and render to measure and show what it has learned."""
 from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.callbacks.images import ImageLogger, grid_views
+from inr.callbacks.measurements import MeasurementLogger
 from inr.callbacks.ntk import NTKCallback
 from inr.callbacks.spectral import SpectralBiasCallback
 
-__all__ = ["NTKCallback", "ImageLogger", "grid_views", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback"]
+__all__ = ["NTKCallback", "ImageLogger", "grid_views", "MeasurementLogger", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback"]

@@ -1,6 +1,11 @@
 """Data: regular grids on [0,1)^d and the DataModules that serve targets sampled on them."""
 from inr.data.grid import SPLITS, Grid, grid_coordinates, split_indices, subgrid_index
+from inr.data.degraded import InpaintingDataModule, SimulatedMeasurementDataModule, SuperResolutionDataModule
 from inr.data.image import ImageDataModule, read_image
+from inr.data.kspace import MRIDataModule
+from inr.data.measurements import MeasurementDataModule
+from inr.data.phantoms import shepp_logan_phantom
+from inr.data.tomography import CTDataModule
 from inr.data.module import GridDataModule, IndexBatches
 from inr.data.text import TextImageDataModule, render_text_image, save_text_image
 from inr.data.signal import SignalDataModule, power_law_signal, read_wav, sum_of_sinusoids
@@ -27,6 +32,13 @@ __all__ = [
     "read_gif",
     "read_sequence",
     "TextImageDataModule",
+    "MeasurementDataModule",
+    "CTDataModule",
+    "MRIDataModule",
+    "InpaintingDataModule",
+    "SuperResolutionDataModule",
+    "SimulatedMeasurementDataModule",
+    "shepp_logan_phantom",
     "render_text_image",
     "save_text_image",
 ]

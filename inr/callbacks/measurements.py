@@ -1,0 +1,52 @@
+"""``MeasurementLogger``: what an inverse problem's field looks like through its operator — the measurements,
+their prediction A(f) and the residual (sinogram, k-space, observed pixels) — logged to TensorBoard."""
+from __future__ import annotations
+
+import lightning as L
+import torch
+from lightning.pytorch.utilities import rank_zero_only
+
+
+class MeasurementLogger(L.Callback):
+    """Every ``every_n_epochs`` epochs (and when training ends): ``measurements/predicted`` (A f),
+    ``measurements/residual`` (A f − y, drawn like the measurements, scaled by its own maximum) and, once,
+    ``measurements/observed`` (y), each drawn by the operator's ``display`` (a sinogram as angles × bins,
+    k-space as log-magnitude on its centred grid, observed pixels on the image grid). Also the scalar
+    ``measurements/relative_residual`` = ‖A f − y‖/‖y‖ over all measurements. Rank 0, no grad, eval mode."""
+
+    def __init__(self, every_n_epochs: int = 10) -> None:
+        self.every_n_epochs = every_n_epochs
+        self._observed_logged = False
+        self._last_step = -1
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if (trainer.current_epoch + 1) % self.every_n_epochs == 0:
+            self.log_measurements(trainer, pl_module)
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.log_measurements(trainer, pl_module)
+
+    @rank_zero_only
+    @torch.no_grad()
+    def log_measurements(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        writer = getattr(trainer.logger, "experiment", None)
+        if writer is None or not hasattr(writer, "add_image") or trainer.global_step == self._last_step:
+            return
+        self._last_step = step = trainer.global_step
+        was_training = pl_module.training
+        pl_module.eval()
+        try:
+            operator = pl_module.operator
+            predicted = operator(pl_module.render())
+        finally:
+            pl_module.train(was_training)
+        observed = pl_module.data.measurements.to(predicted.device)
+        residual = predicted - observed
+        images = {"predicted": operator.display(predicted), "residual": operator.display(residual.abs())}
+        if not self._observed_logged:
+            images["observed"] = operator.display(observed)
+            self._observed_logged = True
+        for name, image in images.items():
+            writer.add_image(f"measurements/{name}", image.float().cpu(), step)
+        relative = float(residual.abs().square().sum().sqrt() / observed.abs().square().sum().sqrt())
+        writer.add_scalar("measurements/relative_residual", relative, step)

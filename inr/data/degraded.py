@@ -1,0 +1,125 @@
+"""Images seen through a degradation: ``InpaintingDataModule`` (a pixel mask), ``SuperResolutionDataModule``
+(box downsampling), and ``SimulatedMeasurementDataModule`` (any operator given in the config)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
+from inr.data.measurements import MeasurementDataModule, read_array
+from inr.data.paths import resolve_data_path
+from inr.errors import InputError
+from inr.operators.base import Operator
+from inr.operators.sampling import Downsample, PixelMask
+
+
+class ImageMeasurementDataModule(MeasurementDataModule):
+    """An image file as the ground truth (read and resized like ``ImageDataModule``) seen through an operator."""
+
+    def __init__(self, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 256,
+                 channels: Literal["rgb", "gray", "keep"] = "rgb", noise_std: float = 0.0, heldout_every: int = 0,
+                 seed: int = 0, eval_chunk: int = 65536) -> None:
+        super().__init__(noise_std=noise_std, heldout_every=heldout_every, seed=seed, eval_chunk=eval_chunk)
+        self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
+        self.resolution, self.channels = resolution, channels
+
+    def describe(self) -> str:
+        return str(self.path)
+
+    def load_values(self) -> Tensor:
+        if self.resolution is not None:
+            size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
+            if len(size) != 2 or min(size) < 2:
+                raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
+            self.check_size(size[0] * size[1], 4, 2)
+        image = resize_image(read_image(self.path, self.channels), self.resolution)  # (H, W, C)
+        if float(image.max() - image.min()) == 0.0:
+            raise InputError(f"{self.path}: the image is constant; nothing to reconstruct")
+        return image
+
+
+class InpaintingDataModule(ImageMeasurementDataModule):
+    """Inpainting: only the pixels of a mask are observed (``PixelMask``). The mask is ``mask``, an (H, W)
+    ``.npy`` of booleans or 0/1 matching the image after resizing, or else a random fraction ``keep`` of the
+    pixels (drawn with ``seed``). Scored on the whole image, i.e. mostly on pixels never observed.
+
+    Args:
+        path, resolution, channels: the image, as in ``ImageDataModule``.
+        keep: fraction of pixels observed by a random mask.
+        mask: a mask file instead.
+        noise_std, heldout_every, seed, eval_chunk: as in ``MeasurementDataModule`` (held out: observed pixels).
+    """
+
+    def __init__(self, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 256,
+                 channels: Literal["rgb", "gray", "keep"] = "rgb", keep: float = 0.2, mask: Optional[Union[str, Path]] = None,
+                 noise_std: float = 0.0, heldout_every: int = 0, seed: int = 0, eval_chunk: int = 65536) -> None:
+        super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
+        if not 0 < keep <= 1:
+            raise InputError(f"data.keep must lie in (0, 1], got {keep}")
+        self.keep, self.mask_path = keep, mask
+
+    def build_operator(self) -> PixelMask:
+        if self.mask_path is None:
+            gen = torch.Generator().manual_seed(self.seed)
+            return PixelMask(torch.rand(self.shape, generator=gen) < self.keep)
+        mask = read_array(self.mask_path, "mask")
+        if mask.shape != self.shape:
+            raise InputError(f"{self.mask_path}: mask of shape {mask.shape} does not match the image's {self.shape}")
+        if not np.isin(mask, (0, 1)).all() or not mask.any():
+            raise InputError(f"{self.mask_path}: a mask holds booleans or 0/1 values and selects at least one pixel")
+        return PixelMask(torch.from_numpy(mask.astype(bool)))
+
+
+class SuperResolutionDataModule(ImageMeasurementDataModule):
+    """Super-resolution: the image is observed only through its ``factor``× box-downsampled version
+    (``Downsample``: each low-resolution pixel the mean of a factor×factor block); the field is fitted on
+    the full-resolution grid and scored there.
+
+    Args:
+        path, resolution, channels: the full-resolution image, as in ``ImageDataModule``.
+        factor: the downsampling factor; it must divide the image size.
+        noise_std, heldout_every, seed, eval_chunk: as in ``MeasurementDataModule`` (held out: low-res rows).
+    """
+
+    def __init__(self, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 256,
+                 channels: Literal["rgb", "gray", "keep"] = "rgb", factor: int = 4, noise_std: float = 0.0,
+                 heldout_every: int = 0, seed: int = 0, eval_chunk: int = 65536) -> None:
+        super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
+        if factor < 2:
+            raise InputError(f"data.factor must be ≥ 2, got {factor}")
+        self.factor = factor
+
+    def build_operator(self) -> Downsample:
+        if any(s % self.factor for s in self.shape):
+            raise InputError(f"data.factor {self.factor} does not divide the image size {self.shape[0]}×{self.shape[1]}; change data.resolution")
+        return Downsample(self.shape, self.factor)
+
+
+class SimulatedMeasurementDataModule(ImageMeasurementDataModule):
+    """An image seen through any operator named in the config — a new inverse problem without new data code:
+
+    .. code-block:: yaml
+
+        data:
+          class_path: inr.data.SimulatedMeasurementDataModule
+          init_args:
+            path: data/astronaut.png
+            operator: {class_path: mypackage.Blur, init_args: {field_shape: [128, 128], width: 3.0}}
+
+    The operator must act on the image's grid (``operator.field_shape`` equal to the resized image's shape).
+    """
+
+    def __init__(self, operator: Operator, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 128,
+                 channels: Literal["rgb", "gray", "keep"] = "rgb", noise_std: float = 0.0, heldout_every: int = 0,
+                 seed: int = 0, eval_chunk: int = 65536) -> None:
+        super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
+        self.given_operator = operator
+
+    def build_operator(self) -> Operator:
+        if tuple(self.given_operator.field_shape) != tuple(self.shape):
+            raise InputError(f"data.operator acts on a {tuple(self.given_operator.field_shape)} grid but the image is {self.shape}")
+        return self.given_operator
