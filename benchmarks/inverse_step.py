@@ -1,7 +1,7 @@
 """Training-step speed of an inverse task (CT through 20 projections) against a hand-written PyTorch loop,
 and where the step's time goes.
 
-    python benchmarks/inverse_step.py [--config ct.yaml] [--steps 20] [--repeats 5]
+    python benchmarks/inverse_step.py [--config ct.yaml] [--steps 20] [--repeats 5] [--override --data.init_args.resolution 64]
 
 Variants, interleaved in each repeat (ratios are formed within a repeat, then their median and range):
   - hand loop: the same encoder, network, operator and Adam in plain PyTorch; the fixed grid's encoding is
@@ -23,9 +23,9 @@ import torch
 from training_step import framework_step, instantiate, median_step
 
 
-def hand_loop(config: str, steps: int, warmup: int, part: str = "all") -> float:
+def hand_loop(config: str, steps: int, warmup: int, part: str = "all", extra: tuple = ()) -> float:
     """Median step time of the hand-written loop; ``part`` = all | network | operator."""
-    model, dm, _ = instantiate(config)
+    model, dm, _ = instantiate(config, list(extra))
     dm.setup("fit")
     encoder, network, operator = model.encoder, model.network, dm.operator
     y = dm.measurements
@@ -58,20 +58,22 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--override", nargs=argparse.REMAINDER, default=[], help="config overrides, e.g. --data.init_args.resolution 64")
     args = parser.parse_args()
+    extra = tuple(args.override)
     L.seed_everything(0, verbose=False)
     variants = {
-        "hand loop": lambda: hand_loop(args.config, args.steps, args.warmup),
-        "framework (as configured)": lambda: framework_step(args.config, args.steps, args.warmup),
-        "network forward + backward alone": lambda: hand_loop(args.config, args.steps, args.warmup, "network"),
-        "operator forward + backward alone": lambda: hand_loop(args.config, args.steps, args.warmup, "operator"),
+        "hand loop": lambda: hand_loop(args.config, args.steps, args.warmup, extra=extra),
+        "framework (as configured)": lambda: framework_step(args.config, args.steps, args.warmup, extra=extra),
+        "network forward + backward alone": lambda: hand_loop(args.config, args.steps, args.warmup, "network", extra),
+        "operator forward + backward alone": lambda: hand_loop(args.config, args.steps, args.warmup, "operator", extra),
     }
     runs = {name: [] for name in variants}
     for _ in range(args.repeats):
         for name, fn in variants.items():
             runs[name].append(fn())
     base = runs["hand loop"]
-    print(f"\n{args.config}: {torch.get_num_threads()} threads; median of {args.repeats} interleaved runs × {args.steps} steps")
+    print(f"\n{args.config} {' '.join(extra)}: {torch.get_num_threads()} threads; median of {args.repeats} interleaved runs × {args.steps} steps")
     print("| variant | step (ms) | ratio vs hand loop (range) |\n|---|---:|---|")
     for name, values in runs.items():
         ratios = [t / b for t, b in zip(values, base)]

@@ -46,12 +46,14 @@ def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
     x, y = torch.randn(2, 16, 16, dtype=torch.float64), torch.randn(2, 16, 16, dtype=torch.float64)
     torch.testing.assert_close(real_inner(op(x), y), real_inner(x, op.adjoint(y)))
     dm = SimulatedMeasurementDataModule(operator=namespace["BoxBlur"]((16, 16), k=3), resolution=16)
+    torch.manual_seed(0)
     model = InverseFitting(encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=3,
-                           network=partial(MLP, width=16, depth=2, output_activation="sigmoid"))
+                           network=partial(MLP, width=32, depth=2, output_activation="sigmoid"),
+                           optimizer=partial(torch.optim.Adam, lr=1e-2))
     residuals = []
-    for steps in (1, 25):
+    for steps in (1, 60):
         trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                             enable_model_summary=False, limit_val_batches=0)
         trainer.fit(model, datamodule=dm)
         residuals.append(model.evaluate()["train/residual"])
-    assert residuals[1] < 0.7 * residuals[0]
+    assert residuals[1] < 0.6 * residuals[0]
