@@ -102,8 +102,10 @@ def check_batch_memory(trainer: L.Trainer, model: L.LightningModule, datamodule:
     batch × (2 × saved activations per point [forward + gradients] + coordinates, values and index)."""
     from inr.tasks.base import INRModule
 
-    # the estimate holds for tasks that evaluate the field point by point (network(encoder(v)))
-    if type(model).forward is not INRModule.forward or not hasattr(datamodule, "train_index"):
+    # the estimate holds for tasks that evaluate the field point by point (network(encoder(v))) and sample it
+    # where the batch asks (direct fitting); other representations and operators size their own work
+    direct = isinstance(model, INRModule) and type(model).measure is INRModule.measure
+    if not direct or model.coordinate_network() is None or not hasattr(datamodule, "train_index"):
         return
     if getattr(model.encoder, "in_dim", datamodule.ndim) != datamodule.ndim:
         return  # the task's setup refuses the mismatch with its own line
