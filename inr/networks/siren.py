@@ -8,28 +8,25 @@ import torch
 from torch import Tensor, nn
 
 from inr.errors import InputError
-from inr.networks.activations import make_activation
+from inr.networks.layers import UnitToSymmetric, init_uniform_, output_layers, scalar
 
 
 class Sine(nn.Module):
-    """σ(z) = sin(ω₀ z): the activation of a SIREN layer, sin(ω₀ (Wx + b)) after its ``nn.Linear``."""
+    """σ(z) = sin(ω₀ z): the activation of a SIREN layer, sin(ω₀ (Wx + b)) after its ``nn.Linear``.
 
-    def __init__(self, omega_0: float = 30.0) -> None:
+    ``trainable=True`` makes ω₀ a learned scalar parameter (initialised at ``omega_0``); otherwise it is a
+    plain float and the module has no state.
+    """
+
+    def __init__(self, omega_0: float = 30.0, trainable: bool = False) -> None:
         super().__init__()
-        self.omega_0 = float(omega_0)
+        self.omega_0 = scalar(omega_0, trainable)
 
     def forward(self, z: Tensor) -> Tensor:
         return torch.sin(self.omega_0 * z)
 
     def extra_repr(self) -> str:
-        return f"omega_0={self.omega_0}"
-
-
-class UnitToSymmetric(nn.Module):
-    """x ↦ 2x − 1: coordinates in [0, 1) to [−1, 1), the domain SIREN's ω₀ = 30 is chosen for."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return 2 * x - 1
+        return f"omega_0={float(self.omega_0):g}, trainable={isinstance(self.omega_0, nn.Parameter)}"
 
 
 class SIREN(nn.Sequential):
@@ -49,6 +46,13 @@ class SIREN(nn.Sequential):
     ``rescale_input=True`` (default) prepends x ↦ 2x − 1, because the task's coordinates lie in [0, 1) and
     the paper's ω₀ = 30 assumes inputs in [−1, 1]; turn it off behind an encoder whose features are centred.
 
+    ``trainable_omega=True`` makes each layer's ω₀ a learned scalar, initialised at ``first_omega_0`` /
+    ``hidden_omega_0`` (the weights are still initialised with those values), as WIRE's released code does for
+    its ω₀ and σ₀ (vishwa91/wire, modules/wire.py, ``trainable``). The default keeps ω₀ fixed and adds no
+    parameter, so existing checkpoints load unchanged. With Adam a scalar moves by about the learning rate per
+    step, so ω₀ changes by at most ≈ lr × steps (0.15 at lr 5e-4 over 300 steps): a small correction to the
+    bandwidth, not a search for it.
+
     Example:
         >>> net = SIREN(2, 3, width=16, depth=2)
         >>> net(torch.zeros(5, 2)).shape, sum(isinstance(m, Sine) for m in net)
@@ -66,6 +70,7 @@ class SIREN(nn.Sequential):
         output_activation: str = "none",
         rescale_input: bool = True,
         bias_init: Literal["weight", "torch"] = "weight",
+        trainable_omega: bool = False,
     ) -> None:
         if in_dim < 1 or out_dim < 1 or width < 1 or depth < 1:
             raise InputError(f"SIREN sizes must be positive (depth ≥ 1): in={in_dim} out={out_dim} width={width} depth={depth}")
@@ -83,22 +88,17 @@ class SIREN(nn.Sequential):
             # U(−√(6/n)/ω₀, √(6/n)/ω₀): c = √6 gives unit-variance ω₀Wx (sec. 3.2, proof in supplement 1), and
             # dividing by the ω₀ of the sine they feed keeps that while boosting the gradients (supplement 1.5)
             _init_linear(linear, 1.0 / fan_in if i == 0 else math.sqrt(6.0 / fan_in) / omega, bias_init)
-            layers += [linear, Sine(omega)]
+            layers += [linear, Sine(omega, trainable=trainable_omega)]
             fan_in = width
         head = nn.Linear(fan_in, out_dim)
         # the linear output layer follows a sine of ω₀ = hidden_omega_0: same bound (reference code)
         _init_linear(head, math.sqrt(6.0 / fan_in) / hidden_omega_0, bias_init)
         layers.append(head)
-        if output_activation.lower() not in ("none", "identity"):
-            layers.append(make_activation(output_activation))
-        super().__init__(*layers)
+        super().__init__(*layers, *output_layers(output_activation))
         self.in_dim, self.out_dim, self.width, self.depth = in_dim, out_dim, width, depth
         self.first_omega_0, self.hidden_omega_0 = first_omega_0, hidden_omega_0
 
 
-@torch.no_grad()
 def _init_linear(linear: nn.Linear, bound: float, bias_init: str) -> None:
     """W ~ U(−bound, bound); b from the same law, or left at PyTorch's default for ``bias_init="torch"``."""
-    linear.weight.uniform_(-bound, bound)
-    if bias_init == "weight":
-        linear.bias.uniform_(-bound, bound)
+    init_uniform_(linear, bound, bound if bias_init == "weight" else None)

@@ -75,6 +75,27 @@ def test_layout_matches_mlp_and_input_is_rescaled():
     assert isinstance(plain[0], nn.Linear) and isinstance(SIREN(2, 1, depth=1, output_activation="sigmoid")[-1], nn.Sigmoid)
 
 
+def test_trainable_omega_is_opt_in_and_learns():
+    torch.manual_seed(0)
+    fixed = SIREN(2, 3, width=16, depth=3)
+    # the default adds no parameter: the state_dict holds the Linear layers only, as before the option
+    assert all(k.endswith(("weight", "bias")) for k in fixed.state_dict())
+    torch.manual_seed(0)
+    net = SIREN(2, 3, width=16, depth=3, trainable_omega=True, first_omega_0=30.0, hidden_omega_0=20.0)
+    omegas = [m.omega_0 for m in net if isinstance(m, Sine)]
+    assert all(isinstance(w, nn.Parameter) for w in omegas) and [w.item() for w in omegas] == [30.0, 20.0, 20.0]
+    # at init it is the fixed-ω₀ network with the same weights
+    same = SIREN(2, 3, width=16, depth=3, first_omega_0=30.0, hidden_omega_0=20.0)
+    same.load_state_dict({k: v for k, v in net.state_dict().items() if not k.endswith("omega_0")})
+    x = torch.rand(64, 2)
+    torch.testing.assert_close(net(x), same(x))
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+    net(x).square().mean().backward()
+    assert all(w.grad is not None and w.grad.abs() > 0 for w in omegas)
+    optimizer.step()
+    assert [w.item() for w in omegas] != [30.0, 20.0, 20.0]
+
+
 def test_cli_runs_siren_config(tmp_path, capsys):
     cli_main([
         "--config", "image_siren.yaml",

@@ -1,0 +1,74 @@
+"""An MLP with the Gaussian activation exp(−(s z)²) of Ramasinghe & Lucey 2022."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, output_layers
+
+
+class GaussActivation(nn.Module):
+    """σ(z) = exp(−(s z)²) = exp(−z² / (2σ²)) with σ = 1/(√2 s): a bump of width ∝ 1/s, in (0, 1].
+
+    Example:
+        >>> GaussActivation(scale=2.0)(torch.tensor([0.0, 0.5]))  # exp(0), exp(−1)
+        tensor([1.0000, 0.3679])
+    """
+
+    def __init__(self, scale: float = 10.0) -> None:
+        super().__init__()
+        self.scale = float(scale)
+
+    def forward(self, z: Tensor) -> Tensor:
+        return torch.exp(-(self.scale * z).square())
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale:g}"
+
+
+class GaussMLP(nn.Sequential):
+    """f(x) = W_{D+1} φ_D ∘ … ∘ φ_1(x) + b_{D+1}, φ_i(x) = exp(−(s (W_i x + b_i))²); ``depth`` = D layers.
+
+    Ramasinghe & Lucey 2022 ("Beyond Periodicity: Towards a Unifying Framework for Activations in
+    Coordinate-MLPs", ECCV) write the activation exp(−z²/(2σ²)); the implementations used as baselines by
+    WIRE (``vishwa91/wire``, ``modules/gauss.py``) and FINER (``liuzhen0212/FINER``, ``models.py``) write
+    exp(−(s z)²), i.e. s = 1/(√2 σ), and that is the ``scale`` here. Layer sizes as ``MLP``/``SIREN``.
+
+    Initialisation: PyTorch's default for every layer (W, b ~ U(−1/√n, 1/√n), n the fan-in), as both
+    implementations (the paper argues that, unlike a sine, such activations do not depend on a tailored
+    initialisation). Defaults: s = 10 (``modules/models.py`` ``get_INR(scale=10)``; FINER's
+    ``run_gauss.sh`` uses 30), 4 layers of 256, coordinates in [−1, 1] (``rescale_input`` maps the task's [0, 1) there), Adam lr 1e-3 – 5e-3 (WIRE's
+    ``wire_image_denoise.py`` suggests 1e-3 – 2e-3, FINER's ``run_gauss.sh`` uses 5e-3).
+
+    When to use: fitting signals without a positional encoding where a sine's global periodicity is unwanted
+    (the Gaussian is local: no ringing far from an edge). Known failure modes: s sets the bandwidth like σ of
+    Fourier features — too small and fine detail stays blurred, too large and most first-layer neurons sit in
+    the flat tails (exp(−(s z)²) ≈ 0) with vanishing gradients, so training stalls; the activation is
+    non-negative, so deep stacks drift to a positive mean.
+
+    Example:
+        >>> net = GaussMLP(2, 3, width=16, depth=2)
+        >>> net(torch.zeros(5, 2)).shape, sum(isinstance(m, GaussActivation) for m in net)
+        (torch.Size([5, 3]), 2)
+    """
+
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        width: int = 256,
+        depth: int = 4,
+        scale: float = 10.0,  # s: vishwa91/wire modules/models.py get_INR(scale=10)
+        output_activation: str = "none",
+        rescale_input: bool = True,
+    ) -> None:
+        check_sizes("GaussMLP", in_dim, out_dim, width, depth)
+        check_positive("GaussMLP", scale=scale)
+        layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
+        fan_in = in_dim
+        for _ in range(depth):
+            layers += [nn.Linear(fan_in, width), GaussActivation(scale)]
+            fan_in = width
+        layers.append(nn.Linear(fan_in, out_dim))
+        super().__init__(*layers, *output_layers(output_activation))
+        self.in_dim, self.out_dim, self.width, self.depth, self.scale = in_dim, out_dim, width, depth, float(scale)

@@ -1,0 +1,135 @@
+"""WIRE: an MLP with the complex Gabor wavelet activation of Saragadam et al. 2023, in real arithmetic."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, output_layers, scalar
+
+
+class ComplexLinear(nn.Module):
+    """z = W h + b with complex W, b stored as real parameters: (N, 2n) -> (N, 2m), layout [real | imaginary].
+
+    ``real_output=True`` returns only Re z, (N, m), and has a real bias (the imaginary one would never
+    receive a gradient). Initialised as
+    PyTorch's complex ``nn.Linear``: real and imaginary parts of W and b each U(−1/√n, 1/√n), n = in_features.
+    Real parameters (rather than complex dtypes) keep every tool of the framework working unchanged:
+    optimizers (Adam on complex parameters is Adam on their real and imaginary parts anyway), mixed
+    precision, DDP, checkpoints.
+
+    Example:
+        >>> lin = ComplexLinear(2, 3)
+        >>> lin(torch.zeros(5, 4)).shape, lin.weight.shape
+        (torch.Size([5, 6]), torch.Size([2, 3, 2]))
+    """
+
+    def __init__(self, in_features: int, out_features: int, real_output: bool = False) -> None:
+        super().__init__()
+        self.in_features, self.out_features, self.real_output = in_features, out_features, real_output
+        bound = 1.0 / math.sqrt(in_features)
+        self.weight = nn.Parameter(torch.empty(2, out_features, in_features).uniform_(-bound, bound))  # [Re W, Im W]
+        self.bias = nn.Parameter(torch.empty(1 if real_output else 2, out_features).uniform_(-bound, bound))
+
+    def block_weight(self) -> Tensor:
+        """The real matrix acting on [Re h | Im h]: [[Re W, −Im W], [Im W, Re W]] (top row only for a real output)."""
+        re, im = self.weight
+        top = torch.cat([re, -im], dim=1)  # Re z = Re W Re h − Im W Im h
+        if self.real_output:
+            return top
+        return torch.cat([top, torch.cat([im, re], dim=1)], dim=0)  # Im z = Im W Re h + Re W Im h
+
+    def forward(self, h: Tensor) -> Tensor:
+        return F.linear(h, self.block_weight(), self.bias.reshape(-1))  # (N, 2n) -> (N, 2m), or (N, m) real
+
+    def extra_repr(self) -> str:
+        return f"{self.in_features} -> {self.out_features} (complex), real_output={self.real_output}"
+
+
+class ComplexGabor(nn.Module):
+    """ψ(z) = exp(iω₀z − |s₀z|²) on complex z = [Re z | Im z]: = e^{−ω₀ Im z − s₀²|z|²} (cos ω₀Re z + i sin ω₀Re z).
+
+    The modulus e^{−ω₀ y − s₀²(x² + y²)} is at most e^{ω₀²/(4s₀²)} (its maximum over y), so the activation
+    cannot overflow. ``real_input=True`` takes a real z, (N, m), as the first layer produces. ``trainable=True``
+    learns ω₀ and s₀ as scalars (the released code's ``trainable``).
+
+    Example:
+        >>> out = ComplexGabor(omega_0=1.0, scale=1.0)(torch.tensor([[0.5, 0.0]]))  # z = 0.5
+        >>> torch.allclose(out, torch.tensor([[math.exp(-0.25) * math.cos(0.5), math.exp(-0.25) * math.sin(0.5)]]))
+        True
+    """
+
+    def __init__(self, omega_0: float = 20.0, scale: float = 10.0, trainable: bool = False, real_input: bool = False) -> None:
+        super().__init__()
+        self.omega_0, self.scale = scalar(omega_0, trainable), scalar(scale, trainable)
+        self.real_input = real_input
+
+    def forward(self, z: Tensor) -> Tensor:
+        if self.real_input:  # Im z = 0: ψ = e^{−s₀²z²} (cos ω₀z + i sin ω₀z)
+            modulus = torch.exp(-(self.scale * z).square())
+            phase = self.omega_0 * z
+        else:
+            re, im = z.chunk(2, dim=-1)  # (N, 2m) -> 2 × (N, m)
+            modulus = torch.exp(-self.omega_0 * im - (self.scale**2) * (re.square() + im.square()))
+            phase = self.omega_0 * re
+        return torch.cat([modulus * torch.cos(phase), modulus * torch.sin(phase)], dim=-1)
+
+    def extra_repr(self) -> str:
+        return f"omega_0={float(self.omega_0):g}, scale={float(self.scale):g}, trainable={isinstance(self.scale, nn.Parameter)}"
+
+
+class WIRE(nn.Sequential):
+    """f(x) = Re(W_{D+1} ψ(z_D) + b_{D+1}), z_1 = W_1 x + b_1 (real), z_i = W_i ψ(z_{i−1}) + b_i (complex), ψ(z) = e^{iω₀z − |s₀z|²}.
+
+    Saragadam et al. 2023 ("WIRE: Wavelet Implicit Neural Representations", CVPR; code ``vishwa91/wire``,
+    ``modules/wire.py``): every neuron is a complex Gabor wavelet, a sinusoid of frequency ω₀ under a Gaussian
+    window of width ∝ 1/s₀, so it is compact in both space and frequency. The first layer is real, the
+    later ones complex, and the output is the real part. ``depth`` = D Gabor layers. As in the released
+    code, a complex layer counts as two real numbers per unit, so the hidden width is ⌊width/√2⌋ complex units
+    (181 for width 256), keeping the parameter count near that of a real MLP of ``width``.
+
+    Initialisation: PyTorch's default, as the released code (real first layer W, b ~ U(−1/√n, 1/√n); complex
+    layers: real and imaginary parts each U(−1/√n, 1/√n)). Defaults: ω₀ = 20 and s₀ = 10 — the values of
+    FINER's WIRE baseline (``liuzhen0212/FINER``, ``run_wire.sh``); WIRE's ``wire_image_denoise.py`` suggests
+    ω₀ = 20, s₀ = 30 for image representation and 4, 4 for denoising. Coordinates in [−1, 1] (linspace(−1, 1)
+    in the released scripts; ``rescale_input`` maps the task's [0, 1) there). Adam lr 5e-3 – 2e-2 (the
+    released script's comment; FINER's sweep peaks at 5e-3 and collapses to ≈12 dB from 2e-2 on).
+
+    When to use: signals with sharp, localised features, denoising and inverse problems, where a global sine
+    rings. Known failure modes: it diverges or collapses at learning rates a SIREN tolerates (keep lr ≲ 1e-2)
+    and with large ω₀ or s₀; with a large s₀ most first-layer neurons start in the window's tails
+    (e^{−s₀²z²} ≈ 0 for |z| ≳ 3/s₀), so few neurons carry signal and fine detail comes late.
+
+    Example:
+        >>> net = WIRE(2, 3, width=16, depth=3)
+        >>> net(torch.zeros(5, 2)).shape, net.hidden_width
+        (torch.Size([5, 3]), 11)
+    """
+
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        width: int = 256,
+        depth: int = 4,  # 4 Gabor layers: FINER's WIRE baseline (train_image.py hidden_layers=3 after the first)
+        first_omega_0: float = 20.0,  # ω₀: liuzhen0212/FINER run_wire.sh FIRSTOMEGA=20
+        hidden_omega_0: float = 20.0,  # run_wire.sh HIDDENOMEGA=20
+        scale: float = 10.0,  # s₀: run_wire.sh SCALE=10 (vishwa91/wire get_INR default scale=10)
+        trainable: bool = False,  # ω₀, s₀ fixed: vishwa91/wire ComplexGaborLayer(trainable=False)
+        output_activation: str = "none",
+        rescale_input: bool = True,
+    ) -> None:
+        check_sizes("WIRE", in_dim, out_dim, width, depth)
+        check_positive("WIRE", first_omega_0=first_omega_0, hidden_omega_0=hidden_omega_0, scale=scale)
+        hidden = max(1, int(width / math.sqrt(2)))  # complex units = two reals each (modules/wire.py INR)
+        layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
+        # the first layer is real (modules/wire.py: is_first -> dtype float); its Gabor output is complex
+        layers += [nn.Linear(in_dim, hidden), ComplexGabor(first_omega_0, scale, trainable, real_input=True)]
+        for _ in range(depth - 1):
+            layers += [ComplexLinear(hidden, hidden), ComplexGabor(hidden_omega_0, scale, trainable)]
+        layers.append(ComplexLinear(hidden, out_dim, real_output=True))
+        super().__init__(*layers, *output_layers(output_activation))
+        self.in_dim, self.out_dim, self.width, self.depth, self.hidden_width = in_dim, out_dim, width, depth, hidden
+
