@@ -37,8 +37,9 @@ class GaussMLP(nn.Sequential):
     Initialisation: PyTorch's default for every layer (W, b ~ U(−1/√n, 1/√n), n the fan-in), as both
     implementations (the paper argues that, unlike a sine, such activations do not depend on a tailored
     initialisation). Defaults: s = 10 (``modules/models.py`` ``get_INR(scale=10)``; FINER's
-    ``run_gauss.sh`` uses 30), 4 layers of 256, coordinates in [−1, 1] (``rescale_input`` maps the task's [0, 1) there), Adam lr 1e-3 – 5e-3 (WIRE's
-    ``wire_image_denoise.py`` suggests 1e-3 – 2e-3, FINER's ``run_gauss.sh`` uses 5e-3).
+    ``run_gauss.sh`` uses 30), 4 layers of 256, coordinates in [−1, 1] (``rescale_input`` maps the task's
+    [0, 1) there), Adam lr 1e-3 – 5e-3 (WIRE's ``wire_image_denoise.py`` suggests 1e-3 – 2e-3, FINER's
+    ``run_gauss.sh`` uses 5e-3).
 
     When to use: fitting signals without a positional encoding where a sine's global periodicity is unwanted
     (the Gaussian is local: no ringing far from an edge). Known failure modes: s sets the bandwidth like σ of

@@ -12,7 +12,7 @@ from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, in
 
 
 class FourierFilter(nn.Module):
-    """g(x) = sin(W x + b): W ~ U(−γ/√d, γ/√d) (PyTorch's default times γ = ``input_scale``), b ~ U(−π, π)."""
+    """g(x) = sin(W x + b): W ~ U(−s/√d, s/√d) (PyTorch's default times s = ``input_scale``), b ~ U(−π, π)."""
 
     def __init__(self, in_dim: int, width: int, input_scale: float) -> None:
         super().__init__()
@@ -27,7 +27,8 @@ class GaborFilter(nn.Module):
     """g(x) = exp(−(γ_j/2) ‖x − μ_j‖²) sin(W_j x + b_j) per unit j: a sinusoid under a Gaussian window.
 
     μ ~ U(−1, 1)^d, window precision γ ~ Gamma(α, β) (shape α, rate β), W ~ U(−1/√d, 1/√d) · ``input_scale``
-    · √γ_j (a wide window gets low frequencies), b ~ U(−π, π); μ and γ are trained.
+    · √γ_j (a wide window gets low frequencies), b ~ U(−π, π); μ and γ are trained, γ unconstrained as in
+    the released code.
     """
 
     def __init__(self, in_dim: int, width: int, input_scale: float, alpha: float, beta: float) -> None:
@@ -65,7 +66,7 @@ class MultiplicativeFilterNetwork(nn.Module):
         output_activation: str = "none",
     ) -> None:
         if len(filters) != len(linears) + 1:
-            raise ValueError(f"a multiplicative filter network needs one filter more than linears, got {len(filters)} and {len(linears)}")
+            raise ValueError(f"a multiplicative filter network needs one filter more than linears: {len(filters)}, {len(linears)}")
         super().__init__()
         self.input_map = input_map if input_map is not None else nn.Identity()
         self.filters, self.linears, self.head = nn.ModuleList(filters), nn.ModuleList(linears), head
@@ -95,7 +96,7 @@ class MFN(MultiplicativeFilterNetwork):
     PyTorch's default. Defaults (``mfn/experiments/image_rep.py``): 256 wide, D = 3, input_scale = 256,
     weight_scale = 1, α = 6, β = 1, Adam lr 1e-2, coordinates in [−1, 1] (``rescale_input``).
 
-    When to use: fast fits of images and video with few layers; GaborNet when features are local.
+    When to use: image and video fitting (the paper's tasks); GaborNet when features are local.
     Known failure modes: input_scale is a bandwidth like σ of Fourier features — too high and the fit
     interpolates with noise between training samples; nothing bounds the spectrum (BACON does).
 

@@ -49,7 +49,7 @@ class ComplexLinear(nn.Module):
 
 
 class ComplexGabor(nn.Module):
-    """ψ(z) = exp(iω₀z − |s₀z|²) on complex z = [Re z | Im z]: = e^{−ω₀ Im z − s₀²|z|²} (cos ω₀Re z + i sin ω₀Re z).
+    """ψ(z) = exp(iω₀z − |s₀z|²) = e^{−ω₀ Im z − s₀²|z|²} (cos ω₀Re z + i sin ω₀Re z), z = [Re z | Im z].
 
     The modulus e^{−ω₀ y − s₀²(x² + y²)} is at most e^{ω₀²/(4s₀²)} (its maximum over y), so the activation
     cannot overflow. ``real_input=True`` takes a real z, (N, m), as the first layer produces. ``trainable=True``
@@ -81,12 +81,12 @@ class ComplexGabor(nn.Module):
 
 
 class WIRE(nn.Sequential):
-    """f(x) = Re(W_{D+1} ψ(z_D) + b_{D+1}), z_1 = W_1 x + b_1 (real), z_i = W_i ψ(z_{i−1}) + b_i (complex), ψ(z) = e^{iω₀z − |s₀z|²}.
+    """f(x) = Re(W_{D+1} ψ(z_D) + b_{D+1}), z_i = W_i ψ(z_{i−1}) + b_i, z_1 = W_1 x + b_1, ψ(z) = e^{iω₀z − |s₀z|²}.
 
     Saragadam et al. 2023 ("WIRE: Wavelet Implicit Neural Representations", CVPR; code ``vishwa91/wire``,
     ``modules/wire.py``): every neuron is a complex Gabor wavelet, a sinusoid of frequency ω₀ under a Gaussian
-    window of width ∝ 1/s₀, so it is compact in both space and frequency. The first layer is real, the
-    later ones complex, and the output is the real part. ``depth`` = D Gabor layers. As in the released
+    window of width ∝ 1/s₀, so it is compact in both space and frequency. The first layer (W_1, z_1) is real,
+    the later ones complex, and the output is the real part. ``depth`` = D Gabor layers. As in the released
     code, a complex layer counts as two real numbers per unit, so the hidden width is ⌊width/√2⌋ complex units
     (181 for width 256), keeping the parameter count near that of a real MLP of ``width``.
 

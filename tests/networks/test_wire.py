@@ -71,7 +71,8 @@ def test_init_is_pytorchs_complex_default():
 def test_gabor_modulus_is_bounded_and_the_window_localises():
     # |ψ(z)| = e^{−ω₀ y − s₀²|z|²} ≤ e^{ω₀²/(4 s₀²)}, the maximum at y = −ω₀/(2 s₀²), x = 0
     act = ComplexGabor(omega_0=20.0, scale=10.0)
-    re, im = torch.meshgrid(torch.linspace(-1, 1, 401, dtype=torch.float64), torch.linspace(-1, 1, 401, dtype=torch.float64), indexing="ij")
+    axis = torch.linspace(-1, 1, 401, dtype=torch.float64)
+    re, im = torch.meshgrid(axis, axis, indexing="ij")
     out = act(torch.cat([re.reshape(-1, 1), im.reshape(-1, 1)], dim=1))
     modulus = out.square().sum(1).sqrt()
     assert modulus.max() <= math.exp(20.0**2 / (4 * 10.0**2)) * (1 + 1e-12)
