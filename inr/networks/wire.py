@@ -94,12 +94,15 @@ class WIRE(nn.Sequential):
     layers: real and imaginary parts each U(−1/√n, 1/√n)). Defaults: ω₀ = 20 and s₀ = 10 — the values of
     FINER's WIRE baseline (``liuzhen0212/FINER``, ``run_wire.sh``); WIRE's ``wire_image_denoise.py`` suggests
     ω₀ = 20, s₀ = 30 for image representation and 4, 4 for denoising. Coordinates in [−1, 1] (linspace(−1, 1)
-    in the released scripts; ``rescale_input`` maps the task's [0, 1) there). Adam lr 5e-3 – 2e-2 (the
-    released script's comment; FINER's sweep peaks at 5e-3 and collapses to ≈12 dB from 2e-2 on).
+    in the released scripts; ``rescale_input`` maps the task's [0, 1) there). The released scripts use Adam
+    lr 5e-3 – 2e-2 (FINER's sweep peaks at 5e-3 and collapses to ≈12 dB from 2e-2 on); on this framework's
+    default image 5e-3 already stalls near 10.5 dB and ``configs/image_wire.yaml`` uses 1e-3.
+    WIRE's super-resolution script uses ω₀ = 8, s₀ = 6 (``wire_SISR.py``).
 
     When to use: signals with sharp, localised features, denoising and inverse problems, where a global sine
-    rings. Known failure modes: it diverges or collapses at learning rates a SIREN tolerates (keep lr ≲ 1e-2)
-    and with large ω₀ or s₀; with a large s₀ most first-layer neurons start in the window's tails
+    rings. Known failure modes: it stalls at learning rates the released scripts use (see above) and with
+    large ω₀ or s₀; fitted on every other pixel, its values between the training pixels can be far off
+    (docs/architectures.md); with a large s₀ most first-layer neurons start in the window's tails
     (e^{−s₀²z²} ≈ 0 for |z| ≳ 3/s₀), so few neurons carry signal and fine detail comes late.
 
     Example:
