@@ -7,15 +7,18 @@ grid's Nyquist frequency is N/2 cycles per unit whatever the resolution.
 Bands are radial: band b holds the DFT bins whose radial frequency |k| = (Σ_i k_i²)^½ lies in
 [e_b, e_{b+1}); the last band is closed, [e_{B−1}, e_B]. Two choices are fixed here:
 
-- **The DC term is measured.** e_0 = 0 for both spacings, so bin k = 0 (the signal's mean) falls in band 0:
-  a network whose mean colour is wrong shows it in the lowest band instead of nowhere.
+- **The DC term is kept apart.** Bin k = 0 (the signal's mean) belongs to no band: its error is reported on
+  its own (``dc_relative_error``), and band 0 holds 0 < |k| < e_1. Otherwise a prediction that only has the
+  right mean colour would look half learned in the low bands (on a photograph the mean carries most of the
+  energy below e_1), while it has learned no frequency at all: predicting the target's mean gives
+  Δ_dc = 0 and Δ_b = 1 in every band.
 - **Bands end at the Nyquist radius** by default, e_B = min_i ⌊N_i/2⌋: the largest |k| whose whole sphere
   the grid's bins cover in every direction. The corners beyond it (|k| up to (Σ_i ⌊N_i/2⌋²)^½ in a square
   grid's diagonals) are anisotropic partial shells; ``max_frequency="corner"`` includes them, a number sets
   e_B explicitly (the way to compare grids of different resolutions band by band).
 
-Linear spacing: e_b = b·f/B. Log spacing: e_b = f^{b/B} for b ≥ 1 and e_0 = 0 (so band 0 holds DC and every
-|k| < f^{1/B}). A band holding no bins, or whose target energy is at rounding level, reports NaN.
+Linear spacing: e_b = b·f/B. Log spacing: e_b = f^{b/B} for b ≥ 1 and e_0 = 0 (so band 0 holds every
+0 < |k| < f^{1/B}). A band holding no bins, or whose target energy is at rounding level, reports NaN.
 """
 from __future__ import annotations
 
@@ -136,8 +139,8 @@ class BandPartition:
         num_bands, spacing, max_frequency: as in ``band_relative_error``; or ``edges`` given directly.
         device: where the bin assignment lives (the signals' device).
 
-    ``assignment`` holds, for every bin in row-major order, its band in 0..B−1, or B for bins above e_B
-    (they are left out of every band).
+    ``assignment`` holds, for every bin in row-major order, its band in 0..B−1, or B for the DC bin and the
+    bins above e_B (they are left out of every band).
     """
 
     def __init__(
@@ -160,6 +163,7 @@ class BandPartition:
         inner = self.edges[1:-1].to(radius.device)
         assignment = torch.bucketize(radius, inner, right=True)  # e_b ≤ |k| < e_{b+1} -> b
         assignment[radius > self.edges[-1].item()] = self.num_bands  # above e_B: in no band
+        assignment[0] = self.num_bands  # DC (flat index 0 in fftn's order): reported apart, in no band
         self.assignment = assignment
         self.counts = torch.bincount(assignment, minlength=self.num_bands + 1)[: self.num_bands]
 
@@ -176,11 +180,11 @@ class BandPartition:
         return self.sum(power) / denom  # 0/0 = NaN for a band without bins
 
 
-def relative_error_from_energies(residual: Tensor, target: Tensor) -> Tensor:
+def relative_error_from_energies(residual: Tensor, target: Tensor, total: Optional[Tensor] = None) -> Tensor:
     """Δ_b = (R_b / T_b)^½ from per-band energies; NaN where T_b is zero or at rounding level (see
-    ``ROUNDING_EPS_FACTOR``)."""
+    ``ROUNDING_EPS_FACTOR``) relative to ``total``, the signal's energy (default Σ_b T_b)."""
     eps = torch.finfo(target.dtype).eps
-    floor = (ROUNDING_EPS_FACTOR * eps) ** 2 * target.sum()
+    floor = (ROUNDING_EPS_FACTOR * eps) ** 2 * (target.sum() if total is None else total)
     ratio = (residual / target).sqrt()
     return torch.where(target > floor, ratio, torch.full_like(ratio, math.nan))
 
@@ -210,7 +214,8 @@ def band_relative_error(
 
     The norm of band b is over the complex DFT coefficients of its bins and over all channels (squared norms
     summed over channels before the ratio), so phase errors count, not only the spectrum's magnitude
-    (Xu et al. 2019, frequency principle). Δ_b = 1 is the error of predicting 0 in that band.
+    (Xu et al. 2019, frequency principle). Δ_b = 1 is the error of predicting 0 in that band. DC is in no
+    band (module doc): ``dc_relative_error`` or ``spectral_summary`` report it.
 
     Args:
         pred, target: (C, *spatial), 1–3 spatial axes on the [0,1)^d grid.
@@ -236,6 +241,96 @@ def band_relative_error(
     return relative_error_from_energies(residual, energy), bands.edges
 
 
+def dc_energies(pred: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """Energies of the DC bin, R_dc = Σ_c |mean(pred_c − target_c)|² and T_dc = Σ_c |mean(target_c)|² (c_0 is
+    the mean under ``grid_dft``'s normalisation), as 0-d tensors."""
+    if pred.shape != target.shape:
+        raise ValueError(f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}")
+    _check_signal(target, "target")
+    spatial = tuple(range(1, target.ndim))
+    return (pred - target).mean(dim=spatial).square().sum(), target.mean(dim=spatial).square().sum()
+
+
+def dc_relative_error(pred: Tensor, target: Tensor) -> Tensor:
+    """Δ_dc = ‖mean(pred − target)‖ / ‖mean(target)‖, the norms over channels: the error of the mean colour.
+
+    NaN when the target's mean is zero or at rounding level relative to its energy. Example:
+        >>> target = torch.tensor([[0.2, 0.6], [1.0, 1.0]])  # two channels, means 0.4 and 1.0
+        >>> round(float(dc_relative_error(target + torch.tensor([[0.1], [0.0]]), target)), 6)  # 0.1 / √1.16
+        0.092848
+    """
+    residual, energy = dc_energies(pred, target)
+    total = target.square().mean(dim=tuple(range(1, target.ndim))).sum()  # Σ_c mean |x_c|² = Σ_c Σ_k |c_k|²
+    return relative_error_from_energies(residual[None], energy[None], total)[0]
+
+
+def summarise_band_errors(residual: Tensor, energy: Tensor, dc_residual: Tensor, dc_energy: Tensor) -> dict[str, Tensor]:
+    """From per-band energies (B,) and the DC bin's: ``errors`` Δ_b (B,), ``dc`` Δ_dc, and the pooled errors
+    ``low`` (bands 0..⌈B/2⌉−1), ``high`` (the rest; NaN for B = 1) and ``all`` (every band), none with DC."""
+    half = (len(energy) + 1) // 2
+    nan = torch.tensor(math.nan, dtype=energy.dtype, device=energy.device)
+    return {
+        "errors": relative_error_from_energies(residual, energy),
+        "dc": relative_error_from_energies(dc_residual[None], dc_energy[None], energy.sum() + dc_energy)[0],
+        "low": pooled_relative_error(residual[:half], energy[:half]),
+        "high": pooled_relative_error(residual[half:], energy[half:]) if len(energy) > 1 else nan,
+        "all": pooled_relative_error(residual, energy),
+    }
+
+
+def spectral_summary(
+    pred: Tensor,
+    target: Tensor,
+    num_bands: int = 16,
+    spacing: str = "linear",
+    max_frequency: MaxFrequency = "nyquist",
+) -> dict[str, Tensor]:
+    """``band_relative_error`` with the DC error and the pooled errors: ``errors`` (B,), ``edges`` (B+1,),
+    ``dc``, ``low``, ``high``, ``all`` (see ``summarise_band_errors``).
+
+    Example: a prediction equal to the target's mean has learned the DC term and no frequency
+        >>> target = torch.rand(3, 16, 16, dtype=torch.float64)
+        >>> s = spectral_summary(target.mean(dim=(1, 2), keepdim=True).expand_as(target), target, num_bands=4)
+        >>> [round(float(e), 12) for e in (*s["errors"], s["dc"], s["low"], s["high"])]
+        [1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    """
+    _check_signal(target, "target")
+    bands = BandPartition(target.shape[1:], num_bands, spacing, max_frequency, device=target.device)
+    residual, energy = band_energies(pred, target, bands)
+    return {**summarise_band_errors(residual, energy, *dc_energies(pred, target)), "edges": bands.edges}
+
+
+def aliased_energy_fraction(x: Tensor, step: int = 2) -> float:
+    """Share of the non-DC energy Σ_{c, k≠0} |c_k|² of ``x`` (C, *spatial) in the bins that the grid
+    subsampled by ``step`` along every axis cannot hold: |k_i| ≥ N_i / (2·step) on some axis i.
+
+    For the ``every_other`` split (step 2) this is the energy at or above the training grid's Nyquist
+    frequency: the part of the image the training pixels cannot determine (it aliases into the lower bins).
+    The Nyquist bin itself counts as above: a cosine at exactly Nyquist is sampled at its extrema or its
+    zeros depending on its phase.
+
+    Example:
+        >>> v = torch.arange(16) / 16
+        >>> x = (torch.cos(2 * math.pi * 2 * v) + torch.cos(2 * math.pi * 5 * v))[None]  # Nyquist of [::2]: 4
+        >>> round(aliased_energy_fraction(x), 6)
+        0.5
+    """
+    _check_signal(x)
+    if step < 1:
+        raise ValueError(f"step must be ≥ 1, got {step}")
+    shape = x.shape[1:]
+    power = grid_dft(x.to(torch.float64)).abs().square().sum(0)  # (C, *shape) -> (*shape)
+    outside = torch.zeros(shape, dtype=torch.bool)
+    for axis, k in enumerate(grid_frequencies(shape)):
+        view = [1] * len(shape)
+        view[axis] = -1
+        outside = outside | (k.abs() >= shape[axis] / (2 * step)).reshape(view)  # broadcast per axis
+    power = power.reshape(-1).cpu()
+    outside = outside.reshape(-1)
+    nondc = power[1:].sum()  # flat index 0 is DC
+    return float(power[outside].sum() / nondc) if nondc > 0 else math.nan
+
+
 def radial_power_spectrum(
     x: Tensor,
     num_bands: Optional[int] = None,
@@ -245,7 +340,8 @@ def radial_power_spectrum(
     """Radially averaged power P_b = mean over channels and over the bins k of band b of |c_k|².
 
     ``c_k`` are the resolution-independent coefficients of ``grid_dft``. Default: one band per cycle per
-    unit up to e_B (``num_bands = ⌈e_B⌉``). Returns (power (B,), edges (B+1,)); empty bands are NaN.
+    unit up to e_B (``num_bands = ⌈e_B⌉``). Returns (power (B,), edges (B+1,)); empty bands are NaN, so the
+    first band [0, 1) of the default partition, which would hold DC alone, is NaN (DC is in no band).
 
     Example:
         >>> v = torch.arange(16) / 16

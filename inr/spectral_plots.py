@@ -41,10 +41,23 @@ def error_norm(*errors: np.ndarray) -> LogNorm:
     return LogNorm(vmin=min(lo, hi / 10), vmax=max(hi, lo * 10))
 
 
-def draw_heatmap(ax: Axes, steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, norm: LogNorm, title: str = ""):
-    """Band errors (E, B) as cells [e_b, e_{b+1}) × (step); NaN bands (no target energy) in grey."""
+def draw_heatmap(ax: Axes, steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, norm: LogNorm, title: str = "",
+                 dc: Optional[np.ndarray] = None):
+    """Band errors (E, B) as cells [e_b, e_{b+1}) × (step); NaN bands (no target energy) in grey.
+
+    ``dc`` (E,), the DC error, is drawn as a column of half a band's width left of |k| = 0, set apart by a
+    white line and labelled "DC": it belongs to no band (``inr.spectral``)."""
     cmap = colormaps["magma"].with_extremes(bad="0.75")
-    mesh = ax.pcolormesh(np.asarray(edges), cell_edges(steps), np.ma.masked_invalid(errors), norm=norm, cmap=cmap)
+    edges = np.asarray(edges, dtype=np.float64)
+    rows = cell_edges(steps)
+    mesh = ax.pcolormesh(edges, rows, np.ma.masked_invalid(errors), norm=norm, cmap=cmap)
+    if dc is not None and len(dc):
+        width = (edges[1] - edges[0]) / 2
+        column = np.ma.masked_invalid(np.asarray(dc, dtype=np.float64)[:, None])  # (E,) -> (E, 1)
+        ax.pcolormesh(np.array([-width, 0.0]), rows, column, norm=norm, cmap=cmap)
+        ax.axvline(0.0, color="white", linewidth=1.5)
+        ax.set_xlim(-width, edges[-1])
+        ax.text(-width / 2, rows[-1], "DC", ha="center", va="bottom", fontsize="small")
     ax.set_xlabel("radial frequency |k| (cycles per unit)")
     ax.set_ylabel("training step")
     if title:
@@ -59,10 +72,12 @@ def _single_axes(right: float = 0.97) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def heatmap_figure(steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, title: str = "") -> Figure:
-    """One history's heatmap with its colour bar."""
+def heatmap_figure(steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, title: str = "",
+                   dc: Optional[np.ndarray] = None) -> Figure:
+    """One history's heatmap with its colour bar (and its DC column when ``dc`` is given)."""
     fig, ax = _single_axes(right=0.86)
-    mesh = draw_heatmap(ax, steps, edges, np.asarray(errors), error_norm(np.asarray(errors)), title)
+    parts = [np.asarray(errors)] + ([np.asarray(dc)] if dc is not None else [])
+    mesh = draw_heatmap(ax, steps, edges, np.asarray(errors), error_norm(*parts), title, dc=dc)
     fig.colorbar(mesh, ax=ax, label=ERROR_LABEL, fraction=0.06, pad=0.02)
     return fig
 
@@ -86,15 +101,16 @@ def spectra_figure(edges: np.ndarray, spectra: Mapping[str, np.ndarray], title: 
 
 def comparison_figure(histories: Mapping[str, Mapping[str, np.ndarray]], title: Optional[str] = None) -> Figure:
     """Heatmaps of several runs side by side on one colour scale, and a last panel with each run's final
-    error per band. Each history holds ``steps`` (E,), ``edges`` (B+1,) and ``errors`` (E, B)."""
+    error per band. Each history holds ``steps`` (E,), ``edges`` (B+1,) and ``errors`` (E, B), and may hold
+    ``dc`` (E,): its DC column, and its final DC error as a point at |k| = 0 on the last panel."""
     names = list(histories)
     fig = Figure(figsize=(3.4 * (len(names) + 1) + 1, 3.8), layout="constrained")
     axes = fig.subplots(1, len(names) + 1, squeeze=False)[0]
-    norm = error_norm(*[np.asarray(h["errors"]) for h in histories.values()])
+    norm = error_norm(*[np.asarray(h[k]) for h in histories.values() for k in ("errors", "dc") if k in h])
     mesh = None
     for ax, name in zip(axes, names):
         h = histories[name]
-        mesh = draw_heatmap(ax, h["steps"], np.asarray(h["edges"]), np.asarray(h["errors"]), norm, name)
+        mesh = draw_heatmap(ax, h["steps"], np.asarray(h["edges"]), np.asarray(h["errors"]), norm, name, dc=h.get("dc"))
     for ax in axes[1 : len(names)]:
         ax.set_ylabel("")
     if mesh is not None:
@@ -103,9 +119,11 @@ def comparison_figure(histories: Mapping[str, Mapping[str, np.ndarray]], title: 
     for name in names:
         h = histories[name]
         edges = np.asarray(h["edges"])
-        last.semilogy((edges[1:] + edges[:-1]) / 2, np.asarray(h["errors"])[-1], marker=".", label=name)
+        line, = last.semilogy((edges[1:] + edges[:-1]) / 2, np.asarray(h["errors"])[-1], marker=".", label=name)
+        if h.get("dc") is not None and len(h["dc"]) and np.isfinite(h["dc"][-1]) and h["dc"][-1] > 0:
+            last.semilogy([0.0], [h["dc"][-1]], marker="s", linestyle="none", color=line.get_color())
     last.set_xlabel("radial frequency |k| (cycles per unit)")
-    last.set_title("final error per band")
+    last.set_title("final error per band (■ DC at |k| = 0)")
     last.legend(fontsize="small")
     if title:
         fig.suptitle(title)

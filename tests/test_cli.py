@@ -37,7 +37,7 @@ def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
     assert {"train/loss", "train/psnr_step", "train/psnr_epoch", "val/psnr", "val/ssim"} <= scalars
     assert {"images/reconstruction", "images/abs_error", "images/target"} <= images
     # the default config measures spectral bias every epoch and keeps its history in the run directory
-    assert {"spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/band_00"} <= scalars
+    assert {"spectral/rel_err/dc", "spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/band_02"} <= scalars
     assert "spectral/heatmap" in images
     assert (tmp_path / "image/version_0/spectral_history.npz").exists()
     losses = [e.value for e in acc.Scalars("train/loss")]

@@ -13,18 +13,17 @@ from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
 from inr.run.files import atomic_write
-from inr.spectral import (
-    BandPartition,
-    MaxFrequency,
-    grid_dft,
-    pooled_relative_error,
-    relative_error_from_energies,
-    resolve_max_frequency,
-)
+from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral_plots import heatmap_figure, spectra_figure
 
 SOURCES = ("auto", "train", "full")
-HISTORY_KEYS = ("epochs", "steps", "errors", "low", "high", "all", "prediction_power", "residual_power")
+HISTORY_KEYS = ("epochs", "steps", "errors", "dc", "low", "high", "all", "prediction_power", "residual_power")
+SCALAR_KEYS = ("dc", "low", "high", "all")
+
+
+def dc_bin(spectrum: Tensor) -> Tensor:
+    """The DC bin of every channel of a (C, *shape) spectrum -> (C,)."""
+    return spectrum.reshape(spectrum.shape[0], -1)[:, 0]  # (C, *shape) -> (C, numel); k = 0 is flat index 0
 
 
 def measurement_bytes(numel: int, channels: int) -> int:
@@ -38,8 +37,9 @@ class SpectralBiasCallback(L.Callback):
 
     Every ``every_n_epochs`` training epochs (and once when training ends) the callback takes the field on
     a regular grid of the task, computes the band errors (``inr.spectral``) and radial power spectra, and
-    logs ``spectral/rel_err/band_XX`` (bands without target energy are not logged), ``spectral/rel_err/low``
-    and ``/high`` (pooled over the lower and upper half of the bands) and ``/all``; every
+    logs ``spectral/rel_err/band_XX`` (bands without target energy are not logged), ``spectral/rel_err/dc``
+    (the mean colour's error, kept out of every band: ``inr.spectral``), ``/low`` and ``/high`` (pooled over
+    the lower and upper half of the bands) and ``/all`` (every band; none of the three includes DC); every
     ``figure_every_n_epochs`` epochs also the figures ``spectral/heatmap`` (steps × bands) and
     ``spectral/spectra``. The whole history is saved to ``<log_dir>/<filename>`` after each measurement.
 
@@ -182,21 +182,16 @@ class SpectralBiasCallback(L.Callback):
             target_hat = grid_dft(target)
             power = target_hat.abs().square()
             self._targets[key] = {"target": target, "hat": target_hat, "bands": bands, "spectrum": spectrum,
-                                  "energy": bands.sum(power), "power": spectrum.mean(power)}
+                                  "energy": bands.sum(power), "dc_energy": dc_bin(power).sum(), "power": spectrum.mean(power)}
         return self._targets[key]
 
     def _compute(self, pl_module: L.LightningModule, grid: str, shape: tuple, pred: Tensor) -> dict[str, Any]:
         t = self._target(pl_module, grid, shape)
         residual_hat = grid_dft(pred.to(t["target"].dtype) - t["target"])  # F[f − y], one FFT per measurement
         residual_power = residual_hat.abs().square()
-        residual = t["bands"].sum(residual_power)
-        energy = t["energy"]
-        half = (len(energy) + 1) // 2
+        summary = summarise_band_errors(t["bands"].sum(residual_power), t["energy"], dc_bin(residual_power).sum(), t["dc_energy"])
         return {
-            "errors": relative_error_from_energies(residual, energy),
-            "low": pooled_relative_error(residual[:half], energy[:half]),
-            "high": pooled_relative_error(residual[half:], energy[half:]) if len(energy) > 1 else torch.tensor(float("nan")),
-            "all": pooled_relative_error(residual, energy),
+            **summary,
             "prediction_power": t["spectrum"].mean((residual_hat + t["hat"]).abs().square()),  # F[f] = F[f − y] + F[y]
             "residual_power": t["spectrum"].mean(residual_power),
             "t": t,
@@ -215,13 +210,13 @@ class SpectralBiasCallback(L.Callback):
         h["steps"].append(int(step))
         for key in ("errors", "prediction_power", "residual_power"):
             h[key].append(r[key].double().cpu().tolist())
-        for key in ("low", "high", "all"):
+        for key in SCALAR_KEYS:
             h[key].append(float(r[key]))
 
     def _log_scalars(self, trainer: L.Trainer, step: int, r: dict[str, Any]) -> None:
         width = max(2, len(str(self.num_bands - 1)))
         metrics = {f"spectral/rel_err/band_{b:0{width}d}": e for b, e in enumerate(r["errors"].tolist()) if np.isfinite(e)}
-        metrics.update({f"spectral/rel_err/{k}": float(r[k]) for k in ("low", "high", "all") if np.isfinite(float(r[k]))})
+        metrics.update({f"spectral/rel_err/{k}": float(r[k]) for k in SCALAR_KEYS if np.isfinite(float(r[k]))})
         for logger in trainer.loggers:
             logger.log_metrics(metrics, step=step)
 
@@ -233,7 +228,8 @@ class SpectralBiasCallback(L.Callback):
         if not writers:
             return
         step = self._drawn_step = h["steps"][-1]
-        heat = heatmap_figure(h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)")
+        heat = heatmap_figure(h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)",
+                              dc=np.array(h["dc"]))
         spectra = {"target": h["target_power"], "prediction": h["prediction_power"][-1], "residual": h["residual_power"][-1]}
         spec = spectra_figure(np.array(h["spectrum_edges"]), spectra, f"radial power spectra, step {step}")
         for writer in writers:
@@ -242,7 +238,7 @@ class SpectralBiasCallback(L.Callback):
 
     # --- the history ----------------------------------------------------------------------------------
     def history_arrays(self) -> dict[str, np.ndarray]:
-        """The history as arrays: epochs (training epochs completed), steps (E,); errors (E, B); low/high/all (E,); edges (B+1,);
+        """The history as arrays: epochs (training epochs completed), steps (E,); errors (E, B); dc/low/high/all (E,); edges (B+1,);
         target_energy (B,); spectrum_edges (S+1,); target_power (S,); prediction/residual_power (E, S);
         grid (the grid's name) and shape."""
         h = self.history
@@ -267,4 +263,6 @@ class SpectralBiasCallback(L.Callback):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.history = {**self._empty_history(), **state_dict.get("history", {})}
+        if len(self.history["dc"]) < len(self.history["steps"]):  # a history saved before DC was kept apart
+            self.history["dc"] = [float("nan")] * len(self.history["steps"])
         self.skipped = bool(state_dict.get("skipped", False))

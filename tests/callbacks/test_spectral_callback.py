@@ -20,7 +20,7 @@ from inr.cli import cli_main
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
-from inr.spectral import band_relative_error
+from inr.spectral import band_relative_error, dc_relative_error, spectral_summary
 from inr.tasks import ImageFitting
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,20 +83,31 @@ def test_logs_tags_writes_history_and_learns(tmp_path):
     np.testing.assert_array_equal(h["epochs"], list(range(1, 13)) + [12])
     assert h["prediction_power"].shape == h["residual_power"].shape == (13, len(h["spectrum_edges"]) - 1)
 
-    # the callback agrees with the function on the final state
+    # the callback agrees with the functions on the final state, DC and pooled errors included
     pred = model.render(dm.train_shape)  # every_other on an even grid: the training grid is Grid(train_shape)
-    errors, edges = band_relative_error(pred, dm.values_grid(dm.train_index, dm.train_shape), num_bands=8)
+    target = dm.values_grid(dm.train_index, dm.train_shape)
+    errors, edges = band_relative_error(pred, target, num_bands=8)
     np.testing.assert_allclose(h["errors"][-1], errors.numpy(), rtol=1e-4)
     np.testing.assert_allclose(h["edges"], edges.numpy())
+    summary = spectral_summary(pred, target, num_bands=8)
+    for key in ("dc", "low", "high", "all"):
+        assert h[key].shape == (13,)
+        np.testing.assert_allclose(h[key][-1], float(summary[key]), rtol=1e-4)
+    np.testing.assert_allclose(h["dc"][-1], float(dc_relative_error(pred, target)), rtol=1e-4)
+    # bands of one cycle per unit: band 0 = [0, 1) would hold DC alone, which is kept apart
+    assert np.isnan(h["errors"][:, 0]).all() and np.isfinite(h["errors"][:, 1:]).all() and np.isfinite(h["dc"]).all()
 
-    # untrained vs trained: the error falls overall and in every band
+    # untrained vs trained: the error falls overall, at DC and in every band
     assert h["all"][-1] < 0.5 * h["all"][0], h["all"]
-    assert (h["errors"][-1] < h["errors"][0]).all(), h["errors"][[0, -1]]
+    assert h["dc"][-1] < h["dc"][0], h["dc"]
+    assert (h["errors"][-1, 1:] < h["errors"][0, 1:]).all(), h["errors"][[0, -1]]
 
     events = EventAccumulator(trainer.log_dir, size_guidance={"scalars": 0, "images": 0}).Reload()
     scalars, images = set(events.Tags()["scalars"]), set(events.Tags()["images"])
-    assert {f"spectral/rel_err/band_{b:02d}" for b in range(8)} <= scalars
-    assert {"spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/all"} <= scalars
+    assert {f"spectral/rel_err/band_{b:02d}" for b in range(1, 8)} <= scalars
+    assert "spectral/rel_err/band_00" not in scalars  # no target energy in it: not logged
+    assert {"spectral/rel_err/dc", "spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/all"} <= scalars
+    np.testing.assert_allclose([e.value for e in events.Scalars("spectral/rel_err/dc")], h["dc"], rtol=1e-6)
     assert {"spectral/heatmap", "spectral/spectra"} <= images
     logged = events.Scalars("spectral/rel_err/band_03")
     assert [e.step for e in logged] == list(h["steps"])

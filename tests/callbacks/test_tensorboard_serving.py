@@ -62,6 +62,7 @@ def test_tensorboard_serves_spectral_tags(tmp_path):
             _, err = server.communicate()
     assert tags, f"tensorboard never answered on port {port}: {err.decode()[-1500:]}"
     run = tags.get("serve/version_0", {})
-    expected = {f"spectral/rel_err/band_{b:02d}" for b in range(4)} | {"spectral/rel_err/low", "spectral/rel_err/high"}
+    # bands 1 cycle wide on the 8×8 training grid: band 0 = [0, 1) would hold DC alone, logged as "dc" instead
+    expected = {f"spectral/rel_err/band_{b:02d}" for b in range(1, 4)} | {f"spectral/rel_err/{k}" for k in ("dc", "low", "high")}
     assert expected <= set(run), tags
     assert server.returncode is not None
