@@ -1,13 +1,20 @@
-"""Text images as targets: random strings in random sizes and colours on white, drawn with Pillow's built-in
-font, like the text dataset of Tancik et al. 2020; ``TextImageDataModule`` serves one as a grid.
+"""Text images as targets, like the text set of Tancik et al. 2020: lines of random words in random fonts, sizes
+and colours on white; ``TextImageDataModule`` serves one as a grid.
+
+The fonts are the DejaVu faces that matplotlib ships (Sans, Serif, Sans Mono; regular and bold), so a clean
+machine renders the same images without downloading anything. Sizes are fractions of the image height and
+glyphs are drawn at ``SUPERSAMPLING`` times the size and box-filtered down, so one seed gives the same layout
+at every resolution, anti-aliased like a rendered page rather than a pixel font.
 
 Run ``python -m inr.data.text --out text.png [--size 512] [--seed 0]`` to write one to a PNG.
 """
 from __future__ import annotations
 
 import argparse
+import colorsys
 import random
 import string
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Union
 
@@ -19,33 +26,63 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.errors import InputError
 
-ALPHABET = string.ascii_letters + string.digits + ".,;:!?-'"
-# Font heights as fractions of the image side: at 512 px, 14–56 px text (small print to headline).
-FONT_FRACTION = (0.028, 0.11)
+ALPHABET = string.ascii_letters + string.digits
+FONT_FACES = (
+    "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf",
+    "DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf",
+)
+# Calibrated so that the CPU protocol (256², train on [::2, ::2], 300 steps) separates the mappings as the paper's
+# text set does at 512² (docs/spectral.md has the measurements): letter heights of 9–18 % of the image, so even
+# at 256² the thinnest strokes span about two training pixels; 3–5 lines with a gap of at least half a line.
+FONT_FRACTION = (0.09, 0.18)
+LINE_GAP = (0.5, 1.2)  # blank space between lines, in units of the line's font size
+# Colours: any hue, saturated, and dark enough to stand out from white (HSV value ≤ 0.85).
+SATURATION, VALUE = (0.5, 1.0), (0.15, 0.85)
+SUPERSAMPLING = 4  # glyphs rendered at 4× and box-filtered: coverage anti-aliasing at every target size
 
 
-def _font(pixels: int) -> ImageFont.ImageFont:
-    """Pillow's built-in font at ``pixels`` height (a scalable FreeType face since Pillow 10.1)."""
+@lru_cache(maxsize=None)
+def font_directory() -> Optional[Path]:
+    """Where matplotlib keeps its bundled TrueType fonts (None without matplotlib)."""
     try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - matplotlib is a dependency of the package
+        return None
+    return Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+
+
+@lru_cache(maxsize=256)
+def load_font(face: str, pixels: int) -> ImageFont.ImageFont:
+    """The TrueType face ``face`` at ``pixels`` size; Pillow's built-in face if it cannot be opened."""
+    directory = font_directory()
+    try:
+        if directory is None:
+            raise OSError("no font directory")
+        return ImageFont.truetype(str(directory / face), pixels)
+    except OSError:
         return ImageFont.load_default(size=pixels)
-    except (TypeError, ImportError, OSError):  # Pillow without FreeType: the fixed bitmap font only
-        return ImageFont.load_default()
 
 
 def random_line(rng: random.Random, length: int) -> str:
-    """A line of random words (2–9 characters each) drawn from ``ALPHABET``."""
+    """A line of random words (2–8 characters each) drawn from ``ALPHABET``, at least ``length`` characters."""
     words, total = [], 0
     while total < length:
-        word = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 9)))
+        word = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 8)))
         words.append(word)
         total += len(word) + 1
     return " ".join(words)
 
 
+def random_colour(rng: random.Random) -> tuple[int, int, int]:
+    """A saturated colour of random hue, dark enough to read on white, as 8-bit RGB."""
+    r, g, b = colorsys.hsv_to_rgb(rng.random(), rng.uniform(*SATURATION), rng.uniform(*VALUE))
+    return round(255 * r), round(255 * g), round(255 * b)
+
+
 def render_text_image(size: Union[int, tuple[int, int]] = 512, seed: int = 0) -> Tensor:
-    """A text image (H, W, 3) float32 in [0, 1]: lines of random strings on white, top to bottom, each with
-    a random font size (``FONT_FRACTION`` of the height), a random dark colour and a random left offset
-    (lines may run off the right edge). The same (size, seed) gives the same image for a given Pillow.
+    """A text image (H, W, 3) float32 in [0, 1]: lines of random words on white, top to bottom, each with a
+    random face (``FONT_FACES``), size (``FONT_FRACTION`` of the height), colour and left offset; lines may run
+    off the right edge. The same (size, seed) gives the same image for a given Pillow and matplotlib.
 
     Example:
         >>> img = render_text_image(64, seed=1)
@@ -56,17 +93,19 @@ def render_text_image(size: Union[int, tuple[int, int]] = 512, seed: int = 0) ->
     if min(height, width) < 8:
         raise InputError(f"text image size must be at least 8 pixels, got {height}×{width}")
     rng = random.Random(seed)
-    image = Image.new("RGB", (width, height), (255, 255, 255))
+    big_h, big_w = SUPERSAMPLING * height, SUPERSAMPLING * width
+    image = Image.new("RGB", (big_w, big_h), (255, 255, 255))
     draw = ImageDraw.Draw(image)
-    y = rng.uniform(0.0, 0.04) * height
-    while y < height:
-        pixels = max(6, round(rng.uniform(*FONT_FRACTION) * height))
-        # dark enough to read on white: every channel at most 180 of 255, at least one at most 90
-        colour = [rng.randint(0, 180) for _ in range(3)]
-        colour[rng.randrange(3)] = rng.randint(0, 90)
-        x = rng.uniform(-0.05, 0.25) * width
-        draw.text((x, y), random_line(rng, 2 * width // pixels + 2), font=_font(pixels), fill=tuple(colour))
-        y += pixels * rng.uniform(1.05, 1.6)
+    y = rng.uniform(0.0, 0.05) * big_h
+    while True:
+        pixels = max(SUPERSAMPLING * 4, round(rng.uniform(*FONT_FRACTION) * big_h))
+        if y + 0.8 * pixels > big_h:  # a line that would be cut off at the bottom is not started
+            break
+        font = load_font(rng.choice(FONT_FACES), pixels)
+        x = rng.uniform(-0.05, 0.15) * big_w
+        draw.text((x, y), random_line(rng, 2 * big_w // pixels + 2), font=font, fill=random_colour(rng))
+        y += pixels * (1.0 + rng.uniform(*LINE_GAP))
+    image = image.reduce(SUPERSAMPLING)  # box filter: each output pixel is the mean of a 4×4 block
     return torch.from_numpy(np.asarray(image, dtype=np.float32) / 255.0)  # (H, W, 3)
 
 
