@@ -1,12 +1,18 @@
 """The encoder comparison, run tiny through its real ``main(argv)``."""
 import json
+import math
 
 import numpy as np
 import pytest
 
 from inr.encoders import IdentityEncoding
 from inr.experiments import compare_encoders as ce
-from inr.experiments.compare_encoders import PAPER_SCALES, VARIANTS, Protocol, Variant, main
+from inr.experiments.compare_encoders import INSTANT_NGP_ADAM, VARIANTS, Protocol, Variant, build_model, main
+from inr.experiments.compare_report import COLUMNS
+from inr.networks.mlp import MLP
+
+MODELS = ["none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed"]
+BASELINE_ROWS = ["constant", "bilinear", "bicubic"]
 
 
 def test_paper_mappings():
@@ -17,39 +23,76 @@ def test_paper_mappings():
     assert (b[:128, 1] == 0).all() and (b[128:, 0] == 0).all()
     g = VARIANTS["gaussian"].encoder(p)
     assert g.out_dim == 512 and abs(float(g.b.std()) - 10.0) < 1.0
-    text = Protocol(kind="text")
-    assert VARIANTS["positional"].encoder(text).b.max() == pytest.approx(2**5 - 1)
-    assert VARIANTS["gaussian"].encoder(text).b.std() > VARIANTS["gaussian"].encoder(p).b.std()
-    assert [VARIANTS[n].lr for n in ("none", "basic", "positional", "gaussian")] == [1e-2, 1e-2, 1e-3, 1e-3]
-    assert set(PAPER_SCALES) == {"natural", "text"}
+
+
+def test_paper_network_and_optimisers():
+    model = build_model(VARIANTS["gaussian"], Protocol(kind="text"), 3)
+    assert isinstance(model.network, MLP) and model.network.init == "paper" and model.network.depth == 3
+    optimizer = model.configure_optimizers()
+    assert optimizer.defaults["lr"] == 1e-3
+    hashed = build_model(VARIANTS["hashgrid_hashed"], Protocol(), 3)
+    adam = hashed.configure_optimizers().defaults
+    assert (adam["lr"], tuple(adam["betas"]), adam["eps"]) == (1e-2, INSTANT_NGP_ADAM["betas"], INSTANT_NGP_ADAM["eps"])
+    # at 256² (finest level 128) T = 2^19 holds every level densely; T = 2^12 hashes the six finest
+    dense = build_model(VARIANTS["hashgrid"], Protocol(), 3).encoder
+    assert dense.dense_levels == 16 and hashed.encoder.dense_levels == 10
+    assert VARIANTS["hashgrid_hashed"].describe(Protocol(), hashed.encoder) == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
 
 
 def test_tiny_comparison_end_to_end(tmp_path, capsys):
     rows = main(["--image", "data/camera.png", "--resolution", "32", "--steps", "10", "--width", "32", "--out", str(tmp_path)])
     table = capsys.readouterr().out.strip().splitlines()
-    assert table[0].startswith("| encoder | train PSNR (dB) | test PSNR (dB) |")
-    assert [line.split("|")[1].strip() for line in table[2:]] == ["none", "basic", "positional", "gaussian", "siren", "hashgrid"]
-    for r in rows:
+    assert table[0].startswith("| row | setting | lr | train PSNR (dB) | test PSNR (dB) |")
+    assert "test Δ DC" in table[0] and len(table[0].split("|")) == len(COLUMNS) + 2
+    assert [line.split("|")[1].strip() for line in table[2:]] == MODELS + BASELINE_ROWS
+    models, baselines = rows[: len(MODELS)], rows[len(MODELS):]
+    for r in models:
         assert 5 < r["train_psnr"] < 60 and 5 < r["test_psnr"] < 60 and r["seconds"] > 0
         errors = np.array(r["history"]["errors"])
-        assert errors.shape == (2, 16)  # measured at step 9 (reused) and 10 (final)
+        assert errors.shape == (2, 16) and len(r["history"]["dc"]) == 2  # measured at step 9 (reused) and 10 (final)
+        assert 0 <= r["test_dc_error"] and 0 < r["test_low_error"] and 0 < r["test_high_error"]
+    # the training-grid errors of the table are the callback's last measurement
+    gaussian = models[3]
+    assert gaussian["encoder"] == "gaussian"
+    assert gaussian["lr"] == 1e-3 and models[0]["lr"] == 1e-2  # natural-image learning rates
+    for r in baselines:
+        assert r["kind"] == "baseline" and r["params"] == 0 and math.isnan(r["seconds"])
+    assert "| bicubic |" in table[-1] and "| ∞ |" in table[-1]  # interpolation reproduces the training pixels
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert [r["encoder"] for r in saved["rows"]] == ["none", "basic", "positional", "gaussian", "siren", "hashgrid"]
-    assert saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural"
+    assert [r["encoder"] for r in saved["rows"]] == MODELS + BASELINE_ROWS
+    assert saved["rows"][-1]["train_psnr"] is None  # ∞ written as null: the file stays strict JSON
+    assert saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
+    assert saved["paper_settings"]["lr"]["none"] == 1e-2
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
-    assert (tmp_path / "tb" / "gaussian" / "version_0" / "spectral_history.npz").is_file()
-    assert "| gaussian |" in (tmp_path / "results.md").read_text()
+    history = np.load(tmp_path / "tb" / "gaussian" / "version_0" / "spectral_history.npz")
+    np.testing.assert_allclose(history["low"][-1], gaussian["train_low_error"], rtol=1e-4)
+    np.testing.assert_allclose(history["high"][-1], gaussian["train_high_error"], rtol=1e-4)
+    results = (tmp_path / "results.md").read_text()
+    assert "| gaussian |" in results and "Table 1" in results and "19.32" in results
 
 
 def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
     # adding a variant is one entry in the table
     monkeypatch.setitem(VARIANTS, "identity_slow", Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-4))
-    rows = main(["--text", "--resolution", "24", "--steps", "3", "--width", "16", "--encoders", "gaussian,identity_slow",
+    rows = main(["--text", "--resolution", "24", "--steps", "3", "--width", "16", "--encoders", "none,identity_slow",
                  "--out", str(tmp_path)])
-    assert [r["encoder"] for r in rows] == ["gaussian", "identity_slow"]
-    assert json.loads((tmp_path / "results.json").read_text())["protocol"]["kind"] == "text"
+    assert [r["encoder"] for r in rows] == ["none", "identity_slow"] + BASELINE_ROWS
+    assert rows[0]["lr"] == 1e-3 and rows[1]["lr"] == 1e-4  # text: the paper's 1e-3 for no mapping
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["protocol"]["kind"] == "text" and saved["paper_settings"]["gaussian_sigma"] == 14
     assert (tmp_path / "text.png").is_file()
     assert "| identity_slow |" in capsys.readouterr().out
+
+
+def test_estimate_only_prints_the_expected_time_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    rows = main(["--text", "--paper", "--estimate-only", "--resolution", "32", "--width", "8", "--encoders", "gaussian,hashgrid",
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rows == [] and not out.exists()
+    line = [l for l in err.splitlines() if l.startswith("expected time:")]
+    assert len(line) == 1 and "2 rows × 2000 steps at 32²" in line[0] and "an estimate" in line[0]
+    assert "gaussian" in line[0] and "hashgrid" in line[0]
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
@@ -67,8 +110,9 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
 def test_protocol_from_arguments():
     cpu = ce.protocol_from_args(ce.parse_args([]))
     paper = ce.protocol_from_args(ce.parse_args(["--paper"]))
-    assert (cpu.resolution, cpu.steps, cpu.kind) == (256, 300, "natural")
+    assert (cpu.resolution, cpu.steps, cpu.kind, cpu.init) == (256, 300, "natural", "paper")
     assert (paper.resolution, paper.steps, paper.width, paper.depth) == (512, 2000, 256, 3)
     mixed = ce.protocol_from_args(ce.parse_args(["--paper", "--steps", "50", "--text"]))
     assert (mixed.resolution, mixed.steps, mixed.kind, mixed.gaussian_sigma) == (512, 50, "text", 14.0)
-    assert ce.parse_args([]).names == ["none", "basic", "positional", "gaussian", "siren", "hashgrid"]
+    assert ce.protocol_from_args(ce.parse_args(["--init", "torch"])).init == "torch"
+    assert ce.parse_args([]).names == MODELS

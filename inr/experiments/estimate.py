@@ -1,0 +1,65 @@
+"""How long a comparison will take: a few training steps of each row through the real Trainer, timed after
+a warm-up step, scaled to the full number of steps. An estimate, printed before a long (GPU) run starts."""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import lightning as L
+import torch
+
+# Steps timed per row after the warm-up step (which holds one-off costs: allocations, kernel selection).
+PROBE_STEPS = 5
+
+
+class StepTimer(L.Callback):
+    """Wall-clock time at the end of every training batch (device work finished first)."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+        if pl_module.device.type == "cuda":
+            torch.cuda.synchronize(pl_module.device)
+        self.times.append(time.perf_counter())
+
+
+def step_seconds(model: L.LightningModule, datamodule: L.LightningDataModule, probe_steps: int = PROBE_STEPS) -> float:
+    """Median seconds per training step of ``model`` on ``datamodule``, over ``probe_steps`` steps after one."""
+    timer = StepTimer()
+    trainer = L.Trainer(max_steps=probe_steps + 1, logger=False, callbacks=[timer], limit_val_batches=0,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, devices=1)
+    trainer.fit(model, datamodule=datamodule)
+    gaps = [b - a for a, b in zip(timer.times, timer.times[1:])]
+    return statistics.median(gaps)
+
+
+def estimate_seconds(factories: Mapping[str, Callable[[Any, int], L.LightningModule]], protocol: Any,
+                     make_data: Callable[[], Any], probe_steps: int = PROBE_STEPS) -> tuple[float, dict[str, float]]:
+    """Σ over rows of protocol.steps × the measured seconds per step; returns (total, per-step by row).
+
+    ``factories`` build each row's model from (protocol, out_channels); ``make_data`` a fresh DataModule.
+    """
+    per_step = {}
+    for name, factory in factories.items():
+        L.seed_everything(protocol.seed, verbose=False)
+        dm = make_data()
+        dm.setup("fit")
+        per_step[name] = step_seconds(factory(protocol, dm.out_channels), dm, probe_steps)
+    return sum(protocol.steps * s for s in per_step.values()), per_step
+
+
+def format_duration(seconds: float) -> str:
+    """12 s, 3.4 min or 1.2 h.
+
+    Example:
+        >>> format_duration(12.3), format_duration(204), format_duration(9000)
+        ('12 s', '3.4 min', '2.5 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
