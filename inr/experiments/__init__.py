@@ -1,7 +1,8 @@
 """One-command reproductions, each a module run with ``python -m inr.experiments.<name>``.
 
 - ``compare_encoders``: none / basic / positional / Gaussian (and any other row of its ``VARIANTS``) on an
-  image, with the spectral-bias heatmaps side by side.
+  image with the paper's settings (``paper_settings``), beside the interpolation baselines (``baselines``),
+  with the spectral-bias heatmaps side by side; ``compare_report`` writes its table, ``estimate`` times it.
 - ``ntk_1d``: the 1D NTK figures: kernel profiles and spectra of the encodings, and the training and test
   loss of a wide network under gradient descent against the kernel's closed-form prediction.
 - ``conv_bottlenecks``: gains, padding and upsampling of randomly initialised conv decoders, and per-band

@@ -4,19 +4,26 @@ network (constant mean colour, bilinear and bicubic interpolation), and the scor
 With the ``every_other`` split the training pixels sit at v = 2i/N and the held-out ones at (2i+1)/N, halfway
 between training pixels on both axes; interpolating the (N/2)² training image is the classical answer to
 the same question the networks answer, so every table of the comparison carries these rows.
+
+    python -m inr.experiments.baselines --image data/astronaut.png --image data/camera.png --text 0,1,2
+
+prints, per image, the share of its energy the training pixels cannot hold and the baselines' held-out PSNR.
 """
 from __future__ import annotations
 
+import argparse
 import math
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
 
-from inr.spectral import spectral_summary
+from inr.errors import InputError
+from inr.spectral import aliased_energy_fraction, spectral_summary
 
 
 def constant_mean(train: Tensor, shape: tuple[int, int]) -> Tensor:
@@ -104,3 +111,41 @@ def baseline_rows(dm: Any, num_bands: int = 16) -> list[dict[str, Any]]:
         row.update(score_prediction(predict(train, tuple(target.shape[1:])), target, dm, num_bands))
         rows.append(row)
     return rows
+
+
+def describe_image(dm: Any) -> dict[str, Any]:
+    """For a set-up every_other DataModule: the share of non-DC energy at or above the training grid's Nyquist
+    (``aliased_energy_fraction``) and each baseline's held-out PSNR."""
+    rows = baseline_rows(dm)
+    return {"image": dm.describe(), "above_nyquist": aliased_energy_fraction(dm.values_grid()),
+            **{f"{r['encoder']}_test_psnr": r["test_psnr"] for r in rows}}
+
+
+def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
+    from inr.data.image import ImageDataModule
+    from inr.data.text import TextImageDataModule
+
+    parser = argparse.ArgumentParser(prog="python -m inr.experiments.baselines", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--image", action="append", default=[], help="an image file (repeatable)")
+    parser.add_argument("--text", default="", help="comma-separated seeds of generated text images")
+    parser.add_argument("--resolution", type=int, default=256)
+    args = parser.parse_args(argv)
+    modules = [ImageDataModule(path=p, resolution=args.resolution, split="every_other") for p in args.image]
+    try:
+        modules += [TextImageDataModule(resolution=args.resolution, text_seed=int(s)) for s in args.text.split(",") if s.strip()]
+        print(f"| image ({args.resolution}²) | non-DC energy at or above the training Nyquist | " + " | ".join(f"{n} test PSNR (dB)" for n in BASELINES) + " |")
+        print("|---|---:|" + "---:|" * len(BASELINES))
+        out = []
+        for dm in modules:
+            dm.setup("fit")
+            out.append(describe_image(dm))
+            psnrs = " | ".join(f"{out[-1][f'{n}_test_psnr']:.2f}" for n in BASELINES)
+            print(f"| {out[-1]['image']} | {100 * out[-1]['above_nyquist']:.1f} % | {psnrs} |", flush=True)
+    except (InputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return out
+
+
+if __name__ == "__main__":
+    main()

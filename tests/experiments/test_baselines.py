@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from inr.data import ImageDataModule
-from inr.experiments.baselines import BASELINES, baseline_rows, constant_mean, interpolate_every_other, score_prediction
+from inr.experiments.baselines import BASELINES, baseline_rows, constant_mean, interpolate_every_other, main, score_prediction
 
 # Keys' cubic kernel, W(x) = (a+2)|x|³ − (a+3)|x|² + 1 on |x| ≤ 1 and a(|x|³ − 5|x|² + 8|x| − 4) on 1 < |x| < 2,
 # with PyTorch's a = −0.75, at the half-pixel offsets ±0.5 and ±1.5 of a held-out pixel from its neighbours
@@ -86,3 +86,15 @@ def test_refuses_other_splits():
     dm.setup("fit")
     with pytest.raises(ValueError, match="every_other"):
         baseline_rows(dm)
+
+
+def test_command_prints_share_and_baselines(tmp_path, capsys):
+    out = main(["--image", "data/camera.png", "--text", "0", "--resolution", "32"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 4 and "training Nyquist" in lines[0] and "| text image (seed 0) |" in lines[3]
+    assert [r["image"] for r in out] == ["data/camera.png", "text image (seed 0)"]
+    for r in out:
+        assert 0 < r["above_nyquist"] < 1 and r["constant_test_psnr"] < r["bicubic_test_psnr"]
+    with pytest.raises(SystemExit) as exc:
+        main(["--image", str(tmp_path / "missing.png")])
+    assert exc.value.code == 2 and "missing.png" in capsys.readouterr().err
