@@ -195,9 +195,10 @@ def plot_training(study, out: Path) -> None:
     fig = Figure(figsize=(10.5, 4.4), layout="constrained")
     axes = fig.subplots(1, 2)
     runs = study["runs"]
-    norm = error_norm(*[r["band_errors"].numpy() for r in runs.values()])
+    norm = error_norm(*[r[k].numpy() for r in runs.values() for k in ("band_errors", "dc_errors")])
     for ax, (name, r) in zip(axes, runs.items()):
-        mesh = draw_heatmap(ax, r["steps"].numpy(), r["band_edges"].numpy(), r["band_errors"].numpy(), norm, name)
+        mesh = draw_heatmap(ax, r["steps"].numpy(), r["band_edges"].numpy(), r["band_errors"].numpy(), norm, name,
+                            dc=r["dc_errors"].numpy())
     fig.colorbar(mesh, ax=axes, label="band relative error")
     fig.suptitle("one 64×64 grey image, one seed each, full-batch Adam")
     fig.savefig(out / "conv_training.png", dpi=110)
@@ -226,7 +227,8 @@ def print_table(sweeps, padding, upsampling, training) -> None:
     print("\n== training: first step each band's error < 0.5 (bands 1, 4, 8, 12, 16 of 16) ==")
     for name, r in training["runs"].items():
         first = first_below(r["band_errors"], r["steps"], 0.5)
-        print(f"{name:40s} {[float(first[i]) for i in (0, 3, 7, 11, 15)]}  final rel. error {float(r['rel_error'][-1]):.3f}")
+        print(f"{name:40s} {[float(first[i]) for i in (0, 3, 7, 11, 15)]}  final rel. error {float(r['rel_error'][-1]):.3f}, "
+              f"DC {float(r['dc_errors'][-1]):.3f}")
 
 
 def main(argv=None) -> None:

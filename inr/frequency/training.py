@@ -9,7 +9,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from inr.spectral import band_relative_error
+from inr.spectral import band_relative_error, dc_relative_error
 
 
 def modulate(x: Tensor, shift: int) -> Tensor:
@@ -51,12 +51,13 @@ def fit(
 
     Returns:
         ``steps`` (M,), ``rel_error`` (M,), ``band_errors`` (M, num_bands) from
-        ``inr.spectral.band_relative_error``, ``band_edges`` (num_bands + 1,), ``distance`` (M,) ‖θ_t − θ_0‖,
+        ``inr.spectral.band_relative_error`` (the DC bin in no band), ``dc_errors`` (M,) the mean's error
+        (``inr.spectral.dc_relative_error``), ``band_edges`` (num_bands + 1,), ``distance`` (M,) ‖θ_t − θ_0‖,
         and with a threshold ``hit_step`` and ``hit_distance`` (scalars).
     """
     theta0 = parameter_vector(net)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
-    record: dict[str, list] = {"steps": [], "rel_error": [], "band_errors": [], "distance": []}
+    record: dict[str, list] = {"steps": [], "rel_error": [], "band_errors": [], "dc_errors": [], "distance": []}
     edges = None
     norm = target.norm()
     for step in range(steps + 1):
@@ -67,6 +68,7 @@ def fit(
                 record["steps"].append(step)
                 record["rel_error"].append(float((pred - target).norm() / norm))
                 record["band_errors"].append(errors)
+                record["dc_errors"].append(dc_relative_error(pred.detach(), target))
                 record["distance"].append(float((parameter_vector(net) - theta0).norm()))
         if step == steps:
             break
@@ -78,6 +80,7 @@ def fit(
         "steps": torch.tensor(record["steps"]),
         "rel_error": torch.tensor(record["rel_error"]),
         "band_errors": torch.stack(record["band_errors"]),
+        "dc_errors": torch.stack(record["dc_errors"]),
         "band_edges": edges,
         "distance": torch.tensor(record["distance"]),
     }

@@ -1,6 +1,7 @@
 """Training probes: the modulated target's spectrum, the fit record, and copy energy after upsampling."""
 import math
 
+import pytest
 import torch
 
 from inr.frequency import copy_energy_fraction, copy_locations, signed_index
@@ -25,6 +26,11 @@ def test_fit_records_errors_distance_and_threshold():
     out = fit(net, lambda n: n(x)[0], target, steps=40, lr=1e-2, every=10, num_bands=4, threshold=0.9)
     assert out["steps"].tolist() == [0, 10, 20, 30, 40]
     assert out["band_errors"].shape == (5, 4) and out["band_edges"].shape == (5,)
+    # the DC error, kept out of the bands: |mean(f − y)| / |mean(y)| of the final field (measured after the last step)
+    with torch.no_grad():
+        final = net(x)[0]
+    assert out["dc_errors"].shape == (5,)
+    assert float(out["dc_errors"][-1]) == pytest.approx(float((final - target).mean().abs() / target.mean().abs()), rel=1e-4)
     assert out["distance"][0] == 0 and bool((out["distance"][1:] > 0).all())
     assert out["rel_error"][-1] < out["rel_error"][0]
     hit = float(out["hit_step"])
