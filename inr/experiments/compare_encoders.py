@@ -42,6 +42,7 @@ from inr.experiments.baselines import baseline_rows, score_prediction
 from inr.experiments.compare_report import markdown_table, paper_note
 from inr.experiments.estimate import estimate_seconds, format_duration
 from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
+from inr.experiments.threads import torch_threads
 from inr.networks import MLP, SIREN
 from inr.spectral_plots import comparison_figure
 from inr.tasks.base import NetworkFactory
@@ -214,12 +215,13 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP")
     parser.add_argument("--init", choices=("paper", "torch"), default="paper", help="initialisation of the MLP rows")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.names = [n.strip() for n in args.encoders.split(",") if n.strip()]
     unknown = [n for n in args.names if n not in VARIANTS]
     if unknown or not args.names:
         parser.error(f"--encoders: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}")
-    for key in ("resolution", "steps", "width"):
+    for key in ("resolution", "steps", "width", "threads"):
         if getattr(args, key) is not None and getattr(args, key) < (8 if key == "resolution" else 1):
             parser.error(f"--{key} is too small: {getattr(args, key)}")
     return args
@@ -243,6 +245,11 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """Run the comparison; print the Markdown table; return the rows (models with histories, then baselines)."""
     args = parse_args(argv)
+    with torch_threads(args.threads):
+        return compare(args)
+
+
+def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     protocol = protocol_from_args(args)
     out = Path(args.out)
     logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from inr.encoders import IdentityEncoding
 from inr.experiments import compare_encoders as ce
@@ -74,8 +75,10 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
 def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
     # adding a variant is one entry in the table
     monkeypatch.setitem(VARIANTS, "identity_slow", Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-4))
+    threads = torch.get_num_threads()
     rows = main(["--text", "--resolution", "24", "--steps", "3", "--width", "16", "--encoders", "none,identity_slow",
-                 "--out", str(tmp_path)])
+                 "--threads", "1", "--out", str(tmp_path)])
+    assert torch.get_num_threads() == threads  # --threads applies to the comparison only
     assert [r["encoder"] for r in rows] == ["none", "identity_slow"] + BASELINE_ROWS
     assert rows[0]["lr"] == 1e-3 and rows[1]["lr"] == 1e-4  # text: the paper's 1e-3 for no mapping
     saved = json.loads((tmp_path / "results.json").read_text())
