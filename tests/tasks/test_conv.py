@@ -27,7 +27,8 @@ def _fit(model, dm, steps):
 
 def test_trains_and_reads_the_decoded_image_at_the_split_pixels():
     torch.manual_seed(0)
-    model, dm = _model(), ImageDataModule(resolution=16, split="every_other")
+    # 32² -> a 16² training grid: band 0 of 4 holds |k| = 1 besides DC (on an 8² grid it holds DC alone, and DC is apart)
+    model, dm = _model(), ImageDataModule(resolution=32, split="every_other")
     _fit(model, dm, steps=30)
     assert model.code.shape == (1, 4, 4, 4)  # 16 / (2 · 2)
     image = model.render()
@@ -121,7 +122,8 @@ def test_spectral_callback_reuses_the_step_prediction(tmp_path):
     from inr.callbacks.spectral import SpectralBiasCallback
 
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=4, figure_every_n_epochs=0)
-    model, dm = _model(), ImageDataModule(resolution=16, split="every_other")
+    # 32² -> a 16² training grid: band 0 of 4 holds |k| = 1 besides DC (on an 8² grid it holds DC alone, and DC is apart)
+    model, dm = _model(), ImageDataModule(resolution=32, split="every_other")
     trainer = L.Trainer(max_steps=20, logger=False, enable_checkpointing=False, enable_progress_bar=False, limit_val_batches=0,
                         enable_model_summary=False, callbacks=[callback], default_root_dir=str(tmp_path))
     trainer.fit(model, datamodule=dm)
