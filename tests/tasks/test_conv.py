@@ -27,8 +27,7 @@ def _fit(model, dm, steps):
 
 def test_trains_and_reads_the_decoded_image_at_the_split_pixels():
     torch.manual_seed(0)
-    # 32² -> a 16² training grid: band 0 of 4 holds |k| = 1 besides DC (on an 8² grid it holds DC alone, and DC is apart)
-    model, dm = _model(), ImageDataModule(resolution=32, split="every_other")
+    model, dm = _model(), ImageDataModule(resolution=16, split="every_other")
     _fit(model, dm, steps=30)
     assert model.code.shape == (1, 4, 4, 4)  # 16 / (2 · 2)
     image = model.render()
