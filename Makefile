@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: train test setup clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# A CPU-tested matching pair; pip takes them from the local wheel cache when present.

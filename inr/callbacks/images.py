@@ -1,12 +1,16 @@
-"""``ImageLogger``: renders the field and logs reconstruction and absolute error to TensorBoard."""
+"""``ImageLogger``: renders the field and logs reconstruction and absolute error (any logger, and PNG files)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 import lightning as L
 import torch
 from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
+
+from inr.callbacks.media import MEDIA_DIR, log_image
+from inr.export.video import require_pyav, write_video
+from inr.run.resume import run_dir
 
 
 def grid_views(grid: Tensor) -> dict[str, Tensor]:
@@ -24,10 +28,25 @@ def grid_views(grid: Tensor) -> dict[str, Tensor]:
 
 class ImageLogger(L.Callback):
     """Every ``every_n_epochs`` epochs: ``images/reconstruction``, ``images/abs_error`` (error scaled by
-    ``error_gain`` and clipped to [0, 1]) and, once, ``images/target``. Rank 0 only, no grad, eval mode."""
+    ``error_gain`` and clipped to [0, 1]) and, once, ``images/target``, to every logger that shows images and
+    as PNG files under ``<run>/media/`` (``inr.callbacks.media``). Rank 0 only, no grad, eval mode.
 
-    def __init__(self, every_n_epochs: int = 10, error_gain: float = 4.0, resolution: Optional[list[int]] = None) -> None:
+    Args:
+        every_n_epochs: log every this many training epochs (and when training ends).
+        error_gain: factor on |f − y| in the error image.
+        resolution: render at this grid shape instead of the data's (the error and target are then not logged).
+        video: ``mp4`` | ``webm`` | ``gif``: when training ends, also write the reconstruction of a 3-D grid as
+            a video along its first axis (the frames of a video run, a sweep through the slices of a volume
+            run) to ``<run>/media/reconstruction.<video>``; MP4 and WebM need the ``video`` extra.
+        fps: frames per second of that video.
+    """
+
+    def __init__(self, every_n_epochs: int = 10, error_gain: float = 4.0, resolution: Optional[list[int]] = None,
+                 video: Optional[Literal["mp4", "webm", "gif"]] = None, fps: float = 8.0) -> None:
+        if video in ("mp4", "webm"):
+            require_pyav(f"ImageLogger.video {video}")  # refused with the config, before training
         self.every_n_epochs, self.error_gain, self.resolution = every_n_epochs, error_gain, resolution
+        self.video, self.fps = video, fps
         self._target_logged = False
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
@@ -36,14 +55,14 @@ class ImageLogger(L.Callback):
             self.log_images(trainer, pl_module)
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self.log_images(trainer, pl_module)
+        pred = self.log_images(trainer, pl_module)
+        if self.video is not None and pred is not None and pred.ndim == 4:
+            self.write_video(trainer, pred)
 
     @rank_zero_only
     @torch.no_grad()
-    def log_images(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        writer = getattr(trainer.logger, "experiment", None)
-        if writer is None or not hasattr(writer, "add_image"):
-            return
+    def log_images(self, trainer: L.Trainer, pl_module: L.LightningModule) -> Optional[Tensor]:
+        """Render, log the views; returns the render (C, *shape) on the CPU."""
         was_training = pl_module.training
         pl_module.eval()
         try:
@@ -60,5 +79,11 @@ class ImageLogger(L.Callback):
                 self._target_logged = True
         for name, images in views.items():
             for suffix, image in images.items():
-                tag = f"images/{name}" + (f"/{suffix}" if suffix else "")
-                writer.add_image(tag, image.float().cpu(), step)
+                log_image(trainer, f"images/{name}" + (f"/{suffix}" if suffix else ""), image, step)
+        return pred.cpu()
+
+    @rank_zero_only
+    def write_video(self, trainer: L.Trainer, pred: Tensor) -> None:
+        channels = pred if pred.shape[0] in (1, 3) else pred[:1]
+        frames = channels.clamp(0, 1).permute(1, 2, 3, 0)  # (C, T, H, W) -> (T, H, W, C)
+        write_video(run_dir(trainer) / MEDIA_DIR / f"reconstruction.{self.video}", frames, fps=self.fps)

@@ -10,6 +10,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
+from inr.callbacks.media import log_figure, log_image
 from inr.data.grid import Grid
 from inr.ntk import empirical_ntk, predict_gd_mse, top_eigenvalues
 
@@ -176,12 +177,10 @@ class NTKCallback(L.Callback):
         self.last = metrics
         if trainer.logger is not None:
             trainer.logger.log_metrics(metrics, step=trainer.global_step)
-        writer = getattr(trainer.logger, "experiment", None)
-        if image is not None and writer is not None:
-            if isinstance(image, Tensor) and hasattr(writer, "add_image"):
-                writer.add_image("ntk/kernel_slice", image, trainer.global_step)
-            elif not isinstance(image, Tensor) and hasattr(writer, "add_figure"):
-                writer.add_figure("ntk/kernel_slice", image, trainer.global_step)
+        if isinstance(image, Tensor):
+            log_image(trainer, "ntk/kernel_slice", image, trainer.global_step)
+        elif image is not None:
+            log_figure(trainer, "ntk/kernel_slice", image, trainer.global_step)
 
     def _slice(self, pl_module: L.LightningModule) -> Any:
         """Θ_t(x_c, ·) on the slice plane: a (1, h, w) image in [0, 1], or a figure for 1D grids."""

@@ -1,5 +1,6 @@
 """``SpectralBiasCallback``: the residual's relative error per radial frequency band during training, logged
-to TensorBoard and kept as ``spectral_history.npz`` in the run directory."""
+to the run's loggers (figures also as PNG files: ``inr.callbacks.media``) and kept as ``spectral_history.npz``
+in the run directory."""
 from __future__ import annotations
 
 import os
@@ -8,10 +9,10 @@ from typing import Any, Literal, Optional, Union
 import lightning as L
 import numpy as np
 import torch
-from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
+from inr.callbacks.media import log_figure
 from inr.run.files import atomic_write
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral_plots import heatmap_figure, spectra_figure
@@ -224,17 +225,13 @@ class SpectralBiasCallback(L.Callback):
         h = self.history
         if not h["steps"]:
             return
-        writers = [lg.experiment for lg in trainer.loggers if isinstance(lg, TensorBoardLogger)]
-        if not writers:
-            return
         step = self._drawn_step = h["steps"][-1]
         heat = heatmap_figure(h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)",
                               dc=np.array(h["dc"]))
         spectra = {"target": h["target_power"], "prediction": h["prediction_power"][-1], "residual": h["residual_power"][-1]}
         spec = spectra_figure(np.array(h["spectrum_edges"]), spectra, f"radial power spectra, step {step}")
-        for writer in writers:
-            writer.add_figure("spectral/heatmap", heat, step, close=False)
-            writer.add_figure("spectral/spectra", spec, step, close=False)
+        log_figure(trainer, "spectral/heatmap", heat, step)
+        log_figure(trainer, "spectral/spectra", spec, step)
 
     # --- the history ----------------------------------------------------------------------------------
     def history_arrays(self) -> dict[str, np.ndarray]:

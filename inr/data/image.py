@@ -20,9 +20,10 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
+from inr.resources import DATA_DIR
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
-DEFAULT_IMAGE = Path(__file__).resolve().parents[2] / "data" / "astronaut.png"
+DEFAULT_IMAGE = DATA_DIR / "astronaut.png"
 CONSTANT_TOLERANCE = 1e-6  # below a 16-bit quantisation step, 1 / 65535 ≈ 1.5e-5
 
 

@@ -1,22 +1,22 @@
-"""Where data files are looked for: as given, then relative to the project root (where ``data/`` lies)."""
+"""Where data files are looked for: as given, then relative to the folder that ships ``data/`` (the
+repository root of a checkout, or its copy inside an installed package: ``inr.resources``)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Union
 
 from inr.errors import InputError
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from inr.resources import SHIPPED_ROOT
 
 
 def resolve_data_path(path: Union[str, Path]) -> Path:
-    """``path`` if it exists (or is absolute), else ``PROJECT_ROOT / path`` when that exists, else ``path``
+    """``path`` if it exists (or is absolute), else ``SHIPPED_ROOT / path`` when that exists, else ``path``
     unchanged (so the reader reports it as missing), letting configs say ``data/astronaut.png`` from any
-    working directory."""
+    working directory, in a checkout or an installed package."""
     path = Path(path)
     if path.exists() or path.is_absolute():
         return path
-    candidate = PROJECT_ROOT / path
+    candidate = SHIPPED_ROOT / path
     return candidate if candidate.exists() else path
 
 

@@ -1,4 +1,5 @@
-"""Video as a target: frames of an animated GIF or an image sequence on a (t, y, x) grid, ``VideoDataModule``.
+"""Video as a target: frames of a video file (GIF; MP4, WebM, ... with the ``video`` extra) or an image
+sequence on a (t, y, x) grid, ``VideoDataModule``.
 
 Frame f of T, pixel (row, col) of H×W sits at v = (f/T, row/H, col/W) (the core grid convention), so time
 is just a third axis and the 3D grid machinery (lazy coordinates, chunked renders, the central-slice
@@ -24,8 +25,9 @@ from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
 from inr.errors import InputError
+from inr.export.video import EXTRA_HINT, READABLE, read_video
 
-VIDEO_EXTENSIONS = (".gif",)
+VIDEO_EXTENSIONS = (".gif", *READABLE)
 
 
 def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
@@ -34,7 +36,7 @@ def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
     GIF encoders usually merge consecutive identical frames, so T counts distinct frames.
     """
     path = Path(path)
-    check_file(path, VIDEO_EXTENSIONS, "video", "use .gif or a folder of images")
+    check_file(path, (".gif",), "video", "use .gif or a folder of images")
     try:
         frames = np.asarray(iio.imread(path, index=None))  # (T, H, W[, C])
     except Exception as exc:  # imageio raises many types for undecodable files
@@ -42,6 +44,15 @@ def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
     if frames.ndim == 3:
         frames = frames[..., None]
     unit = to_unit_float(frames, str(path))
+    return torch.from_numpy(np.stack([convert_channels(f, channels, str(path)) for f in unit]))
+
+
+def read_movie(path: Union[str, Path], channels: str = "rgb", max_frames: Optional[int] = None) -> Tensor:
+    """The first ``max_frames`` frames (all when None) of an MP4/WebM/MOV/MKV/AVI file as float32
+    (T, H, W, C) in [0, 1]; needs the ``video`` extra (PyAV)."""
+    path = Path(path)
+    check_file(path, READABLE, "video", f"use one of {', '.join(VIDEO_EXTENSIONS)} or a folder of images")
+    unit = to_unit_float(read_video(path, max_frames), str(path))  # (T, H, W, 3) uint8 -> [0, 1]
     return torch.from_numpy(np.stack([convert_channels(f, channels, str(path)) for f in unit]))
 
 
@@ -86,8 +97,9 @@ class VideoDataModule(GridDataModule):
     """A clip as a (T, H, W) grid of colours: an animated GIF, an image sequence, or the built-in pan.
 
     Args:
-        path: a ``.gif``, a folder of images, or a glob pattern such as ``frames/*.png``; ``None``: the
-            built-in pan over ``data/astronaut.png`` (see ``pan_clip``).
+        path: a ``.gif``, an ``.mp4``/``.webm``/``.mov``/``.mkv``/``.avi`` (with the ``video`` extra), a
+            folder of images, or a glob pattern such as ``frames/*.png``; ``None``: the built-in pan over
+            ``data/astronaut.png`` (see ``pan_clip``). Only the frames kept are decoded.
         resolution: frame size: ``None`` (native), an int r (centre square crop, then r×r) or [h, w].
         frames: most frames to keep (after ``frame_stride``); for the built-in clip, how many to make.
         frame_stride: keep every ``frame_stride``-th frame.
@@ -133,13 +145,16 @@ class VideoDataModule(GridDataModule):
             clip = pan_clip(self.frames)
             return convert_channels_clip(clip, self.channels, self.describe())
         path = Path(self.path)
-        if path.suffix.lower() in VIDEO_EXTENSIONS:
+        if path.suffix.lower() == ".gif":
             return read_gif(path, self.channels)
+        if path.suffix.lower() in READABLE:
+            return read_movie(path, self.channels, self.frames * self.frame_stride if self.frames is not None else None)
         if path.is_dir() or any(c in str(path) for c in "*?["):
             return read_sequence(path, self.channels)
         if path.suffix and not path.exists():
             raise InputError(f"{path}: file not found")
-        raise InputError(f"{path}: unsupported video source {path.suffix!r}; use a .gif, a folder of images or a glob pattern")
+        raise InputError(f"{path}: unsupported video source {path.suffix!r}; use one of {', '.join(VIDEO_EXTENSIONS)} "
+                         f"({EXTRA_HINT} for all but .gif), a folder of images or a glob pattern")
 
     def load_values(self) -> Tensor:
         clip = self._read()[:: self.frame_stride]

@@ -109,7 +109,9 @@ def plan_resume(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optiona
     return plan
 
 
-def _plan_last(trainer: L.Trainer, model: L.LightningModule) -> ResumePlan:
+def _newest_readable(trainer: L.Trainer, model: L.LightningModule, verb: str) -> ResumePlan:
+    """The newest checkpoint under the logger's root that reads back and fits ``model``; a note names the
+    unreadable newer ones passed over (``verb``: what is done with the one chosen)."""
     root = logger_root(trainer)
     candidates = newest_first(checkpoints_under(root))
     if not candidates:
@@ -123,12 +125,34 @@ def _plan_last(trainer: L.Trainer, model: L.LightningModule) -> ResumePlan:
             continue
         check_matches_model(checkpoint, model, path)
         plan = ResumePlan(str(path), step=checkpoint_step(checkpoint))
-        plan.in_place = continue_in(trainer, path.parent.parent)
         if skipped:
             more = f" (and {len(skipped) - 1} more unreadable)" if len(skipped) > 1 else ""
-            plan.notes.append(f"{skipped[0]}{more}; resuming from {path} (step {plan.step}), the newest readable checkpoint")
+            plan.notes.append(f"{skipped[0]}{more}; {verb} {path} (step {plan.step}), the newest readable checkpoint")
         return plan
     raise CheckpointError(f"ckpt_path last: no readable checkpoint under {root}; the newest: {skipped[0]}")
+
+
+def _plan_last(trainer: L.Trainer, model: L.LightningModule) -> ResumePlan:
+    plan = _newest_readable(trainer, model, "resuming from")
+    plan.in_place = continue_in(trainer, Path(plan.checkpoint).parent.parent)
+    return plan
+
+
+def plan_evaluation(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optional[str], command: str) -> ResumePlan:
+    """The checkpoint ``validate``/``test``/``predict`` read: ``last`` (the newest readable one under the
+    logger's root, as for a resume) or a path, which must read back and fit ``model``. The command writes
+    into a new run directory of the logger, like a new run, never into the checkpoint's."""
+    if ckpt_path is None:
+        raise InputError(f"{command} needs --ckpt_path: a checkpoint file, or 'last' for the newest under {logger_root(trainer)}")
+    if ckpt_path == "last":
+        plan = _newest_readable(trainer, model, f"{command} reads")
+    else:
+        checkpoint = read_checkpoint(ckpt_path)
+        check_matches_model(checkpoint, model, ckpt_path)
+        plan = ResumePlan(str(ckpt_path), step=checkpoint_step(checkpoint))
+    if holds_a_run(run_dir(trainer)):
+        raise InputError(f"{run_dir(trainer)} already holds a run; choose another trainer.logger version")
+    return plan
 
 
 def next_resume_config(directory: Path) -> Path:

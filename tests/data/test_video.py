@@ -70,7 +70,8 @@ def test_builtin_pan_moves_the_window_over_the_photograph():
     [
         (lambda p: (p / "e.gif").write_bytes(b""), "e.gif", "file is empty"),
         (lambda p: (p / "e.gif").write_bytes(b"GIF89a broken"), "e.gif", "not a readable GIF"),
-        (lambda p: (p / "e.mp4").write_bytes(b"x"), "e.mp4", "unsupported video source"),
+        (lambda p: (p / "e.mp4").write_bytes(b"x"), "e.mp4", "not a readable video"),
+        (lambda p: (p / "e.mpg").write_bytes(b"x"), "e.mpg", "unsupported video source"),
         (lambda p: iio.imwrite(p / "e.gif", _frames(1)), "e.gif", "at least 2"),
         (lambda p: None, "missing.gif", "file not found"),
         (lambda p: None, "nothing_*.png", "no image files"),

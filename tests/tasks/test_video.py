@@ -56,13 +56,15 @@ def test_builtin_clip_trains_and_improves_with_steps(tmp_path):
     "extra, message",
     [
         (["--data.init_args.path", "{tmp}/empty.gif"], "file is empty"),
-        (["--data.init_args.path", "{tmp}/clip.mp4"], "unsupported video source"),
+        (["--data.init_args.path", "{tmp}/clip.mp4"], "clip.mp4: not a readable video"),
+        (["--data.init_args.path", "{tmp}/clip.mpg"], "unsupported video source"),
         (["--data.init_args.frames", "1"], "data.frames must be ≥ 2"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, extra, message):
     (tmp_path / "empty.gif").write_bytes(b"")
     (tmp_path / "clip.mp4").write_bytes(b"x")
+    (tmp_path / "clip.mpg").write_bytes(b"x")
     with pytest.raises(SystemExit) as exc:
         run(tmp_path, *[a.format(tmp=tmp_path) for a in extra])
     assert exc.value.code == 2

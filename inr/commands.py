@@ -1,0 +1,37 @@
+"""The console commands an installed package puts on PATH (pyproject.toml ``[project.scripts]``).
+
+    inr-train [fit|validate|test|predict] --config image.yaml ...   # = python train.py ...
+    inr-mesh --ckpt last.ckpt --out mesh.ply                        # = python -m inr.export.mesh ...
+    inr-compare --image data/astronaut.png                          # = python -m inr.experiments.compare_encoders
+
+Each runs its tool's ``main`` and returns None, so the command exits 0 when the tool returns (the tools
+raise ``SystemExit`` with their own codes otherwise: README "Reliability").
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+
+def program_name(command: str, fallback: str) -> str:
+    """How the user started this tool, for usage and advice lines: ``command`` when run as that console
+    script, else ``fallback`` (``python train.py``, ``python -m ...``)."""
+    return command if os.path.basename(sys.argv[0]) == command else fallback
+
+
+def train() -> None:
+    from inr.cli import cli_main
+
+    cli_main()
+
+
+def mesh() -> None:
+    from inr.export.mesh import main
+
+    main()
+
+
+def compare() -> None:
+    from inr.experiments.compare_encoders import main
+
+    main()
