@@ -1,4 +1,10 @@
-"""The command line: a LightningCLI over any task and DataModule, with one-line errors, safe resumes and a summary.
+"""The command line, ``inr-train`` or ``python train.py``: LightningCLI's subcommands over any task and
+DataModule, with one-line errors, safe resumes and a summary line.
+
+    inr-train --config image.yaml                                   # fit, the default subcommand
+    inr-train validate --config image.yaml --ckpt_path last         # val/... of the newest checkpoint
+    inr-train test --config image.yaml --ckpt_path runs/image/version_0/checkpoints/last.ckpt
+    inr-train predict --config image.yaml --ckpt_path last --scale 4   # the field as files, 4× the grid
 
 Exit codes (``inr.errors``): 0 done; 1 stopped by its environment (disk full, out of memory) or by a bug;
 2 bad input, nothing trained; 3 the loss diverged; 130 / 143 stopped by Ctrl-C / SIGTERM with a checkpoint
@@ -7,45 +13,58 @@ saved. Everything but a bug ends with one line on stderr saying what happened an
 from __future__ import annotations
 
 import re
-import shlex
-import shutil
 import sys
-import time
 import warnings
 from argparse import ArgumentError
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional, Union
 
 import torch
-from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningCLI
-from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from inr.callbacks.guards import TrainingDiverged
+from inr.commands import program_name
 from inr.data.module import GridDataModule
-from inr.errors import EXIT_DIVERGED, EXIT_FAILED, EXIT_INPUT, InputError
-from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
+from inr.errors import EXIT_DIVERGED, InputError
+from inr.resources import CONFIG_DIR
 from inr.run.config_loader import PARSER_MODE
-from inr.run.lock import LOCK_NAME, RunLock
-from inr.run.preflight import check_unique_callbacks, preflight
-from inr.run.resume import ResumePlan, RunConfigRecorder, plan_resume, run_dir
-from inr.run.signals import GracefulStop, RunInterrupted
+from inr.run.preflight import check_unique_callbacks
+from inr.run.resume import RunConfigRecorder
+from inr.run.session import SUBCOMMANDS, Session
+from inr.run.signals import RunInterrupted
 from inr.tasks.base import INRModule
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 DEFAULT_CONFIG = "image.yaml"
+DESCRIPTION = (
+    "Train (fit, the default), score (validate, test) or render (predict) an implicit neural representation. "
+    "Subcommands: fit | validate | test | predict, given first; validate/test/predict need --ckpt_path."
+)
 
-# train.py always passes its (resolved) argv explicitly
+# the CLI always passes its (resolved) argv explicitly
 warnings.filterwarnings("ignore", message=".*LightningCLI's args parameter is intended.*")
 # a resumed run writes into its own checkpoint directory on purpose
 warnings.filterwarnings("ignore", message=".*Checkpoint directory .* exists and is not empty.*")
 
 
+def split_subcommand(args: list[str]) -> tuple[str, list[str]]:
+    """``[fit|validate|test|predict] rest...`` -> (subcommand, rest); without one, ``fit``, so that every
+    command line of the fit-only CLI keeps its meaning.
+
+    Example:
+        >>> split_subcommand(["predict", "--ckpt_path", "last"]), split_subcommand(["--config", "image.yaml"])
+        (('predict', ['--ckpt_path', 'last']), ('fit', ['--config', 'image.yaml']))
+    """
+    if args and args[0] in SUBCOMMANDS:
+        return args[0], list(args[1:])
+    return "fit", list(args)
+
+
 def resolve_config_names(args: list[str]) -> list[str]:
     """``--config NAME`` where NAME is not a file but ``configs/NAME`` is -> that path; no config and no
-    model given -> the default config."""
+    model given -> the default config. ``configs/`` is the checkout's or the installed package's
+    (``inr.resources``), so a bare name works from any directory."""
     out = list(args)
     for i, arg in enumerate(out):
         if arg == "--config" and i + 1 < len(out):
@@ -94,12 +113,20 @@ def condense_config_error(text: str) -> str:
 
 
 class INRCLI(LightningCLI):
-    """LightningCLI with the model's output width linked to the data, a ``--ckpt_path`` to resume from and the
-    run's ``checkpoint`` section (a ModelCheckpoint always present, configurable like any class)."""
+    """LightningCLI with the model's output width linked to the data, a ``--ckpt_path`` and the run's
+    ``checkpoint`` section (a ModelCheckpoint always present, configurable like any class); ``predict``
+    adds its output options. One parser per subcommand (``command``), each parsed as a single command."""
+
+    def __init__(self, *args, command: str = "fit", **kwargs) -> None:
+        self.command = command
+        super().__init__(*args, **kwargs)
 
     def add_arguments_to_parser(self, parser) -> None:
         parser.link_arguments("data.out_channels", "model.init_args.out_channels", apply_on="instantiate")
-        parser.add_argument("--ckpt_path", type=Optional[str], default=None, help="checkpoint to resume from, or 'last'")
+        what = "checkpoint to resume from" if self.command == "fit" else f"checkpoint to {self.command} (required)"
+        parser.add_argument("--ckpt_path", type=Optional[str], default=None, help=f"{what}, or 'last' for the newest")
+        if self.command == "predict":
+            add_predict_arguments(parser)
         # last.ckpt and the newest epoch=…-step=….ckpt at the end of every training epoch (not only at validation
         # epochs); --checkpoint.every_n_epochs / --checkpoint.every_n_train_steps change the cadence. No version
         # counter: a resumed or copied run refreshes its last.ckpt instead of writing last-v1.ckpt beside it.
@@ -122,7 +149,18 @@ class INRCLI(LightningCLI):
             parser.callback_keys = saved_keys
 
 
-def build_cli(args: list[str]) -> INRCLI:
+def add_predict_arguments(parser) -> None:
+    """The options of ``predict`` (the files: ``inr.export.render``)."""
+    parser.add_argument("--out", type=Optional[str], default=None, help="folder of the files (default: <run dir>/predictions)")
+    parser.add_argument("--shape", type=Optional[list[int]], default=None, help="render grid, one size per axis of the data's grid")
+    parser.add_argument("--scale", type=Optional[float], default=None, help="render grid = the data's grid × scale (default 1)")
+    parser.add_argument("--video", type=Literal["auto", "mp4", "webm", "gif", "none"], default="auto",
+                        help="video of a 3-D grid (video frames, volume slices); auto: mp4 with the video extra")
+    parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
+
+
+def build_cli(args: list[str], command: str = "fit") -> INRCLI:
+    """The parsed and instantiated CLI of ``command`` (run=False: the Session calls the Trainer)."""
     return INRCLI(
         INRModule,
         GridDataModule,
@@ -130,159 +168,20 @@ def build_cli(args: list[str]) -> INRCLI:
         subclass_mode_data=True,
         run=False,
         args=args,
+        command=command,
         save_config_callback=RunConfigRecorder,
-        parser_kwargs={"exit_on_error": False, "parser_mode": PARSER_MODE},
+        parser_kwargs={"exit_on_error": False, "parser_mode": PARSER_MODE, "description": DESCRIPTION},
     )
 
 
-@rank_zero_only
-def print_summary(cli: INRCLI, seconds: float) -> None:
-    metrics = cli.model.evaluate()
-    parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
-    print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {cli.trainer.global_step} | logs {run_dir(cli.trainer)}", flush=True)
-
-
-@rank_zero_only
-def say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def resume_command(args: list[str], checkpoint: str) -> str:
-    """The command that resumes from ``checkpoint``: this one's arguments with its ``--ckpt_path`` replaced."""
-    kept, skip = [], False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg == "--ckpt_path":
-            skip = True
-        elif not arg.startswith("--ckpt_path="):
-            kept.append(arg)
-    return shlex.join(["python", "train.py", *kept, "--ckpt_path", checkpoint])
-
-
-def install_atomic_checkpoints(cli: INRCLI) -> None:
-    """Checkpoints are written atomically and read as data only, unless a config chose its own CheckpointIO."""
-    strategy = cli.trainer.strategy
-    if type(strategy.checkpoint_io) is TorchCheckpointIO:
-        strategy.checkpoint_io = AtomicCheckpointIO()
-
-
-class Session:
-    """One command: the CLI, the resume plan, the run's lock and the signal handling, and how it ends."""
-
-    def __init__(self, args: list[str]) -> None:
-        self.args = args
-        self.cli: Optional[INRCLI] = None
-        self.plan = ResumePlan()
-        self.lock: Optional[RunLock] = None
-        self.stop = GracefulStop()
-        self.fitting = self.trained = self.created_run_dir = False
-
-    def run(self) -> Optional[INRCLI]:
-        self.stop.install()
-        self.cli = cli = build_cli(resolve_config_names(self.args))
-        if cli.config.get("print_config"):
-            return cli
-        trainer = cli.trainer
-        install_atomic_checkpoints(cli)
-        trainer.callbacks.append(self.stop)
-        preflight(trainer, cli.model, cli.datamodule)
-        self.plan = plan_resume(trainer, cli.model, cli.config.get("ckpt_path"))
-        for callback in trainer.callbacks:
-            if isinstance(callback, RunConfigRecorder):
-                callback.resume_in_place = self.plan.in_place
-        for note in self.plan.notes:
-            say(f"note: {note}")
-        if rank_zero_only.rank == 0:  # DDP ranks > 0 are started by rank 0, which holds the lock for them
-            existed = run_dir(trainer).exists()
-            self.lock = RunLock(run_dir(trainer)).acquire()
-            self.created_run_dir = not existed
-        start = time.perf_counter()
-        self.fitting = True
-        try:
-            trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=self.plan.checkpoint, weights_only=True)
-        except SystemExit:  # Lightning's SIGTERMException, or its exit after a KeyboardInterrupt
-            if self.stop.signum is None:
-                raise
-            self.stopped()
-        self.fitting, self.trained = False, True
-        print_summary(cli, time.perf_counter() - start)
-        return cli
-
-    # --- endings --------------------------------------------------------------------------------------
-    def stopped(self) -> None:
-        """Training stopped by a signal: one line with the checkpoint and the command that resumes it."""
-        stop, trainer = self.stop, self.cli.trainer
-        step = stop.step if stop.step is not None else trainer.global_step
-        head = f"interrupted by {stop.name} at step {step}"
-        if stop.saved:
-            say(f"{head}: saved {stop.saved}; resume with: {resume_command(self.args, stop.saved)}")
-        elif stop.forced:
-            say(f"{head}, twice: stopped without saving; {self._last_good()}")
-        elif stop.save_error:
-            say(f"{head}: could not save a checkpoint: {stop.save_error}; {self._last_good()}")
-        else:
-            say(f"{head}; {self._last_good()}")
-        raise SystemExit(stop.exit_code)
-
-    def _last_good(self) -> str:
-        path = last_good_checkpoint(self.cli.trainer) if self.cli is not None else None
-        if path is None and self.plan.checkpoint:
-            path = self.plan.checkpoint
-        if path is None:
-            return "no checkpoint had been written"
-        return f"the last good checkpoint is {path}; resume with: {resume_command(self.args, path)}"
-
-    def interrupted(self, exc: RunInterrupted) -> None:
-        """A signal outside the training loop: before training nothing is lost; after it, the final checkpoint stands."""
-        name = self.stop.name
-        if self.trained:
-            say(f"interrupted by {name} after training finished; {self._last_good()}")
-        else:
-            self.cleanup()
-            kept = f"; {self.plan.checkpoint} is unchanged" if self.plan.checkpoint else ""
-            say(f"interrupted by {name} before training started: nothing was trained{kept}")
-        raise SystemExit(self.stop.exit_code)
-
-    def fail(self, message: str, code: int = EXIT_INPUT) -> None:
-        self.cleanup()
-        say(f"error: {message}")
-        raise SystemExit(code)
-
-    def failed_in_training(self, what: str, advice: str) -> None:
-        """The environment stopped training (disk full, out of memory): the checkpoints on disk are whole."""
-        step = self.cli.trainer.global_step if self.cli is not None else 0
-        self.fail(f"{what} at step {step}; {advice}; {self._last_good()}", EXIT_FAILED)
-
-    def cleanup(self) -> None:
-        """Release the lock; drop a run directory this command created (never another's) and left without results."""
-        if self.lock is not None:
-            self.lock.release()
-            self.lock = None
-        if self.created_run_dir and self.cli.trainer.logger is not None:
-            _remove_empty_run_dir(run_dir(self.cli.trainer), self.cli.trainer.global_step == 0)
-
-    def close(self) -> None:
-        if self.lock is not None:
-            self.lock.release()
-            self.lock = None
-        self.stop.uninstall()
-
-
-def _remove_empty_run_dir(path: Path, untrained: bool) -> None:
-    """After a failure, drop a run directory that holds nothing but the saved config and the lock (and, when
-    the failure came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
-    disposable = lambda p: p.name in ("config.yaml", "hparams.yaml", LOCK_NAME) or (untrained and p.name.startswith("events.out.tfevents."))
-    if path.is_dir() and all(disposable(p) for p in path.iterdir()):
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
-    """Parse ``args`` (default ``sys.argv[1:]``), train, print one summary line; every failure but a bug ends
-    with one line on stderr and the exit code of the module docstring."""
-    session = Session(list(sys.argv[1:] if args is None else args))
+    """Parse ``args`` (default ``sys.argv[1:]``: ``[fit|validate|test|predict] options``), run the subcommand,
+    print one summary line; every failure but a bug ends with one line on stderr and the exit code of the
+    module docstring."""
+    command, rest = split_subcommand(list(sys.argv[1:] if args is None else args))
+    session = Session(command, rest, program_name("inr-train", "python train.py"))
     try:
-        return session.run()
+        return session.run(lambda: build_cli(resolve_config_names(rest), command))
     except RunInterrupted as exc:
         session.interrupted(exc)
     except InputError as exc:
@@ -294,12 +193,12 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     except MisconfigurationException as exc:  # Lightning's refusal of a Trainer setting, e.g. max_steps < -1
         session.fail(f"trainer: {str(exc).strip().splitlines()[0]}")
     except torch.OutOfMemoryError:
-        session.failed_in_training("out of memory", "choose a smaller data.batch_size or model")
+        session.failed_while_running("out of memory", "choose a smaller data.batch_size or model")
     except OSError as exc:  # disk full, a file system turned read-only, a quota
         where = f" ({exc.filename})" if exc.filename else ""
-        if not session.fitting:
+        if not session.running:
             session.fail(f"{exc.strerror or exc}{where}")
-        session.failed_in_training(f"cannot write: {exc.strerror or exc}{where}", "free space or choose another save_dir")
+        session.failed_while_running(f"cannot write: {exc.strerror or exc}{where}", "free space or choose another save_dir")
     except ValueError as exc:  # jsonargparse reports failed instantiation (our InputErrors too) as ValueError
         if "Does not validate against any" not in str(exc):
             raise

@@ -27,6 +27,10 @@ warnings.filterwarnings("ignore", message=".*Your `IterableDataset` has `__len__
 FULL_BATCH_STEPS_PER_EPOCH = 10
 
 
+def _only_item(batch: list[Any]) -> Any:
+    return batch[0]
+
+
 class IndexBatches(IterableDataset):
     """An epoch of batch descriptions ``{"index": ...}`` over one split: ``steps`` random draws of
     ``batch_size`` positions, ``None`` (the whole split) for full batches, or consecutive chunks covering the
@@ -125,6 +129,7 @@ class GridDataModule(L.LightningDataModule):
         self.split, self.batch_size, self.steps_per_epoch_arg = split, batch_size, steps_per_epoch
         self.eval_chunk, self.seed = eval_chunk, seed
         self._values: Optional[Tensor] = None
+        self.predict_shape: Optional[tuple[int, ...]] = None  # the grid `predict` renders (None: the data's)
         self._device_cache: dict[tuple[str, str], Tensor] = {}
 
     # --- what a subclass provides -------------------------------------------------------------------
@@ -243,6 +248,15 @@ class GridDataModule(L.LightningDataModule):
         self._ensure_loaded()
         return DataLoader(IndexBatches(self.test_index, self.eval_chunk, 0, shuffle=False), batch_size=None)
 
+    def test_dataloader(self) -> DataLoader:
+        """The held-out split, as for validation (``test`` logs the same measurements as ``test/...``)."""
+        return self.val_dataloader()
+
+    def predict_dataloader(self) -> DataLoader:
+        """One render request: the grid of ``predict_shape`` (set by ``predict``; default the data's grid)."""
+        # batches of one request (not batch_size=None), so the prediction writer knows each batch's index
+        return DataLoader([{"shape": list(self.predict_shape or self.shape)}], batch_size=1, collate_fn=_only_item)
+
     def _on_device(self, name: str, make, device: torch.device) -> Tensor:
         """A tensor built by ``make()`` and copied to ``device`` once, then reused every step."""
         key = (name, str(device))
@@ -264,5 +278,7 @@ class GridDataModule(L.LightningDataModule):
         return {"index": index, "coords": self.grid.coords(index), "values": values[index], "full_batch": False}
 
     def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        if "shape" in batch:  # a render request of `predict`
+            return batch
         device = self.trainer.lightning_module.device if self.trainer is not None else torch.device("cpu")
         return self.gather(batch["index"], device)

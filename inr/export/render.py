@@ -1,0 +1,121 @@
+"""A rendered field as files, what ``inr-train predict`` writes (into ``<run>/predictions`` or ``--out``):
+
+- every field: ``field.npy``, float32 (*shape, C), the layout the data loaders read;
+- a 1-D field (a signal): ``field.png``, each channel plotted over v;
+- a 2-D field (an image): ``image.png``, 8-bit, with 1, 3 or 4 channels as rendered;
+- a video: ``frames/frame_0000.png``… and ``video.<mp4|webm|gif>``;
+- a volume: ``slices/slice_0000.png``… along the first axis and ``slices.<mp4|webm|gif>``, a sweep through them.
+
+PNGs and videos show values in [0, 1]; a field that leaves [0, 1] (a signed distance, a raw regression) is
+shown mapped linearly from its own [min, max], and the ``.npy`` keeps the values. The files are staged in a
+hidden folder inside the output folder and moved into place when all are written: each output is whole or
+absent, and an interrupted or failed render leaves the folder as it was.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Literal, Optional
+
+import numpy as np
+from torch import Tensor
+
+from inr.errors import InputError
+from inr.export.video import pyav_available, require_pyav, to_uint8, write_video
+from inr.run.files import atomic_write
+
+KINDS = ("signal", "image", "video", "volume")
+VIDEO_CHOICES = ("auto", "mp4", "webm", "gif", "none")
+
+
+def display_range(values: np.ndarray) -> tuple[float, float]:
+    """[0, 1] when the values lie in it, else their own [min, max] (a constant field: [v − 0.5, v + 0.5]).
+
+    Example:
+        >>> display_range(np.array([0.2, 0.9])), display_range(np.array([-2.0, 2.0]))
+        ((0.0, 1.0), (-2.0, 2.0))
+    """
+    lo, hi = float(values.min()), float(values.max())
+    if lo >= 0.0 and hi <= 1.0:
+        return 0.0, 1.0
+    return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
+
+
+def choose_video(video: str) -> Optional[str]:
+    """The video format to write: ``auto`` is MP4 with the video extra and none without; MP4/WebM without
+    the extra are refused (before anything is rendered)."""
+    if video not in VIDEO_CHOICES:
+        raise InputError(f"--video: unknown format {video!r}; choose one of {', '.join(VIDEO_CHOICES)}")
+    if video == "auto":
+        return "mp4" if pyav_available() else None
+    if video in ("mp4", "webm"):
+        require_pyav(f"--video {video}")
+    return None if video == "none" else video
+
+
+def _png(path: Path, pixels: np.ndarray) -> None:
+    import imageio.v3 as iio
+
+    with atomic_write(path) as f:
+        iio.imwrite(f, pixels[..., 0] if pixels.shape[-1] == 1 else pixels, extension=".png")
+
+
+def _plot(path: Path, field: np.ndarray) -> None:
+    """(C, N) -> a line plot of each channel over v = i / N."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 3))
+    ax = fig.add_subplot()
+    v = np.arange(field.shape[1]) / field.shape[1]
+    for c, row in enumerate(field):
+        ax.plot(v, row, linewidth=0.8, label=f"channel {c}")
+    ax.set_xlabel("v")
+    if len(field) > 1:
+        ax.legend()
+    fig.tight_layout()
+    with atomic_write(path) as f:
+        fig.savefig(f, format="png", dpi=110)
+
+
+def write_field(field: Tensor, out: Path, kind: Literal["signal", "image", "video", "volume"],
+                video: Optional[str] = None, fps: float = 8.0) -> list[Path]:
+    """Write ``field`` (C, *shape) as the files of ``kind`` into ``out`` (see the module docstring);
+    ``video``: ``mp4`` | ``webm`` | ``gif`` | None. Returns the paths written (folders for frame sets)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown field kind {kind!r}")
+    values = field.detach().float().cpu().numpy()  # (C, *shape)
+    lo, hi = display_range(values)
+    out.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=out, prefix=".predict-"))
+    try:
+        names = ["field.npy"]
+        with atomic_write(stage / "field.npy") as f:
+            np.save(f, np.moveaxis(values, 0, -1))  # (C, *shape) -> (*shape, C)
+        shown = (values - lo) / (hi - lo)
+        if kind == "signal":
+            _plot(stage / "field.png", values)
+            names.append("field.png")
+        elif kind == "image":
+            _png(stage / "image.png", to_uint8(np.moveaxis(shown, 0, -1)))  # (C, H, W) -> (H, W, C)
+            names.append("image.png")
+        else:
+            frames = to_uint8(np.moveaxis(shown if shown.shape[0] in (1, 3) else shown[:1], 0, -1))  # (T, H, W, C)
+            folder, stem = ("frames", "frame") if kind == "video" else ("slices", "slice")
+            (stage / folder).mkdir()
+            for i, frame in enumerate(frames):
+                _png(stage / folder / f"{stem}_{i:04d}.png", frame)
+            names.append(folder)
+            if video is not None:
+                name = f"{'video' if kind == 'video' else 'slices'}.{video}"
+                write_video(stage / name, frames, fps=fps)
+                names.append(name)
+        for name in names:  # into place, each whole: a folder replaces the previous one of that name
+            target = out / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(stage / name, target)
+        return [out / name for name in names]
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -1,0 +1,241 @@
+"""One command of the CLI from its parsed config to its end: checks, the checkpoint it reads, the run's lock,
+signals, the Trainer call of the subcommand, and how it ends (a summary line, or one line and an exit code).
+
+``fit`` trains (new run, or a resume: ``inr.run.resume``); ``validate`` and ``test`` score a checkpoint on
+the held-out split (``val/...``, ``test/...``); ``predict`` renders a checkpoint's field to files
+(``inr.callbacks.predictions``). Each writes into a run directory of the configured logger that it
+creates, like a new run, and removes it again when it fails before writing results.
+"""
+from __future__ import annotations
+
+import math
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
+from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch.utilities import rank_zero_only
+
+from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
+from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
+from inr.run.lock import LOCK_NAME, RunLock
+from inr.run.preflight import check_output_location, check_paths_inside_run, preflight
+from inr.run.resume import ResumePlan, RunConfigRecorder, plan_evaluation, plan_resume, run_dir
+from inr.run.signals import GracefulStop, RunInterrupted
+
+SUBCOMMANDS = ("fit", "validate", "test", "predict")
+
+
+@rank_zero_only
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def resume_command(program: str, args: list[str], checkpoint: str) -> str:
+    """The command that resumes from ``checkpoint``: this one's arguments with its ``--ckpt_path`` replaced."""
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--ckpt_path":
+            skip = True
+        elif not arg.startswith("--ckpt_path="):
+            kept.append(arg)
+    return shlex.join([*shlex.split(program), *kept, "--ckpt_path", checkpoint])
+
+
+def install_atomic_checkpoints(cli: LightningCLI) -> None:
+    """Checkpoints are written atomically and read as data only, unless a config chose its own CheckpointIO."""
+    strategy = cli.trainer.strategy
+    if type(strategy.checkpoint_io) is TorchCheckpointIO:
+        strategy.checkpoint_io = AtomicCheckpointIO()
+
+
+def render_shape(data_shape: tuple[int, ...], shape: Optional[list[int]], scale: Optional[float]) -> tuple[int, ...]:
+    """The grid ``predict`` renders: ``shape`` as given, else the data's grid times ``scale`` (rounded).
+
+    Example:
+        >>> render_shape((256, 256), None, 4.0), render_shape((8, 64, 64), [16, 64, 64], None)
+        ((1024, 1024), (16, 64, 64))
+    """
+    if shape is not None:
+        if len(shape) != len(data_shape) or min(shape) < 1:
+            raise InputError(f"--shape {shape}: give {len(data_shape)} sizes ≥ 1, one per axis of the data's grid {list(data_shape)}")
+        return tuple(int(s) for s in shape)
+    if scale is not None and not (scale > 0 and math.isfinite(scale)):
+        raise InputError(f"--scale must be a finite number > 0, got {scale}")
+    return tuple(max(1, round(s * (scale or 1.0))) for s in data_shape)
+
+
+class Session:
+    """One command: the CLI, the checkpoint plan, the run's lock and the signal handling, and how it ends."""
+
+    def __init__(self, command: str, args: list[str], program: str = "python train.py") -> None:
+        self.command, self.args, self.program = command, args, program
+        self.cli: Optional[LightningCLI] = None
+        self.plan = ResumePlan()
+        self.lock: Optional[RunLock] = None
+        self.stop = GracefulStop()
+        self.running = self.finished = self.created_run_dir = False
+        self.writer: Any = None
+
+    def run(self, build) -> Optional[LightningCLI]:
+        """``build()`` parses the arguments into a LightningCLI (run=False); then the subcommand runs."""
+        self.stop.install()
+        self.cli = cli = build()
+        if cli.config.get("print_config"):
+            return cli
+        trainer, model, data = cli.trainer, cli.model, cli.datamodule
+        install_atomic_checkpoints(cli)
+        trainer.callbacks.append(self.stop)
+        if self.command == "fit":
+            preflight(trainer, model, data)
+            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"))
+            for callback in trainer.callbacks:
+                if isinstance(callback, RunConfigRecorder):
+                    callback.resume_in_place = self.plan.in_place
+        else:
+            check_output_location(trainer)
+            check_paths_inside_run(trainer)
+            self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command)
+            if self.command == "predict":
+                self.prepare_predict()
+        for note in self.plan.notes:
+            say(f"note: {note}")
+        if rank_zero_only.rank == 0:  # DDP ranks > 0 are started by rank 0, which holds the lock for them
+            existed = run_dir(trainer).exists()
+            self.lock = RunLock(run_dir(trainer)).acquire()
+            self.created_run_dir = not existed
+        start = time.perf_counter()
+        self.running = True
+        try:
+            results = self.call_trainer()
+        except SystemExit:  # Lightning's SIGTERMException, or its exit after a KeyboardInterrupt
+            if self.stop.signum is None:
+                raise
+            self.stopped()
+        self.running, self.finished = False, True
+        self.summary(results, time.perf_counter() - start)
+        return cli
+
+    def prepare_predict(self) -> None:
+        """The render grid and the writer, checked before anything runs: shape, memory, video format."""
+        from inr.callbacks.predictions import FieldWriter
+        from inr.export.render import choose_video
+
+        config, data, model = self.cli.config, self.cli.datamodule, self.cli.model
+        video = choose_video(config.get("video") or "auto")
+        data.setup("predict")
+        if config.get("video") in (None, "auto") and video is None and data.ndim == 3:
+            self.plan.notes.append("without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4")
+        shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"))
+        # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
+        check_memory(f"a render of {list(shape)} × {model.out_channels} channels", 4 * model.out_channels * math.prod(shape) * 4,
+                     advice="choose a smaller --shape or --scale")
+        self.writer = FieldWriter(config.get("out"), video=video, fps=float(config.get("fps") or 8.0))
+        self.cli.trainer.callbacks.append(self.writer)
+
+    def call_trainer(self) -> Any:
+        trainer, model, data, ckpt = self.cli.trainer, self.cli.model, self.cli.datamodule, self.plan.checkpoint
+        if self.command == "fit":
+            return trainer.fit(model, datamodule=data, ckpt_path=ckpt, weights_only=True)
+        if self.command == "predict":
+            return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
+        run = trainer.validate if self.command == "validate" else trainer.test
+        return run(model, datamodule=data, ckpt_path=ckpt, weights_only=True, verbose=False)
+
+    @rank_zero_only
+    def summary(self, results: Any, seconds: float) -> None:
+        """One line: the closing metrics of ``fit``, the scores of ``validate``/``test``, the files of ``predict``."""
+        trainer, where = self.cli.trainer, run_dir(self.cli.trainer)
+        if self.command == "fit":
+            metrics = self.cli.model.evaluate()
+            parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
+            print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}", flush=True)
+        elif self.command == "predict":
+            shapes = ", ".join("×".join(map(str, s)) for s in self.writer.shapes)
+            files = ", ".join(p.name + ("/" if p.is_dir() else "") for p in self.writer.written)
+            print(f"predict: {shapes} from {self.plan.checkpoint} | {files} in {self.writer.output_dir} | {seconds:.1f} s", flush=True)
+        else:
+            scores = {k: float(v) for r in results or [] for k, v in r.items()}
+            parts = [f"{k} {v:.4g}" for k, v in sorted(scores.items())]
+            print(f"{self.command}: {' | '.join(parts)} | {self.plan.checkpoint} (step {self.plan.step}) | logs {where}", flush=True)
+
+    # --- endings --------------------------------------------------------------------------------------
+    def stopped(self) -> None:
+        """Training stopped by a signal: one line with the checkpoint and the command that resumes it."""
+        stop, trainer = self.stop, self.cli.trainer
+        step = stop.step if stop.step is not None else trainer.global_step
+        head = f"interrupted by {stop.name} at step {step}"
+        if stop.saved:
+            say(f"{head}: saved {stop.saved}; resume with: {resume_command(self.program, self.args, stop.saved)}")
+        elif stop.forced:
+            say(f"{head}, twice: stopped without saving; {self._last_good()}")
+        elif stop.save_error:
+            say(f"{head}: could not save a checkpoint: {stop.save_error}; {self._last_good()}")
+        else:
+            say(f"{head}; {self._last_good()}")
+        raise SystemExit(stop.exit_code)
+
+    def _last_good(self) -> str:
+        path = last_good_checkpoint(self.cli.trainer) if self.cli is not None else None
+        if path is None and self.plan.checkpoint:
+            path = self.plan.checkpoint
+        if path is None:
+            return "no checkpoint had been written"
+        return f"the last good checkpoint is {path}; resume with: {resume_command(self.program, self.args, path)}"
+
+    def interrupted(self, exc: RunInterrupted) -> None:
+        """A signal outside the training loop: before training nothing is lost; after it, the final checkpoint stands."""
+        name = self.stop.name
+        if self.command != "fit":
+            if not self.finished:
+                self.cleanup()
+            say(f"interrupted by {name} {'after' if self.finished else 'during'} {self.command}: "
+                f"{'its results are written' if self.finished else 'nothing was written'}")
+        elif self.finished:
+            say(f"interrupted by {name} after training finished; {self._last_good()}")
+        else:
+            self.cleanup()
+            kept = f"; {self.plan.checkpoint} is unchanged" if self.plan.checkpoint else ""
+            say(f"interrupted by {name} before training started: nothing was trained{kept}")
+        raise SystemExit(self.stop.exit_code)
+
+    def fail(self, message: str, code: int = EXIT_INPUT) -> None:
+        self.cleanup()
+        say(f"error: {message}")
+        raise SystemExit(code)
+
+    def failed_while_running(self, what: str, advice: str) -> None:
+        """The environment stopped the command (disk full, out of memory): the checkpoints on disk are whole."""
+        if self.command != "fit":
+            self.fail(f"{what} during {self.command}; {advice}", EXIT_FAILED)
+        step = self.cli.trainer.global_step if self.cli is not None else 0
+        self.fail(f"{what} at step {step}; {advice}; {self._last_good()}", EXIT_FAILED)
+
+    def cleanup(self) -> None:
+        """Release the lock; drop a run directory this command created (never another's) and left without results."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        if self.created_run_dir and self.cli.trainer.logger is not None:
+            untrained = self.command != "fit" or self.cli.trainer.global_step == 0
+            _remove_empty_run_dir(run_dir(self.cli.trainer), untrained)
+
+    def close(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        self.stop.uninstall()
+
+
+def _remove_empty_run_dir(path: Path, untrained: bool) -> None:
+    """After a failure, drop a run directory that holds nothing but the saved config and the lock (and, when
+    the failure came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
+    disposable = lambda p: p.name in ("config.yaml", "hparams.yaml", LOCK_NAME) or (untrained and p.name.startswith("events.out.tfevents."))
+    if path.is_dir() and all(disposable(p) for p in path.iterdir()):
+        shutil.rmtree(path, ignore_errors=True)
