@@ -4,12 +4,16 @@ The two folders stay at the repository root (the project's layout), and are mapp
 ``inr/share/configs`` and ``inr/share/data`` so that an installed package resolves a bare config name and
 the sample images from any directory (``inr.resources``). Everything else is in pyproject.toml.
 """
+from pathlib import Path
+
 from setuptools import find_packages, setup
 
 SHIPPED = {"inr.share.configs": "configs", "inr.share.data": "data"}
+# each folder of configs/ (encoders/ ...) is a package of data files to setuptools
+CONFIG_FOLDERS = [f"inr.share.configs.{p.name}" for p in sorted(Path(__file__).parent.joinpath("configs").iterdir()) if p.is_dir()]
 
 setup(
-    packages=[*find_packages(include=["inr", "inr.*"]), *SHIPPED],
+    packages=[*find_packages(include=["inr", "inr.*"]), *SHIPPED, *CONFIG_FOLDERS],
     package_dir=SHIPPED,
-    package_data={"inr.share.configs": ["*.yaml", "*/*.yaml"], "inr.share.data": ["*.png", "README.md"]},
+    package_data={"inr.share.configs": ["*.yaml"], **{name: ["*.yaml"] for name in CONFIG_FOLDERS}, "inr.share.data": ["*.png", "README.md"]},
 )

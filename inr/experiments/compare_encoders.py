@@ -33,6 +33,7 @@ import torch
 from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.callbacks.spectral import SpectralBiasCallback
+from inr.commands import program_name
 from inr.data.image import ImageDataModule
 from inr.data.module import GridDataModule
 from inr.data.text import TextImageDataModule, save_text_image
@@ -200,7 +201,8 @@ def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Call
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m inr.experiments.compare_encoders", description=__doc__.split("\n\n")[0])
+    prog = program_name("inr-compare", "python -m inr.experiments.compare_encoders")
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--image", help="image file (PNG/JPEG/TIFF/BMP); default data/astronaut.png")
     source.add_argument("--text", action="store_true", help="a generated text image instead of a file")

@@ -1,6 +1,6 @@
 """Meshes of a learned 3D field: marching cubes on a chunked render, written as PLY or OBJ, and a command.
 
-    python -m inr.export.mesh --ckpt runs/volume/version_0/checkpoints/last.ckpt --out mesh.ply
+    inr-mesh --ckpt runs/volume/version_0/checkpoints/last.ckpt --out mesh.ply   # or python -m inr.export.mesh
     python -m inr.export.mesh --ckpt last.ckpt --config runs/volume/version_0/config.yaml --resolution 256 --level 0.5
 
 Vertices are given in the grid's coordinates: a vertex at fractional voxel index (i, j, k) of a (D, H, W)
@@ -156,8 +156,11 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
 
 
 def main(argv: Optional[list[str]] = None) -> Path:
-    """``python -m inr.export.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
-    parser = argparse.ArgumentParser(prog="python -m inr.export.mesh", description="Mesh the level set of a trained 3D field.")
+    """``inr-mesh`` / ``python -m inr.export.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
+    from inr.commands import program_name
+
+    prog = program_name("inr-mesh", "python -m inr.export.mesh")
+    parser = argparse.ArgumentParser(prog=prog, description="Mesh the level set of a trained 3D field.")
     parser.add_argument("--ckpt", required=True, help="checkpoint of a VolumeFitting (or other 3-D) run")
     parser.add_argument("--out", required=True, help="output mesh, .ply or .obj")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
