@@ -26,16 +26,21 @@ def check_output_location(trainer: L.Trainer) -> None:
     about read-only file systems or root."""
     logger = trainer.logger
     target = Path(getattr(logger, "save_dir", None) or trainer.default_root_dir) if logger is not None else Path(trainer.default_root_dir)
+    check_writable(target, "output location")
+
+
+def check_writable(target: Path, what: str) -> None:
+    """``target`` is a directory this process can write in, or can be created in one (``what`` names it)."""
     existing = target
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise InputError(f"output location {target}: {existing} is a file, not a directory")
+        raise InputError(f"{what} {target}: {existing} is a file, not a directory")
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
-        raise InputError(f"output location {target}: cannot write in {existing} ({exc.strerror or exc})") from None
+        raise InputError(f"{what} {target}: cannot write in {existing} ({exc.strerror or exc})") from None
 
 
 def check_paths_inside_run(trainer: L.Trainer) -> None:

@@ -23,7 +23,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
-from inr.run.preflight import check_output_location, check_paths_inside_run, preflight
+from inr.run.preflight import check_output_location, check_paths_inside_run, check_writable, preflight
 from inr.run.resume import ResumePlan, RunConfigRecorder, plan_evaluation, plan_resume, run_dir
 from inr.run.signals import GracefulStop, RunInterrupted
 
@@ -129,6 +129,8 @@ class Session:
 
         config, data, model = self.cli.config, self.cli.datamodule, self.cli.model
         video = choose_video(config.get("video") or "auto")
+        if config.get("out") is not None:
+            check_writable(Path(config.get("out")), "--out")
         data.setup("predict")
         if config.get("video") in (None, "auto") and video is None and data.ndim == 3:
             self.plan.notes.append("without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4")
