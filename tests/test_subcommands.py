@@ -123,3 +123,24 @@ def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path):
     assert decoded.shape == (8, 12, 12, 3)
     # H.264 at crf 18 in yuv420p: a mean error under 2 % of the range (measured on this clip: 0.6 %)
     assert np.abs(decoded - field.numpy()).mean() < 0.02
+
+
+def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(trained, tmp_path, capsys, monkeypatch):
+    import os
+    import signal
+
+    import inr.tasks.base as base
+
+    original = base.INRModule.predict_step
+
+    def predict_step(self, batch, batch_idx):
+        os.kill(os.getpid(), signal.SIGTERM)  # handled at once: nothing is rendered after it
+        return original(self, batch, batch_idx)
+
+    monkeypatch.setattr(base.INRModule, "predict_step", predict_step)
+    before = files_under(trained["save_dir"])
+    capsys.readouterr()
+    code, _ = run(["predict", *tiny(trained["save_dir"]), "--ckpt_path", "last", "--out", str(tmp_path / "out")])
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("interrupted")]
+    assert code == 143 and lines == ["interrupted by SIGTERM during predict: nothing was written"]
+    assert files_under(trained["save_dir"]) == before and files_under(tmp_path / "out") == []
