@@ -2,6 +2,7 @@
 
     inr-mesh --ckpt runs/volume/version_0/checkpoints/last.ckpt --out mesh.ply   # or python -m inr.export.mesh
     python -m inr.export.mesh --ckpt last.ckpt --config runs/volume/version_0/config.yaml --resolution 256 --level 0.5
+    inr-mesh --ckpt last.ckpt --out mesh.ply --turntable mesh.mp4          # and a turntable video of it
 
 Vertices are given in the grid's coordinates: a vertex at fractional voxel index (i, j, k) of a (D, H, W)
 render sits at (i/D, j/H, k/W) ∈ [0, 1)³, the same positions the network was trained on (axis order
@@ -155,6 +156,19 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
     return model.eval()
 
 
+def check_video_target(path: Union[str, Path], frames: int) -> None:
+    """Refuse a turntable request that could only fail after meshing: its extension, the extra, the frame count."""
+    from inr.export.video import ENCODERS, WRITABLE, require_pyav
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in WRITABLE:
+        raise InputError(f"--turntable {path}: unsupported video extension {Path(path).suffix!r}; use one of {', '.join(WRITABLE)}")
+    if suffix in ENCODERS:
+        require_pyav(f"--turntable {suffix}")
+    if frames < 1:
+        raise InputError(f"--frames must be at least 1, got {frames}")
+
+
 def main(argv: Optional[list[str]] = None) -> Path:
     """``inr-mesh`` / ``python -m inr.export.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
     from inr.commands import program_name
@@ -167,6 +181,8 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--resolution", type=int, default=128, help="render grid per axis (default 128)")
     parser.add_argument("--level", type=float, default=None, help="iso-level (default 0.5; 0 for a signed distance)")
     parser.add_argument("--chunk", type=int, default=None, help="coordinates per forward pass")
+    parser.add_argument("--turntable", default=None, help="also a turntable video of the mesh (.mp4, .webm or .gif)")
+    parser.add_argument("--frames", type=int, default=36, help="frames of the turntable (default 36, one per 10°)")
     args = parser.parse_args(argv)
     try:
         if Path(args.out).suffix.lower() not in MESH_EXTENSIONS:
@@ -175,9 +191,17 @@ def main(argv: Optional[list[str]] = None) -> Path:
             raise InputError(f"--resolution must be at least 2, got {args.resolution}")
         if args.chunk is not None and args.chunk < 1:
             raise InputError(f"--chunk must be at least 1 coordinate, got {args.chunk}")
+        if args.turntable is not None:
+            check_video_target(args.turntable, args.frames)
         model = load_model(args.ckpt, args.config)
         verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
         out = write_mesh(args.out, verts, faces)
+        if args.turntable is not None:
+            from inr.export.turntable import turntable_frames
+            from inr.export.video import write_video
+
+            write_video(args.turntable, turntable_frames(verts, faces, args.frames), fps=12)
+            print(f"turntable: {args.frames} frames -> {args.turntable}")
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_INPUT) from None

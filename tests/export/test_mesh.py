@@ -88,9 +88,16 @@ def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys):
     # learned from 8³ training voxels in 60 steps (measured: mean error 0.011, max 0.047 here)
     err = np.abs(radii(verts) - SPHERE_RADIUS)
     assert len(faces) > 100 and err.mean() < 0.5 / 16 and err.max() < 1.5 / 16
+    main(["--ckpt", str(ckpt), "--out", str(tmp_path / "s.ply"), "--resolution", "16", "--turntable", str(tmp_path / "s.gif"), "--frames", "3"])
+    import imageio.v3 as iio
+
+    assert iio.imread(tmp_path / "s.gif", index=None).shape[:2] == (3, 256)
     with pytest.raises(SystemExit) as exc:
         main(["--ckpt", str(ckpt), "--out", str(tmp_path / "m.stl")])
     assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:  # refused before meshing: no mesh written
+        main(["--ckpt", str(ckpt), "--out", str(tmp_path / "t.ply"), "--turntable", str(tmp_path / "t.avi")])
+    assert exc.value.code == 2 and not (tmp_path / "t.ply").exists()
     with pytest.raises(SystemExit) as exc:
         main(["--ckpt", str(tmp_path / "missing.ckpt"), "--out", str(tmp_path / "m.ply")])
     assert exc.value.code == 2 and "checkpoint not found" in capsys.readouterr().err
