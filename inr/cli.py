@@ -12,6 +12,7 @@ saved. Everything but a bug ends with one line on stderr saying what happened an
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
 import warnings
@@ -136,7 +137,10 @@ class INRCLI(LightningCLI):
 
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
-        leaves out the ``checkpoint`` section's callback (Lightning refuses the two together)."""
+        leaves out the ``checkpoint`` section's callback (Lightning refuses the two together), and so do
+        ``validate``/``test``/``predict``, which read a checkpoint and write none."""
+        if self.command != "fit":
+            kwargs["enable_checkpointing"] = False
         parser = self._parser(self.subcommand)
         trainer_config = {**self._get(self.config_init, "trainer", default={}), **kwargs}
         keys = [k for k in parser.callback_keys if k != "checkpoint" or trainer_config.get("enable_checkpointing") is not False]
@@ -170,7 +174,8 @@ def build_cli(args: list[str], command: str = "fit") -> INRCLI:
         args=args,
         command=command,
         save_config_callback=RunConfigRecorder,
-        parser_kwargs={"exit_on_error": False, "parser_mode": PARSER_MODE, "description": DESCRIPTION},
+        parser_kwargs={"exit_on_error": False, "parser_mode": PARSER_MODE, "description": DESCRIPTION,
+                       "prog": f"{os.path.basename(sys.argv[0])} {command}" if command != "fit" else None},
     )
 
 
