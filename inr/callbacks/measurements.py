@@ -1,10 +1,13 @@
 """``MeasurementLogger``: what an inverse problem's field looks like through its operator — the measurements,
-their prediction A(f) and the residual (sinogram, k-space, observed pixels) — logged to TensorBoard."""
+their prediction A(f) and the residual (sinogram, k-space, observed pixels) — logged to the run's loggers and
+as PNG files (``inr.callbacks.media``)."""
 from __future__ import annotations
 
 import lightning as L
 import torch
 from lightning.pytorch.utilities import rank_zero_only
+
+from inr.callbacks.media import log_image
 
 
 class MeasurementLogger(L.Callback):
@@ -29,8 +32,7 @@ class MeasurementLogger(L.Callback):
     @rank_zero_only
     @torch.no_grad()
     def log_measurements(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        writer = getattr(trainer.logger, "experiment", None)
-        if writer is None or not hasattr(writer, "add_image") or trainer.global_step == self._last_step:
+        if trainer.global_step == self._last_step:
             return
         self._last_step = step = trainer.global_step
         was_training = pl_module.training
@@ -47,6 +49,7 @@ class MeasurementLogger(L.Callback):
             images["observed"] = operator.display(observed)
             self._observed_logged = True
         for name, image in images.items():
-            writer.add_image(f"measurements/{name}", image.float().cpu(), step)
+            log_image(trainer, f"measurements/{name}", image.float().cpu(), step)
         relative = float(residual.abs().square().sum().sqrt() / observed.abs().square().sum().sqrt())
-        writer.add_scalar("measurements/relative_residual", relative, step)
+        for logger in trainer.loggers:
+            logger.log_metrics({"measurements/relative_residual": relative}, step=step)

@@ -231,11 +231,7 @@ class INRModule(L.LightningModule):
         self.log_dict(values, **kwargs)
 
     def on_validation_epoch_end(self) -> None:
-        self.log_heldout("val")
-
-    def log_heldout(self, prefix: str) -> None:
-        """Log the held-out metrics accumulated by ``validation_step`` as ``<prefix>/<name>``."""
-        self.log_rank_equal({f"{prefix}/{k.split('/', 1)[1]}": v for k, v in self.val_metrics.compute().items()}, prog_bar=True)
+        self.log_rank_equal(self.val_metrics.compute(), prog_bar=True)
         self.val_metrics.reset()
         dm = self.data
         pred = torch.cat(self._heldout_chunks)
@@ -243,10 +239,15 @@ class INRModule(L.LightningModule):
             pred_grid = pred.T.reshape(self.out_channels, *dm.test_shape)
             target_grid = dm.values_grid(dm.test_index, dm.test_shape).to(pred.device)
             grid_values = self.on_heldout_grid(pred_grid, target_grid)
-            self.log_rank_equal({f"{prefix}/{name}": value for name, value in grid_values.items()})
+            self.log_rank_equal({f"val/{name}": value for name, value in grid_values.items()})
         self._heldout_chunks = []
 
-    # --- `test` scores the held-out split as `validate` does, logged as test/...; `predict` renders ---------
+    # --- `test` runs the validation hooks on the held-out split; what they log as val/... is test/... ----
+    def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None:
+        if name.startswith("val/") and self._trainer is not None and self.trainer.testing:
+            name = "test/" + name[len("val/"):]
+        super().log(name, value, *args, **kwargs)
+
     def test_step(self, batch: dict[str, Any], batch_idx: int) -> None:
         self.validation_step(batch, batch_idx)
 
@@ -254,7 +255,7 @@ class INRModule(L.LightningModule):
         self.on_validation_epoch_start()
 
     def on_test_epoch_end(self) -> None:
-        self.log_heldout("test")
+        self.on_validation_epoch_end()
 
     def predict_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
         """A render request ``{"shape": [...]}`` (``GridDataModule.predict_dataloader``) -> the field on that
