@@ -3,6 +3,7 @@ from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.callbacks.images import ImageLogger, grid_views
 from inr.callbacks.measurements import MeasurementLogger
 from inr.callbacks.ntk import NTKCallback
+from inr.callbacks.predictions import FieldWriter
 from inr.callbacks.spectral import SpectralBiasCallback
 
-__all__ = ["NTKCallback", "ImageLogger", "grid_views", "MeasurementLogger", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback"]
+__all__ = ["FieldWriter", "NTKCallback", "ImageLogger", "grid_views", "MeasurementLogger", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback"]
