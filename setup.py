@@ -9,8 +9,9 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 SHIPPED = {"inr.share.configs": "configs", "inr.share.data": "data"}
-# each folder of configs/ (encoders/ ...) is a package of data files to setuptools
-CONFIG_FOLDERS = [f"inr.share.configs.{p.name}" for p in sorted(Path(__file__).parent.joinpath("configs").iterdir()) if p.is_dir()]
+# each folder under configs/ (encoders/, encoders/text/ ...) is a package of data files to setuptools
+CONFIGS = Path(__file__).parent / "configs"
+CONFIG_FOLDERS = sorted("inr.share.configs." + ".".join(p.relative_to(CONFIGS).parts) for p in CONFIGS.rglob("*") if p.is_dir())
 
 setup(
     packages=[*find_packages(include=["inr", "inr.*"]), *SHIPPED, *CONFIG_FOLDERS],
