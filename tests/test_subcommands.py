@@ -10,22 +10,6 @@ import torch
 from inr.cli import cli_main
 from inr.export.video import read_video
 
-TINY = [
-    "--config", "image.yaml",
-    "--data.init_args.resolution", "16",
-    "--data.init_args.steps_per_epoch", "5",
-    "--model.init_args.network.init_args.width", "16",
-    "--model.init_args.encoder.init_args.num_features", "16",
-    "--trainer.max_steps", "10",
-    "--trainer.num_sanity_val_steps", "0",
-    "--trainer.enable_progress_bar", "false",
-    "--trainer.callbacks", "null",
-]
-
-
-def tiny(save_dir, *extra):
-    return [*TINY, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
-
 
 def run(args):
     """``cli_main`` in process -> (exit code, the CLI or None)."""
@@ -40,10 +24,10 @@ def files_under(path):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, tiny_run_args):
     """A 10-step run: its save_dir, checkpoint, held-out PSNR from the closing evaluation and its target."""
     save_dir = tmp_path_factory.mktemp("runs")
-    code, cli = run(tiny(save_dir))
+    code, cli = run(tiny_run_args(save_dir))
     assert code == 0
     dm = cli.datamodule
     target = dm.values_grid().permute(1, 2, 0).numpy()  # (C, H, W) -> (H, W, C)
@@ -51,10 +35,10 @@ def trained(tmp_path_factory):
             "test_psnr": cli.model.evaluate()["test/psnr"], "target": target}
 
 
-def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, capsys):
-    code, validated = run(["validate", *tiny(trained["save_dir"]), "--ckpt_path", "last"])
+def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, capsys, tiny_run_args):
+    code, validated = run(["validate", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last"])
     assert code == 0
-    code, tested = run(["test", *tiny(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"])])
+    code, tested = run(["test", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"])])
     assert code == 0
     val = float(validated.trainer.callback_metrics["val/psnr"])
     test = float(tested.trainer.callback_metrics["test/psnr"])
@@ -67,9 +51,9 @@ def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, c
     assert (trained["save_dir"] / "image/version_2/config.yaml").is_file()
 
 
-def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(trained, tmp_path, capsys):
+def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(trained, tmp_path, capsys, tiny_run_args):
     out = tmp_path / "renders"
-    assert run(["predict", *tiny(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"]), "--out", str(out)])[0] == 0
+    assert run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"]), "--out", str(out)])[0] == 0
     field = np.load(out / "field.npy")
     assert field.shape == (16, 16, 3) and field.dtype == np.float32
     # the held-out pixels [1::2, 1::2] of the rendered field score the PSNR of training's own evaluation
@@ -77,7 +61,7 @@ def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(
     assert -10 * math.log10(mse) == pytest.approx(trained["test_psnr"], abs=1e-3)
     assert np.array_equal(iio.imread(out / "image.png"), np.round(np.clip(field, 0, 1) * 255).astype(np.uint8))
 
-    assert run(["predict", *tiny(trained["save_dir"]), "--ckpt_path", "last", "--scale", "2"])[0] == 0
+    assert run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last", "--scale", "2"])[0] == 0
     (predictions,) = trained["save_dir"].glob("image/version_*/predictions")
     assert iio.imread(predictions / "image.png").shape == (32, 32, 3)
     assert np.load(predictions / "field.npy").shape == (32, 32, 3)
@@ -93,12 +77,12 @@ def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(
     ("predict", ["--ckpt_path", "{ckpt}", "--model.init_args.encoder.init_args.num_features", "8"], "made by another model"),
     ("predict", ["--ckpt_path", "last", "--out", "{bad}/renders"], "is a file, not a directory"),
 ])
-def test_bad_input_one_line_exit_2_nothing_written(trained, tmp_path, capsys, command, extra, message):
+def test_bad_input_one_line_exit_2_nothing_written(trained, tmp_path, capsys, command, extra, message, tiny_run_args):
     bad = tmp_path / "notes.ckpt"
     bad.write_text("not a checkpoint")
     before = files_under(trained["save_dir"])
     capsys.readouterr()
-    code, _ = run([command, *tiny(trained["save_dir"]), *[a.format(bad=bad, ckpt=trained["ckpt"]) for a in extra]])
+    code, _ = run([command, *tiny_run_args(trained["save_dir"]), *[a.format(bad=bad, ckpt=trained["ckpt"]) for a in extra]])
     errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
     assert code == 2 and len(errors) == 1 and message in errors[0], errors
     assert files_under(trained["save_dir"]) == before
@@ -125,7 +109,7 @@ def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path):
     assert np.abs(decoded - field.numpy()).mean() < 0.02
 
 
-def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(trained, tmp_path, capsys, monkeypatch):
+def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(trained, tmp_path, capsys, monkeypatch, tiny_run_args):
     import os
     import signal
 
@@ -140,7 +124,7 @@ def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(train
     monkeypatch.setattr(base.INRModule, "predict_step", predict_step)
     before = files_under(trained["save_dir"])
     capsys.readouterr()
-    code, _ = run(["predict", *tiny(trained["save_dir"]), "--ckpt_path", "last", "--out", str(tmp_path / "out")])
+    code, _ = run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last", "--out", str(tmp_path / "out")])
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("interrupted")]
     assert code == 143 and lines == ["interrupted by SIGTERM during predict: nothing was written"]
     assert files_under(trained["save_dir"]) == before and files_under(tmp_path / "out") == []

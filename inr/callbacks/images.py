@@ -11,6 +11,7 @@ from torch import Tensor
 from inr.callbacks.media import MEDIA_DIR, log_image
 from inr.export.video import require_pyav, write_video
 from inr.run.resume import run_dir
+from inr.modes import eval_mode
 
 
 def grid_views(grid: Tensor) -> dict[str, Tensor]:
@@ -63,12 +64,8 @@ class ImageLogger(L.Callback):
     @torch.no_grad()
     def log_images(self, trainer: L.Trainer, pl_module: L.LightningModule) -> Optional[Tensor]:
         """Render, log the views; returns the render (C, *shape) on the CPU."""
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             pred = pl_module.render(self.resolution)
-        finally:
-            pl_module.train(was_training)
         step = trainer.global_step
         views = {"reconstruction": grid_views(pred.clamp(0, 1))}
         if self.resolution is None:

@@ -8,6 +8,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only
 
 from inr.callbacks.media import log_image
+from inr.modes import eval_mode
 
 
 class MeasurementLogger(L.Callback):
@@ -35,13 +36,9 @@ class MeasurementLogger(L.Callback):
         if trainer.global_step == self._last_step:
             return
         self._last_step = step = trainer.global_step
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             operator = pl_module.operator
             predicted = operator(pl_module.render())
-        finally:
-            pl_module.train(was_training)
         observed = pl_module.data.measurements.to(predicted.device)
         residual = predicted - observed
         images = {"predicted": operator.display(predicted), "residual": operator.display(residual.abs())}

@@ -13,6 +13,7 @@ from torch import Tensor
 from inr.callbacks.media import log_figure, log_image
 from inr.data.grid import Grid
 from inr.ntk import empirical_ntk, predict_gd_mse, top_eigenvalues
+from inr.modes import eval_mode
 
 
 def kernel_drift(k: Tensor, k0: Tensor) -> float:
@@ -134,15 +135,11 @@ class NTKCallback(L.Callback):
         gen = torch.Generator().manual_seed(self.seed)
         pick = torch.randperm(len(train_index), generator=gen)[: self.num_probes]
         self.probe_index = train_index[pick.sort().values].cpu()
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             x, _ = self._probes(pl_module)
             self.k0 = self._ntk(pl_module, x, full=True).detach().cpu()
             with torch.no_grad():
                 self.f0 = pl_module(x).detach().cpu()
-        finally:
-            pl_module.train(was_training)
         self.elapsed, self.reference_step = 0.0, trainer.global_step
         opt = trainer.optimizers[0] if trainer.optimizers else None
         if opt is not None and (type(opt) is not torch.optim.SGD or any(g.get("momentum", 0) for g in opt.param_groups)) and not self._warned:
@@ -154,16 +151,12 @@ class NTKCallback(L.Callback):
         """Compute Θ_t on the probes and log drift, eigenvalues, the kernel slice and the predicted loss."""
         if self.k0 is None:
             return
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             x, y = self._probes(pl_module)
             k = self._ntk(pl_module, x).detach().cpu()
             with torch.no_grad():
                 f = pl_module(x).detach().cpu()
             image = self._slice(pl_module) if self.slice_resolution > 0 else None
-        finally:
-            pl_module.train(was_training)
         y = y.cpu()
         n, c = y.shape
         k0_trace = self.k0.diagonal(dim1=2, dim2=3).sum(-1)  # (N, N)

@@ -16,6 +16,7 @@ from inr.callbacks.media import log_figure
 from inr.run.files import atomic_write
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral_plots import heatmap_figure, spectra_figure
+from inr.modes import eval_mode
 
 SOURCES = ("auto", "train", "full")
 HISTORY_KEYS = ("epochs", "steps", "errors", "dc", "low", "high", "all", "prediction_power", "residual_power")
@@ -158,17 +159,13 @@ class SpectralBiasCallback(L.Callback):
 
     def _predict(self, pl_module: L.LightningModule, grid: str) -> Tensor:
         """The field on the chosen grid, (C, *shape), in eval mode and chunked; the mode is restored."""
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             if grid == "full":
                 return pl_module.render()
             dm = pl_module.data
             chunks = dm.train_index.split(pl_module.render_chunk)
             out = torch.cat([pl_module.predict(dm.grid.coords(c.to(pl_module.device))) for c in chunks])
             return out.T.reshape(out.shape[1], *dm.train_shape)  # (N, C) -> (C, *train_shape)
-        finally:
-            pl_module.train(was_training)
 
     def _target(self, pl_module: L.LightningModule, grid: str, shape: tuple) -> dict[str, Any]:
         """The target's DFT, band energies and spectrum on the chosen grid, computed once per grid/device."""

@@ -21,6 +21,7 @@ from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
 from inr.resources import DATA_DIR
+from inr.sizes import grid_size
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 DEFAULT_IMAGE = DATA_DIR / "astronaut.png"
@@ -118,15 +119,12 @@ def resize_image(image: Tensor, resolution: Union[int, list[int], None], crop_sq
 
     if resolution is None:
         return image
+    size = grid_size(resolution, 2)
     chw = image.permute(2, 0, 1)  # (H, W, C) -> (C, H, W)
-    if isinstance(resolution, int):
-        if crop_square:
-            side = min(chw.shape[1:])
-            chw = TF.center_crop(chw, [side, side])
-        size = [resolution, resolution]
-    else:
-        size = [int(r) for r in resolution]
-    if chw.shape[1:] != tuple(size):
+    if isinstance(resolution, int) and crop_square:
+        side = min(chw.shape[1:])
+        chw = TF.center_crop(chw, [side, side])
+    if chw.shape[1:] != size:
         chw = TF.resize(chw, size, antialias=True).clamp(0, 1)
     return chw.permute(1, 2, 0).contiguous()
 
@@ -166,9 +164,7 @@ class ImageDataModule(GridDataModule):
 
     def load_values(self) -> Tensor:
         if self.resolution is not None:
-            size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
-            if len(size) != 2 or min(size) < 2:
-                raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
+            size = grid_size(self.resolution, 2)
             self.check_size(size[0] * size[1], 4, 2)
         image = read_image(self.path, self.channels)
         if float(image.max() - image.min()) == 0.0:

@@ -15,6 +15,7 @@ from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
 from inr.operators.base import Operator
 from inr.operators.sampling import AdditiveNoise
+from inr.sizes import grid_size
 
 
 def read_array(path: Union[str, Path], what: str, complex_ok: bool = False) -> np.ndarray:
@@ -143,9 +144,10 @@ def unit_values(array: np.ndarray, source: str) -> Tensor:
 
 
 def square_shape(resolution: int, ndim: int, name: str = "data.resolution") -> tuple[int, ...]:
-    if resolution < 4:
-        raise InputError(f"{name} must be ≥ 4, got {resolution}")
-    return (int(resolution),) * ndim
+    """r -> (r,)·ndim, r ≥ 4: the operators' grids are square (cubic)."""
+    if isinstance(resolution, bool) or not isinstance(resolution, int):
+        raise InputError(f"{name} must be one int ≥ 4 (a square grid), got {resolution}")
+    return grid_size(resolution, ndim, name=name, minimum=4)
 
 
 def check_grid_memory(module: GridDataModule, shape: tuple[int, ...], channels: int) -> None:

@@ -25,6 +25,7 @@ from torch import Tensor
 
 from inr.data.module import GridDataModule
 from inr.errors import InputError
+from inr.sizes import grid_size
 
 ALPHABET = string.ascii_letters + string.digits
 FONT_FACES = (
@@ -89,9 +90,7 @@ def render_text_image(size: Union[int, tuple[int, int]] = 512, seed: int = 0) ->
         >>> tuple(img.shape), float(img.max()), bool((img < 0.5).any())
         ((64, 64, 3), 1.0, True)
     """
-    height, width = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
-    if min(height, width) < 8:
-        raise InputError(f"text image size must be at least 8 pixels, got {height}×{width}")
+    height, width = grid_size(size, 2, name="text image size", minimum=8)
     rng = random.Random(seed)
     big_h, big_w = SUPERSAMPLING * height, SUPERSAMPLING * width
     image = Image.new("RGB", (big_w, big_h), (255, 255, 255))
@@ -151,9 +150,7 @@ class TextImageDataModule(GridDataModule):
         return f"text image (seed {self.text_seed})"
 
     def load_values(self) -> Tensor:
-        size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
-        if len(size) != 2 or min(size) < 8:
-            raise InputError(f"data.resolution must be an int or [height, width] ≥ 8, got {self.resolution}")
+        size = grid_size(self.resolution, 2, minimum=8)
         self.check_size(size[0] * size[1], 3, 2)
         return render_text_image((size[0], size[1]), self.text_seed)  # (H, W, 3)
 

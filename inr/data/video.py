@@ -26,6 +26,7 @@ from inr.data.paths import check_file, resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
 from inr.errors import InputError
 from inr.export.video import EXTRA_HINT, READABLE, read_video
+from inr.sizes import grid_size
 
 VIDEO_EXTENSIONS = (".gif", *READABLE)
 
@@ -163,9 +164,7 @@ class VideoDataModule(GridDataModule):
         if len(clip) < 2:
             raise InputError(f"{self.describe()}: {len(clip)} frame(s) after frames/frame_stride; a video needs at least 2")
         if self.resolution is not None:
-            size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
-            if len(size) != 2 or min(size) < 2:
-                raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
+            size = grid_size(self.resolution, 2)
             self.check_size(len(clip) * math.prod(size), clip.shape[-1], 3)
             clip = torch.stack([resize_image(f, self.resolution) for f in clip])  # (T, h, w, C)
         if min(clip.shape[1:3]) < 2:

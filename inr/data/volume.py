@@ -22,6 +22,7 @@ from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
 from inr.errors import InputError
+from inr.sizes import grid_size
 
 VOLUME_EXTENSIONS = (".npy", ".npz", ".tif", ".tiff")
 MODES = ("occupancy", "density")
@@ -159,10 +160,7 @@ class VolumeDataModule(GridDataModule):
     def _size(self) -> Optional[tuple[int, int, int]]:
         if self.resolution is None:
             return None
-        size = [self.resolution] * 3 if isinstance(self.resolution, int) else list(self.resolution)
-        if len(size) != 3 or min(size) < 2:
-            raise InputError(f"data.resolution must be an int or [D, H, W], each ≥ 2, got {self.resolution}")
-        return tuple(int(s) for s in size)
+        return grid_size(self.resolution, 3)
 
     def _builtin(self) -> Tensor:
         if self.builtin not in BUILTIN_SHAPES:

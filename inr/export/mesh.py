@@ -24,6 +24,8 @@ from torch import Tensor
 
 from inr.errors import EXIT_INPUT, InputError, check_memory
 from inr.run.files import atomic_write
+from inr.modes import eval_mode
+from inr.sizes import grid_size
 
 MESH_EXTENSIONS = (".ply", ".obj")
 
@@ -58,9 +60,7 @@ def extract_mesh(
     ``level`` defaults to 0.5 (the decision boundary of an occupancy probability, the midpoint of a
     density in [0, 1]); use 0 for a signed distance. Peak memory: one render chunk plus the D·H·W output.
     """
-    size = [int(resolution)] * 3 if isinstance(resolution, int) else [int(r) for r in resolution]
-    if len(size) != 3 or min(size) < 2:
-        raise InputError(f"mesh resolution must be an int or [D, H, W] of at least 2, got {resolution}")
+    size = grid_size(resolution, 3, name="mesh resolution")
     if chunk is not None and chunk < 1:
         raise InputError(f"mesh render chunk must be ≥ 1 coordinates, got {chunk}")
     # the render (C·D·H·W floats), its float32 copy for marching cubes and the scikit-image work arrays
@@ -68,12 +68,8 @@ def extract_mesh(
     check_memory(f"a mesh at resolution {size}", numel * 4 * (model.out_channels + 3), advice="choose a smaller --resolution")
     if model.encoder.in_dim != 3:
         raise InputError(f"a mesh needs a field on 3-D coordinates; this model takes {model.encoder.in_dim}-D")
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         grid = model.render(size, chunk=chunk)[channel]  # (C, D, H, W) -> (D, H, W)
-    finally:
-        model.train(was_training)
     return marching_cubes_mesh(grid, 0.5 if level is None else level)
 
 

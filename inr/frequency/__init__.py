@@ -8,7 +8,7 @@ from inr.frequency.gain import (
     gain_map,
     power_gain,
     radial_bins,
-    radial_frequency,
+    radial_frequency_per_sample,
     radial_profile,
     random_cascade,
 )
@@ -56,7 +56,7 @@ __all__ = [
     "power_gain",
     "predict_spectra",
     "radial_bins",
-    "radial_frequency",
+    "radial_frequency_per_sample",
     "radial_profile",
     "random_cascade",
     "spectrum_relative_error",

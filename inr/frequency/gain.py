@@ -27,7 +27,7 @@ def gain_map(transfer: Tensor, norm: str = "spectral") -> Tensor:
     raise ValueError(f"unknown norm {norm!r}; choose spectral or frobenius")
 
 
-def radial_frequency(size: Sequence[int], device: Optional[torch.device] = None) -> Tensor:
+def radial_frequency_per_sample(size: Sequence[int], device: Optional[torch.device] = None) -> Tensor:
     """r[u, v] = √(fftfreq(H)[u]² + fftfreq(W)[v]²) in cycles per sample, (H, W), float64."""
     fy = torch.fft.fftfreq(int(size[0]), dtype=torch.float64, device=device)
     fx = torch.fft.fftfreq(int(size[1]), dtype=torch.float64, device=device)
@@ -38,7 +38,7 @@ def radial_bins(size: Sequence[int], num_bins: int = 16, max_radius: float = 0.5
     """Membership of each frequency in ``num_bins`` equal annuli [r_i, r_{i+1}) of [0, max_radius]
     (the last closed), -> (mask (num_bins, H·W) float64, edges (num_bins + 1,)). Corners beyond
     ``max_radius`` belong to no bin."""
-    r = radial_frequency(size).flatten()  # (H, W) -> (H·W,)
+    r = radial_frequency_per_sample(size).flatten()  # (H, W) -> (H·W,)
     edges = torch.linspace(0.0, max_radius, num_bins + 1, dtype=torch.float64)
     index = torch.bucketize(r, edges, right=True) - 1  # bin i holds edges[i] <= r < edges[i+1]
     index[r == max_radius] = num_bins - 1
@@ -54,7 +54,7 @@ def radial_profile(values: Tensor, num_bins: int = 16, max_radius: float = 0.5) 
     A band no frequency falls in (tiny or very elongated maps) is NaN.
 
     Example:
-        >>> profile, centres = radial_profile(radial_frequency((16, 16)), num_bins=4)
+        >>> profile, centres = radial_profile(radial_frequency_per_sample((16, 16)), num_bins=4)
         >>> centres.tolist(), bool((profile > torch.tensor([0.0, 0.125, 0.25, 0.375], dtype=torch.float64)).all())
         ([0.0625, 0.1875, 0.3125, 0.4375], True)
     """

@@ -17,19 +17,14 @@ import torch
 from torch import Tensor, nn
 from torch.func import jvp
 
+from inr.networks.activations import ELEMENTWISE_ACTIVATIONS
 from inr.ntk.ntk_mlp import NTKLinear
 
-# Activations known to act elementwise (each output depends only on the matching input); a custom
-# activation joins by setting ``elementwise = True`` on its class.
-ELEMENTWISE = (
-    nn.ReLU, nn.LeakyReLU, nn.Tanh, nn.Sigmoid, nn.GELU, nn.Softplus, nn.SiLU, nn.ELU, nn.CELU, nn.SELU,
-    nn.Mish, nn.Hardtanh, nn.Softsign, nn.Tanhshrink, nn.Identity,
-)
 
 
 def is_elementwise(module: nn.Module) -> bool:
     """True for a parameter-free activation that acts on each entry alone."""
-    known = isinstance(module, ELEMENTWISE) or getattr(module, "elementwise", False) is True
+    known = isinstance(module, ELEMENTWISE_ACTIVATIONS) or getattr(module, "elementwise", False) is True
     return known and not any(True for _ in module.parameters())
 
 

@@ -20,7 +20,6 @@ Extension points (override only what differs):
 """
 from __future__ import annotations
 
-import math
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.networks import MLP
+from inr.modes import eval_mode
 
 # A network is built by the task from the encoder's width: factory(in_dim, out_dim) -> nn.Module.
 NetworkFactory = Callable[[int, int], nn.Module]
@@ -283,23 +283,19 @@ class INRModule(L.LightningModule):
 
         Local to the calling process (no cross-rank sync), so rank 0 may call it alone after DDP training.
         """
-        was_training = self.training
-        self.eval()
         dm, results = self.data, {}
-        try:
+        with eval_mode(self):
             for split, index in (("train", dm.train_index), ("test", dm.test_index)):
                 metrics = self.make_metrics().to(self.device)
-                for metric in metrics.values():  # torchmetrics reads _to_sync, set from sync_on_compute at init
-                    metric.sync_on_compute = metric._to_sync = False
+                for metric in metrics.values():  # local: rank 0 may evaluate alone after DDP training
+                    metric.distributed_available_fn = not_distributed
                 for chunk in index.split(self.render_chunk):
                     batch = dm.gather(chunk, self.device)
                     metrics.update(self.predict(batch["coords"]), batch["values"])
                 results.update({f"{split}/{k}": float(v) for k, v in metrics.compute().items()})
-        finally:
-            self.train(was_training)
         return results
 
 
-def psnr_from_mse(mse: float, data_range: float = 1.0) -> float:
-    """PSNR = 10 log10(R² / MSE) in dB."""
-    return 10 * math.log10(data_range**2 / mse) if mse > 0 else math.inf
+def not_distributed() -> bool:
+    """torchmetrics' ``distributed_available_fn`` for a metric computed in one process only."""
+    return False

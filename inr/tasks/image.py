@@ -6,6 +6,7 @@ from torchmetrics import MetricCollection
 from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
 
 from inr.tasks.base import INRModule
+from inr.modes import eval_mode
 
 
 class ImageFitting(INRModule):
@@ -28,12 +29,8 @@ class ImageFitting(INRModule):
     def evaluate(self) -> dict[str, float]:
         """Train/held-out PSNR, plus PSNR and SSIM of the whole image rendered at the data's resolution."""
         results = super().evaluate()
-        was_training = self.training
-        self.eval()
-        try:
+        with eval_mode(self):
             pred, target = self.render()[None], self.target_grid()[None]  # (1, C, H, W)
-        finally:
-            self.train(was_training)
         results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
         results["full/ssim"] = float(StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
         return results

@@ -14,6 +14,7 @@ from inr.encoders import Encoder
 from inr.errors import InputError
 from inr.operators.base import Operator
 from inr.tasks.base import INRModule, NetworkFactory
+from inr.modes import eval_mode
 
 # torchmetrics' SSIM uses an 11-tap Gaussian window; smaller grids are scored by PSNR alone.
 SSIM_MIN_SIDE = 11
@@ -149,9 +150,7 @@ class InverseFitting(INRModule):
     def evaluate(self) -> dict[str, float]:
         """PSNR and SSIM of the reconstruction on the whole grid against the ground truth (when known) and
         the relative residual on the training (and held-out) measurements, in eval mode."""
-        was_training = self.training
-        self.eval()
-        try:
+        with eval_mode(self):
             dm, results = self.data, {}
             field = self.render()
             measured = self.operator(field)
@@ -169,6 +168,4 @@ class InverseFitting(INRModule):
                 ssim = grid_ssim(field, truth)
                 if ssim is not None:
                     results["full/ssim"] = float(ssim)
-        finally:
-            self.train(was_training)
         return results

@@ -8,6 +8,7 @@ from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMe
 
 from inr.tasks.base import INRModule
 from inr.tasks.image import ImageFitting
+from inr.modes import eval_mode
 
 # torchmetrics' SSIM pads by half its 11-tap window, which needs frames larger than 5 pixels.
 SSIM_MIN_SIDE = 6
@@ -36,12 +37,8 @@ class VideoFitting(ImageFitting):
     def evaluate(self) -> dict[str, float]:
         """Train/held-out PSNR, plus PSNR and per-frame SSIM of the whole clip rendered at its resolution."""
         results = INRModule.evaluate(self)
-        was_training = self.training
-        self.eval()
-        try:
+        with eval_mode(self):
             pred, target = self.render(), self.target_grid()  # (C, T, H, W)
-        finally:
-            self.train(was_training)
         results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
         ssim = frame_ssim(pred, target)
         if ssim is not None:

@@ -6,7 +6,6 @@ from functools import partial
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
-from lightning.pytorch.loggers import TensorBoardLogger
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from inr.callbacks import NTKCallback
@@ -39,14 +38,6 @@ def tiny_model(cls=ImageFitting, lr=0.5):
     )
 
 
-def tiny_trainer(tmp_path, callbacks, max_epochs, **kwargs):
-    return L.Trainer(
-        max_epochs=max_epochs, logger=TensorBoardLogger(str(tmp_path), name="run"), callbacks=callbacks,
-        enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
-        **{"enable_checkpointing": False, **kwargs},
-    )
-
-
 def test_slice_plane_and_drift():
     index, plane, centre = slice_plane((6, 8), resolution=4)  # every 2nd row and column through (3, 4)
     assert plane == (3, 4) and centre == 3 * 8 + 4
@@ -57,7 +48,7 @@ def test_slice_plane_and_drift():
     assert kernel_drift(k0, k0) == 0.0 and abs(kernel_drift(2 * k0, k0) - 1.0) < 1e-7
 
 
-def test_logs_tags_predicts_sgd_loss_and_restores_mode(tmp_path):
+def test_logs_tags_predicts_sgd_loss_and_restores_mode(tmp_path, tiny_trainer):
     L.seed_everything(0)
     dm = ImageDataModule(resolution=16, split="every_other", steps_per_epoch=5)  # 64 training pixels, full batch
     model = tiny_model(ModeRecording)
@@ -88,7 +79,7 @@ def test_logs_tags_predicts_sgd_loss_and_restores_mode(tmp_path):
     assert abs(float(torch.linalg.eigvalsh(k.double() / 64)[-1]) / lam0 - 1) < 1e-4
 
 
-def test_resumed_run_keeps_its_reference_kernel(tmp_path):
+def test_resumed_run_keeps_its_reference_kernel(tmp_path, tiny_trainer):
     dm = ImageDataModule(resolution=16, split="every_other", steps_per_epoch=2)
     ckpt = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"), save_last=True)
     first = NTKCallback(every_n_epochs=1, num_probes=16, slice_resolution=0)
@@ -120,7 +111,7 @@ def test_configurable_from_yaml(tmp_path):
     assert cb.num_probes == 24 and cb.k0.shape == (24, 24, 3, 3) and "ntk/drift" in cb.last
 
 
-def test_one_dimensional_task_logs_a_profile_plot(tmp_path):
+def test_one_dimensional_task_logs_a_profile_plot(tmp_path, tiny_trainer):
     from inr.data import SignalDataModule
     from inr.tasks import SignalFitting
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
-from lightning.pytorch.loggers import TensorBoardLogger
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from inr.callbacks import SpectralBiasCallback
@@ -51,19 +50,7 @@ def tiny_model(cls=ImageFitting):
     )
 
 
-def tiny_trainer(tmp_path, callbacks, max_epochs, name="run", **kwargs):
-    return L.Trainer(
-        max_epochs=max_epochs,
-        logger=TensorBoardLogger(str(tmp_path), name=name),
-        callbacks=callbacks,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        **{"enable_checkpointing": False, **kwargs},
-    )
-
-
-def test_logs_tags_writes_history_and_learns(tmp_path):
+def test_logs_tags_writes_history_and_learns(tmp_path, tiny_trainer):
     L.seed_everything(0)
     dm = ImageDataModule(resolution=32, split="every_other", steps_per_epoch=5)
     model = tiny_model(RecordingFitting)
@@ -116,7 +103,7 @@ def test_logs_tags_writes_history_and_learns(tmp_path):
     assert [e.step for e in events.Images("spectral/heatmap")] == [14, 29, 44, 60]
 
 
-def test_full_grid_rendered_in_eval_mode_and_back(tmp_path):
+def test_full_grid_rendered_in_eval_mode_and_back(tmp_path, tiny_trainer):
     dm = ImageDataModule(resolution=16, split="every_other", batch_size=32, steps_per_epoch=2)
     model = tiny_model(RecordingFitting)
 
@@ -136,7 +123,7 @@ def test_full_grid_rendered_in_eval_mode_and_back(tmp_path):
     assert probe.modes == [True, True]
 
 
-def test_skips_cleanly_when_too_large(tmp_path):
+def test_skips_cleanly_when_too_large(tmp_path, tiny_trainer):
     dm = ImageDataModule(resolution=16, split="every_other", steps_per_epoch=2)
     cb = SpectralBiasCallback(max_memory_mb=0.001)  # the 8×8×3 training grid needs ≈ 9 KiB, over 1 KiB
     trainer = tiny_trainer(tmp_path, [cb], max_epochs=3)
@@ -149,7 +136,7 @@ def test_skips_cleanly_when_too_large(tmp_path):
     assert not [t for t in events.Tags()["scalars"] if t.startswith("spectral/")]
 
 
-def test_resumed_run_continues_the_history(tmp_path):
+def test_resumed_run_continues_the_history(tmp_path, tiny_trainer):
     dm = ImageDataModule(resolution=16, split="every_other", steps_per_epoch=2)
     ckpt = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"), save_last=True)
     first = SpectralBiasCallback(num_bands=4, figure_every_n_epochs=0)

@@ -28,27 +28,20 @@ def test_render_at_twice_resolution_matches_pointwise_prediction():
     torch.testing.assert_close(image, expected, atol=1e-6, rtol=0)
 
 
-def _fit(model, dm, steps):
-    trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        limit_val_batches=0, enable_model_summary=False)
-    trainer.fit(model, datamodule=dm)
-    return trainer
-
-
-def test_cached_encoding_trains_identically():
+def test_cached_encoding_trains_identically(fit_steps):
     results = []
     for cache in (True, False):
         torch.manual_seed(0)
         model = _model(cache_encoding=cache)
-        _fit(model, ImageDataModule(resolution=16), steps=5)
+        fit_steps(model, ImageDataModule(resolution=16), steps=5)
         results.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
     torch.testing.assert_close(results[0], results[1], atol=1e-6, rtol=0)
 
 
-def test_full_batch_step_leaves_grid_prediction_and_render_uses_data_grid():
+def test_full_batch_step_leaves_grid_prediction_and_render_uses_data_grid(fit_steps):
     model = _model()
     dm = ImageDataModule(resolution=16, split="every_other")
-    _fit(model, dm, steps=2)
+    fit_steps(model, dm, steps=2)
     assert model.last_train_grid_prediction.shape == (3, 8, 8)
     assert model.render().shape == (3, 16, 16)
     assert model.target_grid().shape == (3, 16, 16)

@@ -18,17 +18,10 @@ def _model(code="noise", **kw):
     return ConvFitting(network=net, out_channels=3, code=code, code_channels=4, **kw)
 
 
-def _fit(model, dm, steps):
-    trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        limit_val_batches=0, enable_model_summary=False)
-    trainer.fit(model, datamodule=dm)
-    return trainer
-
-
-def test_trains_and_reads_the_decoded_image_at_the_split_pixels():
+def test_trains_and_reads_the_decoded_image_at_the_split_pixels(fit_steps):
     torch.manual_seed(0)
     model, dm = _model(), ImageDataModule(resolution=16, split="every_other")
-    _fit(model, dm, steps=30)
+    fit_steps(model, dm, steps=30)
     assert model.code.shape == (1, 4, 4, 4)  # 16 / (2 · 2)
     image = model.render()
     assert image.shape == (3, 16, 16)
@@ -50,37 +43,37 @@ def test_trains_and_reads_the_decoded_image_at_the_split_pixels():
     metrics = model.evaluate()
     torch.manual_seed(0)
     fresh = _model()
-    _fit(fresh, dm, steps=0)
+    fit_steps(fresh, dm, steps=0)
     assert metrics["train/psnr"] > fresh.evaluate()["train/psnr"] + 1.0
 
 
-def test_render_at_another_resolution_samples_nearest():
+def test_render_at_another_resolution_samples_nearest(fit_steps):
     model, dm = _model(), ImageDataModule(resolution=16, split="all")
-    _fit(model, dm, steps=1)
+    fit_steps(model, dm, steps=1)
     image = model.render()
     assert torch.equal(model.render((8, 8)), image[:, ::2, ::2])
     big = model.render((32, 32))
     assert big.shape == (3, 32, 32) and torch.equal(big[:, ::2, ::2], image)
 
 
-def test_lowres_code_sees_only_training_pixels():
+def test_lowres_code_sees_only_training_pixels(fit_steps):
     dm = ImageDataModule(resolution=16, split="every_other")
     model = _model(code="lowres")
-    _fit(model, dm, steps=1)
+    fit_steps(model, dm, steps=1)
     code = model.code.clone()
     assert code.shape == (1, 3, 4, 4)
     dm.values[dm.test_index] = 0.5  # change every held-out pixel: the code must not move
     assert torch.equal(model.make_code(), code)
 
 
-def test_code_size_that_does_not_fit_the_network_is_refused():
+def test_code_size_that_does_not_fit_the_network_is_refused(fit_steps):
     with pytest.raises(InputError, match="code_size"):
-        _fit(_model(code_size=5), ImageDataModule(resolution=16), steps=1)
+        fit_steps(_model(code_size=5), ImageDataModule(resolution=16), steps=1)
     with pytest.raises(InputError, match="does not divide"):
-        _fit(_model(), ImageDataModule(resolution=18), steps=1)
+        fit_steps(_model(), ImageDataModule(resolution=18), steps=1)
 
 
-def test_one_hook_serves_training_and_evaluation():
+def test_one_hook_serves_training_and_evaluation(fit_steps):
     """ConvFitting overrides only the field: the step, predict, render and forward come from INRModule."""
     from inr.tasks import INRModule
 
@@ -88,7 +81,7 @@ def test_one_hook_serves_training_and_evaluation():
         assert getattr(ConvFitting, name) is getattr(INRModule, name), name
     assert ConvFitting.field is not INRModule.field
     model, dm = _model(), ImageDataModule(resolution=16, split="all")
-    _fit(model, dm, steps=1)
+    fit_steps(model, dm, steps=1)
     assert model.coordinate_network() is None  # the structured NTK refuses it
 
 

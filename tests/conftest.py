@@ -1,0 +1,62 @@
+"""Fixtures shared by the test modules (under ``--import-mode=importlib`` a conftest is not importable, so the
+shared pieces are fixtures): a quiet trainer for a few steps, a tiny TensorBoard-logged trainer, and the
+command line of a tiny image run."""
+from __future__ import annotations
+
+from typing import Callable
+
+import lightning as L
+import pytest
+from lightning.pytorch.loggers import TensorBoardLogger
+
+# resolution 16, width 16, 5 steps per epoch, no image/spectral callbacks: a run of 10 steps takes about a second
+TINY_IMAGE_RUN = [
+    "--config", "image.yaml",
+    "--data.init_args.resolution", "16",
+    "--data.init_args.steps_per_epoch", "5",
+    "--model.init_args.network.init_args.width", "16",
+    "--model.init_args.encoder.init_args.num_features", "16",
+    "--trainer.max_steps", "10",
+    "--trainer.num_sanity_val_steps", "0",
+    "--trainer.enable_progress_bar", "false",
+    "--trainer.callbacks", "null",
+]
+
+
+@pytest.fixture(scope="session")
+def tiny_run_args() -> Callable[..., list[str]]:
+    """``tiny_run_args(save_dir, *extra)``: train.py arguments of a 10-step 16² image run logged under ``save_dir``."""
+
+    def args(save_dir, *extra: str) -> list[str]:
+        return [*TINY_IMAGE_RUN, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+
+    return args
+
+
+@pytest.fixture(scope="session")
+def fit_steps() -> Callable[..., L.Trainer]:
+    """``fit_steps(model, datamodule, steps)``: ``steps`` optimisation steps with no logger, checkpoint,
+    validation or progress bar; returns the trainer."""
+
+    def fit(model: L.LightningModule, datamodule: L.LightningDataModule, steps: int) -> L.Trainer:
+        trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                            limit_val_batches=0, enable_model_summary=False)
+        trainer.fit(model, datamodule=datamodule)
+        return trainer
+
+    return fit
+
+
+@pytest.fixture(scope="session")
+def tiny_trainer() -> Callable[..., L.Trainer]:
+    """``tiny_trainer(tmp_path, callbacks, max_epochs, name="run", **kwargs)``: a TensorBoard-logged trainer
+    under ``tmp_path/name`` without validation, checkpoints (unless asked), progress bar or summary."""
+
+    def trainer(tmp_path, callbacks, max_epochs: int, name: str = "run", **kwargs) -> L.Trainer:
+        return L.Trainer(
+            max_epochs=max_epochs, logger=TensorBoardLogger(str(tmp_path), name=name), callbacks=callbacks,
+            enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
+            **{"enable_checkpointing": False, **kwargs},
+        )
+
+    return trainer
