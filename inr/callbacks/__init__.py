@@ -5,5 +5,6 @@ from inr.callbacks.measurements import MeasurementLogger
 from inr.callbacks.ntk import NTKCallback
 from inr.callbacks.predictions import FieldWriter
 from inr.callbacks.spectral import SpectralBiasCallback
+from inr.callbacks.views import ViewLogger
 
-__all__ = ["FieldWriter", "NTKCallback", "ImageLogger", "grid_views", "MeasurementLogger", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback"]
+__all__ = ["FieldWriter", "NTKCallback", "ImageLogger", "grid_views", "MeasurementLogger", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback", "ViewLogger"]

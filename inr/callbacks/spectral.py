@@ -121,7 +121,7 @@ class SpectralBiasCallback(L.Callback):
             return
         dm = pl_module.data
         grid = self._choose_grid(pl_module)
-        shape = tuple(dm.train_shape) if grid == "train" else tuple(dm.shape)
+        shape = tuple(dm.train_shape) if grid == "train" else tuple(pl_module.grid_shape)  # the task's render() grid
         needed = measurement_bytes(int(np.prod(shape)), dm.out_channels)
         if needed > self.max_memory_mb * 2**20:
             rank_zero_warn(
@@ -172,7 +172,7 @@ class SpectralBiasCallback(L.Callback):
         key = (grid, shape, str(pl_module.device))
         if key not in self._targets:
             dm = pl_module.data
-            target = (dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else dm.values_grid())
+            target = (dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else pl_module.target_grid())
             target = target.to(pl_module.device)
             bands = BandPartition(shape, self.num_bands, self.spacing, self.max_frequency, device=target.device)
             f = resolve_max_frequency(shape, self.max_frequency)

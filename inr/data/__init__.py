@@ -5,6 +5,7 @@ from inr.data.image import ImageDataModule, read_image
 from inr.data.kspace import MRIDataModule
 from inr.data.measurements import MeasurementDataModule
 from inr.data.phantoms import shepp_logan_phantom
+from inr.data.rays import RaysDataModule
 from inr.data.tomography import CTDataModule
 from inr.data.module import GridDataModule, IndexBatches
 from inr.data.text import TextImageDataModule, render_text_image, save_text_image
@@ -39,6 +40,7 @@ __all__ = [
     "SuperResolutionDataModule",
     "SimulatedMeasurementDataModule",
     "shepp_logan_phantom",
+    "RaysDataModule",
     "render_text_image",
     "save_text_image",
 ]

@@ -3,8 +3,9 @@ from inr.tasks.base import INRModule, NetworkFactory
 from inr.tasks.conv import ConvFitting
 from inr.tasks.image import ImageFitting
 from inr.tasks.inverse import InverseFitting
+from inr.tasks.radiance import RadianceFieldFitting
 from inr.tasks.signal import SignalFitting
 from inr.tasks.video import VideoFitting
 from inr.tasks.volume import VolumeFitting
 
-__all__ = ["INRModule", "NetworkFactory", "ImageFitting", "ConvFitting", "InverseFitting", "SignalFitting", "VolumeFitting", "VideoFitting"]
+__all__ = ["INRModule", "NetworkFactory", "ImageFitting", "ConvFitting", "InverseFitting", "RadianceFieldFitting", "SignalFitting", "VolumeFitting", "VideoFitting"]

@@ -1,0 +1,125 @@
+"""Pinhole cameras: intrinsics, camera-to-world poses, the ray through every pixel, and orbits of poses.
+
+Conventions (NeRF's and Blender's, which the "blender" and ``.npz`` formats store): a pose is the 4×4
+camera-to-world matrix [R | t] whose columns are the camera's x (right), y (up) and z (backwards) axes and its
+centre in world coordinates; the camera looks along −z. Pixel (row i, column j) has its centre at image
+position (j + ½, i + ½), rows counted downwards, as nerfstudio does (NeRF's released code omits the ½).
+
+The ray through pixel (i, j) is r(t) = o + t d with o = t_cam and
+d = R · ((j + ½ − c_x)/f_x, −(i + ½ − c_y)/f_y, −1), not normalised: the ray parameter t is then the depth
+along the camera's viewing axis, so ``near``/``far`` and depth maps are in z-depth units.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """A pinhole camera's image size and focal lengths / principal point in pixels (shared by all views).
+
+    Example:
+        >>> round(Intrinsics.from_field_of_view(64, 64, math.radians(60)).fx, 6)  # f = ½W / tan(½ fov)
+        55.425626
+    """
+
+    height: int
+    width: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+
+    @classmethod
+    def from_focal(cls, height: int, width: int, focal: float) -> "Intrinsics":
+        """Square pixels and the principal point at the image centre (the NeRF datasets' model)."""
+        return cls(int(height), int(width), float(focal), float(focal), width / 2.0, height / 2.0)
+
+    @classmethod
+    def from_field_of_view(cls, height: int, width: int, fov_x: float) -> "Intrinsics":
+        """f = ½ W / tan(½ fov_x), the focal of Blender's ``camera_angle_x``."""
+        return cls.from_focal(height, width, 0.5 * width / math.tan(0.5 * fov_x))
+
+    def resized(self, height: int, width: int) -> "Intrinsics":
+        """The same camera imaged at another resolution: focal lengths and principal point scale with the size."""
+        sy, sx = height / self.height, width / self.width
+        return Intrinsics(int(height), int(width), self.fx * sx, self.fy * sy, self.cx * sx, self.cy * sy)
+
+    def as_tensor(self) -> Tensor:
+        """(H, W, f_x, f_y, c_x, c_y) as float64, for storing in a checkpoint."""
+        return torch.tensor([self.height, self.width, self.fx, self.fy, self.cx, self.cy], dtype=torch.float64)
+
+    @classmethod
+    def from_tensor(cls, values: Tensor) -> "Intrinsics":
+        h, w, fx, fy, cx, cy = values.tolist()
+        return cls(int(round(h)), int(round(w)), fx, fy, cx, cy)
+
+
+def camera_directions(rows: Tensor, cols: Tensor, intrinsics: Intrinsics) -> Tensor:
+    """Directions in the camera frame through pixel centres: (N,) rows and columns -> (N, 3), z = −1.
+
+    Example:
+        >>> camera_directions(torch.tensor([1]), torch.tensor([1]), Intrinsics.from_focal(2, 2, 1.0))
+        tensor([[ 0.5000, -0.5000, -1.0000]])
+    """
+    x = (cols.to(torch.float32) + 0.5 - intrinsics.cx) / intrinsics.fx
+    y = -(rows.to(torch.float32) + 0.5 - intrinsics.cy) / intrinsics.fy  # image rows grow downwards, y up
+    return torch.stack([x, y, -torch.ones_like(x)], dim=-1)
+
+
+def pixel_rays(poses: Tensor, views: Tensor, rows: Tensor, cols: Tensor, intrinsics: Intrinsics) -> tuple[Tensor, Tensor]:
+    """Rays of pixels (views, rows, cols), each (N,), of cameras ``poses`` (V, 3|4, 4) -> origins, directions (N, 3).
+
+    All on the poses' device in one batched product, o = t_v and d = R_v d_cam (module docstring).
+    """
+    pose = poses[views]  # (V, 4, 4) -> (N, 4, 4): one small matrix per ray, gathered by index
+    local = camera_directions(rows, cols, intrinsics).to(pose.dtype)  # (N, 3)
+    directions = (pose[:, :3, :3] @ local[:, :, None])[:, :, 0]  # (N, 3, 3) @ (N, 3, 1) -> (N, 3)
+    return pose[:, :3, 3].contiguous(), directions
+
+
+def view_rays(pose: Tensor, intrinsics: Intrinsics) -> tuple[Tensor, Tensor]:
+    """Every ray of one view, row-major: pose (3|4, 4) -> origins, directions (H·W, 3)."""
+    index = torch.arange(intrinsics.height * intrinsics.width, device=pose.device)
+    rows, cols = index // intrinsics.width, index % intrinsics.width
+    return pixel_rays(pose[None], torch.zeros_like(index), rows, cols, intrinsics)
+
+
+def look_at(eye: Tensor, target: Tensor, up: Tensor) -> Tensor:
+    """Camera-to-world poses (..., 4, 4) of cameras at ``eye`` (..., 3) looking at ``target`` with ``up`` roughly up.
+
+    z = (eye − target)/‖·‖ (the camera looks along −z), x = (up × z)/‖·‖, y = z × x.
+
+    Example:
+        >>> look_at(torch.tensor([0.0, 0.0, 4.0]), torch.zeros(3), torch.tensor([0.0, 1.0, 0.0]))[:3]
+        tensor([[1., 0., 0., 0.],
+                [0., 1., 0., 0.],
+                [0., 0., 1., 4.]])
+    """
+    eye, target, up = torch.broadcast_tensors(eye, target, up)
+    z = torch.nn.functional.normalize(eye - target, dim=-1)
+    x = torch.nn.functional.normalize(torch.linalg.cross(up, z, dim=-1), dim=-1)
+    y = torch.linalg.cross(z, x, dim=-1)
+    pose = torch.zeros(*eye.shape[:-1], 4, 4, dtype=eye.dtype, device=eye.device)
+    pose[..., :3, 0], pose[..., :3, 1], pose[..., :3, 2], pose[..., :3, 3] = x, y, z, eye
+    pose[..., 3, 3] = 1.0
+    return pose
+
+
+def orbit_poses(azimuths: Tensor, elevations: Tensor, radius: float, target: Tensor | None = None) -> Tensor:
+    """Cameras on a sphere of ``radius`` around ``target`` (default the origin) looking at it, z up:
+    eye = target + r (cos e cos a, cos e sin a, sin e) for azimuths a and elevations e in radians, (N,) each
+    -> poses (N, 4, 4)."""
+    target = torch.zeros(3, dtype=azimuths.dtype) if target is None else target.to(azimuths.dtype)
+    eye = target + radius * torch.stack([elevations.cos() * azimuths.cos(), elevations.cos() * azimuths.sin(), elevations.sin()], -1)
+    return look_at(eye, target, torch.tensor([0.0, 0.0, 1.0], dtype=azimuths.dtype))
+
+
+def turntable_poses(frames: int, elevation_deg: float, radius: float) -> Tensor:
+    """``frames`` cameras evenly around a full circle at one elevation, (frames, 4, 4), starting at azimuth 0."""
+    azimuths = torch.arange(frames, dtype=torch.float32) * (2 * math.pi / frames)
+    return orbit_poses(azimuths, torch.full_like(azimuths, math.radians(elevation_deg)), radius)

@@ -1,0 +1,265 @@
+"""``RadianceFieldFitting``: a 3D field of density and colour learned from posed images through volume rendering.
+
+The field is the framework's coordinate network on the scene's cube mapped to [0, 1]³,
+(σ, c)(x) = decode(network(encoder((x + b)/2b))), σ = ReLU (or softplus / exp) of the first output, c = the
+sigmoid of the others; it has no view dependence (the simplified NeRF of Tancik et al. 2020, 3d_simple_nerf
+notebook). It is observed only through the volume-rendering operator (``inr.operators.rendering``), so the
+step is the framework's ``loss(measure(field(batch), batch), values)`` with ``field`` returning the field as
+a function of points: the renderer decides where along each ray to query it.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+import torch
+import torch.nn.functional as F
+from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
+from torch import Tensor, nn
+from torchmetrics import MetricCollection
+from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+
+from inr.data.cameras import Intrinsics, view_rays
+from inr.data.rays import RaysDataModule, evenly_spaced
+from inr.encoders import Encoder
+from inr.errors import InputError, check_memory
+from inr.operators.rendering import VolumeRenderer
+from inr.tasks.base import INRModule, NetworkFactory
+
+DENSITY_ACTIVATIONS = {
+    "relu": F.relu,  # NeRF and the Fourier-features notebook
+    "softplus": F.softplus,  # smooth, never "dead"; mip-NeRF uses softplus(x − 1)
+    "exp": lambda x: torch.exp(x.clamp_max(15.0)),  # instant-ngp's truncated exponential, clamped against overflow
+}
+
+
+class RadianceFieldFitting(INRModule):
+    """A radiance field fitted to posed images (``RaysDataModule``) by volume rendering; see the module docstring.
+
+    Loss: Σ_passes mean ‖C(r) − C_gt(r)‖² over the batch's rays (NeRF eq. 6: coarse + fine with
+    hierarchical sampling). Metrics: PSNR of the training rays (``train/psnr``), PSNR of every held-out pixel
+    (``val/psnr``) and SSIM of the held-out views (``val/ssim``); the final summary also scores up to
+    ``eval_train_views`` whole training views.
+
+    Args:
+        encoder, network, optimizer, scheduler, compile: as in ``INRModule``; the encoder takes 3-D points
+            (``in_dim: 3``), the network ends without an activation (it outputs σ and colour logits).
+        out_channels: colour channels (linked to the data's 3).
+        render_chunk: rays per forward pass when rendering views (bounds evaluation memory).
+        samples, importance_samples: the renderer's stratified samples per ray and the hierarchical pass's.
+        perturb: jitter the samples inside their bins while training (NeRF's stratified sampling).
+        density_activation: ``relu``, ``softplus`` or ``exp``.
+        eval_train_views: training views rendered whole for the closing summary's ``train/psnr``.
+        sampling_seed: the jitter of step k is drawn from a generator seeded by (sampling_seed, k, rank), so
+            a resumed run draws what an uninterrupted one would.
+    """
+
+    default_in_dim = 3
+    default_output_activation = "none"
+
+    def __init__(
+        self,
+        encoder: Optional[Encoder] = None,
+        network: Optional[NetworkFactory] = None,
+        out_channels: int = 3,
+        optimizer: OptimizerCallable = torch.optim.Adam,
+        scheduler: Optional[LRSchedulerCallable] = None,
+        render_chunk: int = 4096,
+        cache_encoding: bool = False,
+        compile: bool = False,
+        samples: int = 64,
+        importance_samples: int = 0,
+        perturb: bool = True,
+        density_activation: Literal["relu", "softplus", "exp"] = "relu",
+        eval_train_views: int = 8,
+        sampling_seed: int = 0,
+    ) -> None:
+        if density_activation not in DENSITY_ACTIVATIONS:
+            raise InputError(f"model.density_activation: unknown {density_activation!r}; choose one of {', '.join(DENSITY_ACTIVATIONS)}")
+        if eval_train_views < 1:
+            raise InputError(f"model.eval_train_views must be ≥ 1, got {eval_train_views}")
+        # the network outputs density and colour: one channel more than the images
+        super().__init__(encoder, network, out_channels + 1, optimizer, scheduler, render_chunk, cache_encoding, compile)
+        self.out_channels = out_channels
+        if any(isinstance(m, nn.Sigmoid) for m in list(self.network.modules())[-1:]):
+            raise InputError("model.network: the radiance field decodes density and colour from raw outputs; use output_activation: none")
+        self.renderer = VolumeRenderer(samples, importance_samples)
+        self.perturb, self.density_activation = perturb, density_activation
+        self.eval_train_views, self.sampling_seed = eval_train_views, sampling_seed
+        # the scene, copied from the data when training starts and kept in checkpoints, so that a trained field
+        # renders on its own (inr.export.turntable): cube corners, [near, far], background, camera, orbit radius
+        self.register_buffer("scene_box", torch.tensor([[-1.5] * 3, [1.5] * 3]))
+        self.register_buffer("depth_range", torch.tensor([2.0, 6.0]))
+        self.register_buffer("background", torch.ones(out_channels))
+        self.register_buffer("camera", Intrinsics.from_focal(64, 64, 64.0).as_tensor())
+        self.register_buffer("orbit_radius", torch.tensor(4.0))
+
+    # --- the field ----------------------------------------------------------------------------------
+    def decode(self, raw: Tensor) -> tuple[Tensor, Tensor]:
+        """Network outputs (..., 1 + C) -> density σ ≥ 0 (...) and colour in (0, 1) (..., C)."""
+        return DENSITY_ACTIVATIONS[self.density_activation](raw[..., 0]), torch.sigmoid(raw[..., 1:])
+
+    def query(self, points: Tensor) -> tuple[Tensor, Tensor]:
+        """(σ, c) at world points (..., 3): the cube [lo, hi] is mapped to [0, 1]³ for the encoder."""
+        lo, hi = self.scene_box
+        v = ((points - lo) / (hi - lo)).reshape(-1, 3)  # (..., 3) -> (N, 3)
+        raw = self._network_fn(self.encoder(v))  # (N, 1 + C)
+        return self.decode(raw.reshape(*points.shape[:-1], raw.shape[-1]))
+
+    def field(self, batch: dict[str, Any]):
+        """The field as a function of points (``query``): the renderer chooses where to evaluate it."""
+        return self.query
+
+    def forward(self, points: Tensor) -> Tensor:
+        """[σ, c] at world points (N, 3) -> (N, 1 + C)."""
+        density, colour = self.query(points)
+        return torch.cat([density[..., None], colour], dim=-1)
+
+    def coordinate_network(self) -> None:
+        return None  # the field is observed through rendering, not sampled at the batch's coordinates
+
+    # --- the measurement ----------------------------------------------------------------------------
+    def measure(self, field, batch: dict[str, Any]) -> Tensor:
+        """C(r) of the batch's rays by volume rendering -> (passes, B, C)."""
+        generator = self._sampling_generator() if self.training and self.perturb else None
+        return self._render(field, batch["origins"], batch["directions"], generator).rgb
+
+    def _render(self, field, origins: Tensor, directions: Tensor, generator: Optional[torch.Generator] = None):
+        near, far = self.depth_range
+        return self.renderer(field, origins, directions, near, far, self.scene_box, self.background, generator)
+
+    def _sampling_generator(self) -> torch.Generator:
+        generator = torch.Generator(device=self.device)
+        generator.manual_seed((self.sampling_seed * 1_000_003 + self.global_step) * 65_537 + self.global_rank)
+        return generator
+
+    def loss(self, raw: Tensor, target: Tensor) -> Tensor:
+        """L = Σ_passes mean (C − C_gt)²."""
+        return (raw - target).square().mean(dim=(1, 2)).sum()
+
+    def postprocess(self, raw: Tensor) -> Tensor:
+        return raw
+
+    def postprocess_measurement(self, raw: Tensor) -> Tensor:
+        return raw[-1].clamp(0.0, 1.0)  # the last (fine) pass
+
+    def make_metrics(self) -> MetricCollection:
+        return MetricCollection({"psnr": PeakSignalNoiseRatio(data_range=1.0)})
+
+    def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
+        ssim = StructuralSimilarityIndexMeasure(data_range=1.0).to(pred.device)
+        return {"ssim": ssim(pred.transpose(0, 1), target.transpose(0, 1))}  # (C, V, H, W) -> (V, C, H, W)
+
+    # --- rendering ----------------------------------------------------------------------------------
+    @torch.no_grad()
+    def render_rays(self, origins: Tensor, directions: Tensor, chunk: Optional[int] = None) -> dict[str, Tensor]:
+        """Colour (N, C), expected depth (N,) and opacity (N,) of rays (N, 3), ``chunk`` rays at a time."""
+        chunk = chunk or self.render_chunk
+        if chunk < 1:
+            raise InputError(f"render chunk must be ≥ 1 rays, got {chunk}")
+        parts = [self._render(self.query, o, d) for o, d in zip(origins.split(chunk), directions.split(chunk))]
+        return {"rgb": torch.cat([p.rgb[-1] for p in parts]).clamp(0, 1), "depth": torch.cat([p.depth for p in parts]),
+                "opacity": torch.cat([p.opacity for p in parts])}
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        return Intrinsics.from_tensor(self.camera)
+
+    @torch.no_grad()
+    def render_view(self, pose: Tensor, intrinsics: Optional[Intrinsics] = None) -> dict[str, Tensor]:
+        """The view of camera-to-world ``pose`` (4, 4): colour (C, H, W), depth (H, W), opacity (H, W).
+        ``intrinsics`` default to the training camera's."""
+        intrinsics = intrinsics or self.intrinsics
+        origins, directions = view_rays(pose.to(self.device, torch.float32), intrinsics)
+        out = self.render_rays(origins, directions)
+        h, w = intrinsics.height, intrinsics.width
+        return {"rgb": out["rgb"].T.reshape(-1, h, w), "depth": out["depth"].reshape(h, w), "opacity": out["opacity"].reshape(h, w)}
+
+    @torch.no_grad()
+    def render_views(self, poses: Tensor, intrinsics: Optional[Intrinsics] = None) -> dict[str, Tensor]:
+        """``render_view`` of every pose (V, 4, 4), stacked: colour (V, C, H, W), depth and opacity (V, H, W)."""
+        views = [self.render_view(pose, intrinsics) for pose in poses]
+        return {key: torch.stack([v[key] for v in views]) for key in ("rgb", "depth", "opacity")}
+
+    def heldout_poses(self) -> Tensor:
+        dm = self.data
+        return dm.poses[dm.posed.heldout_views]
+
+    @torch.no_grad()
+    def render(self, shape=None, chunk: Optional[int] = None) -> Tensor:
+        """The held-out views as one regular grid for the grid callbacks: (C·V, H, W), channel c of view v at
+        C·v + c (per-view spectra pool over views and channels); ``shape`` (H', W') renders them at another
+        resolution."""
+        intrinsics = self.intrinsics if shape is None else self.intrinsics.resized(*shape)
+        saved, self.render_chunk = self.render_chunk, chunk or self.render_chunk
+        try:
+            rgb = self.render_views(self.heldout_poses(), intrinsics)["rgb"]
+        finally:
+            self.render_chunk = saved
+        return rgb.reshape(-1, *rgb.shape[2:])  # (V, C, H, W) -> (V·C, H, W)
+
+    def target_grid(self) -> Tensor:
+        """The held-out images in ``render``'s layout (C·V, H, W)."""
+        images = self.data.heldout_images().to(self.device)
+        return images.reshape(-1, *images.shape[2:])
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return self.data.image_shape
+
+    # --- steps ----------------------------------------------------------------------------------------
+    def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        pred = self.render_rays(batch["origins"], batch["directions"])["rgb"]
+        self.val_metrics.update(pred, batch["values"])
+        self._heldout_chunks.append(pred)
+
+    def setup(self, stage: str) -> None:
+        dm = getattr(self.trainer, "datamodule", None)
+        if dm is None:
+            return
+        if not isinstance(dm, RaysDataModule):
+            raise InputError(f"{type(self).__name__} learns from posed images: use data.class_path inr.data.RaysDataModule, not {type(dm).__name__}")
+        if self.encoder.in_dim != 3:
+            raise InputError(f"model.encoder takes {self.encoder.in_dim}-D coordinates but a radiance field is queried at 3-D points; set in_dim: 3")
+        if dm.out_channels != self.out_channels:
+            raise InputError(f"model.out_channels is {self.out_channels} but the images have {dm.out_channels} channels")
+        b = dm.bound
+        self.scene_box.copy_(torch.tensor([[-b] * 3, [b] * 3]))
+        self.depth_range.copy_(torch.tensor([dm.near, dm.far]))
+        self.background.copy_(torch.tensor(dm.background))
+        self.camera.copy_(dm.intrinsics.as_tensor())
+        self.orbit_radius.fill_(float(dm.poses[:, :3, 3].norm(dim=-1).mean()))
+        self._check_step_memory(dm)
+
+    def _check_step_memory(self, dm: RaysDataModule) -> None:
+        """Refuse a ray batch whose training step would not fit: rays × samples × (2 × the activations autograd
+        keeps per point, measured on the configured network) + the rays' own buffers."""
+        from inr.run.preflight import activation_bytes_per_point
+
+        passes = self.renderer.samples + (self.renderer.samples + self.renderer.importance_samples if self.renderer.importance_samples else 0)
+        per_point = 2 * activation_bytes_per_point(self, 3) + 4 * (3 + 4 + 6)  # + points, outputs, compositing terms
+        device = self.trainer.strategy.root_device
+        available, where = (torch.cuda.mem_get_info(device)[0], f" on {device}") if device.type == "cuda" else (None, "")
+        check_memory(f"data.batch_size {dm.batch_size:,} rays × {passes} samples", int(dm.batch_size * passes * per_point),
+                     advice="choose a smaller data.batch_size or fewer model.samples", available=available, where=where)
+
+    # --- final report -------------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """PSNR and SSIM of the held-out views rendered whole, and PSNR of up to ``eval_train_views`` training
+        views (evenly spaced), in eval mode."""
+        was_training = self.training
+        self.eval()
+        dm, results = self.data, {}
+        psnr = PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)
+        ssim = StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)
+        try:
+            held = self.render_views(self.heldout_poses())["rgb"]
+            truth = dm.heldout_images().to(self.device)
+            results["test/psnr"], results["test/ssim"] = float(psnr(held, truth)), float(ssim(held, truth))
+            train = dm.posed.train_views[evenly_spaced(len(dm.posed.train_views), self.eval_train_views)]
+            psnr.reset()
+            rendered = self.render_views(dm.poses[train])["rgb"]
+            results["train/psnr"] = float(psnr(rendered, dm.posed.images[train].permute(0, 3, 1, 2).to(self.device)))
+        finally:
+            self.train(was_training)
+        return results
