@@ -1,0 +1,55 @@
+"""python -m inr.experiments.view_synthesis at toy size: every mapping and both baselines in one table, the
+baselines scored exactly, the outputs written under --out and nothing in the working directory."""
+import json
+
+import pytest
+import torch
+
+from inr.data import RaysDataModule
+from inr.experiments.view_synthesis import ENCODINGS, baselines, main
+
+# 16×16 views, 8 samples per ray, 3 steps: the experiment's plumbing, not its result
+TOY = ["--steps", "3", "--threads", "1", "--override", "--data.init_args.resolution", "16", "--data.init_args.views", "6",
+       "--data.init_args.heldout_views", "2", "--data.init_args.batch_size", "64", "--model.init_args.samples", "8",
+       "--model.init_args.eval_train_views", "2"]
+
+
+def test_every_mapping_and_the_baselines_in_one_table_written_under_out_only(tmp_path, monkeypatch, capsys):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # a stray config.yaml, lightning_logs/ or runs/ would land here
+    threads = torch.get_num_threads()
+    rows = main(["--out", str(tmp_path / "out"), *TOY])
+    assert torch.get_num_threads() == threads  # --threads applies to the experiment only
+    assert [r["method"] for r in rows] == [*ENCODINGS, "mean training colour", "nearest training view"]
+    assert list(cwd.iterdir()) == []
+    out = capsys.readouterr().out
+    for name in (*ENCODINGS, "mean training colour", "nearest training view"):
+        assert f"| {name} |" in out
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [r["method"] for r in saved["rows"]] == [r["method"] for r in rows]
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"table.md", "results.json", "renders.npz", "views.png"}
+    for row in rows[: len(ENCODINGS)]:
+        assert row["params"] > 0 and row["seconds"] > 0 and 0 < row["psnr"] < 60
+
+
+def test_baselines_are_the_mean_colour_and_the_nearest_camera_s_image():
+    dm = RaysDataModule(resolution=8, views=5, heldout_views=2)
+    dm.setup("fit")
+    posed = dm.posed
+    predictions = baselines(dm)
+    train = posed.images[posed.train_views]
+    mean = predictions["mean training colour"]
+    assert mean.shape == dm.heldout_images().shape
+    torch.testing.assert_close(mean[0, :, 3, 5], train.reshape(-1, 3).mean(0))
+    for v, held in enumerate(posed.heldout_views):
+        centre = posed.poses[held, :3, 3]
+        nearest = min(posed.train_views.tolist(), key=lambda t: float((posed.poses[t, :3, 3] - centre).norm()))  # brute force
+        torch.testing.assert_close(predictions["nearest training view"][v], posed.images[nearest].permute(2, 0, 1))
+
+
+def test_bad_arguments_exit_2_with_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--steps", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "--steps must be ≥ 1" in err[0]
