@@ -21,9 +21,9 @@ import time
 
 import lightning as L
 import torch
-import torch.nn.functional as F
 
 from inr.experiments.threads import torch_threads
+from inr.tasks.radiance import DENSITY_ACTIVATIONS
 from training_step import framework_step, instantiate, median_step
 
 # a direction component below this is parallel to the box faces it would cross (as the renderer's slab test)
@@ -35,6 +35,7 @@ def hand_loop(config: str, steps: int, warmup: int, extra: tuple = ()) -> tuple[
     model, dm, _ = instantiate(config, list(extra))
     dm.setup("fit")
     encoder, network = model.encoder, model.network
+    activation = DENSITY_ACTIVATIONS[model.density_activation]  # the config's σ = activation(raw₀)
     samples, batch = model.renderer.samples, dm.batch_size
     index = dm.train_index
     origins, directions = dm.rays(index)  # (R, 3) each: every training ray, once
@@ -56,7 +57,7 @@ def hand_loop(config: str, steps: int, warmup: int, extra: tuple = ()) -> tuple[
         t = t0[:, None] + (t1 - t0)[:, None] * fractions + width[:, None] * torch.rand(batch, samples, generator=gen)  # (B, S)
         points = o[:, None, :] + t[..., None] * d[:, None, :]  # (B, S, 3)
         raw = network(encoder(((points - lo) / (hi - lo)).reshape(-1, 3))).reshape(batch, samples, -1)  # (B·S, 4) -> (B, S, 4)
-        density, colour = F.relu(raw[..., 0]), torch.sigmoid(raw[..., 1:])
+        density, colour = activation(raw[..., 0]), torch.sigmoid(raw[..., 1:])
         optical = density * (width * d.norm(dim=-1))[:, None]  # σ_i δ_i
         weights = torch.exp(-(torch.cumsum(optical, -1) - optical)) * (1.0 - torch.exp(-optical))
         rgb = (weights[..., None] * colour).sum(1) + (1.0 - weights.sum(1))[:, None] * background
