@@ -86,7 +86,7 @@ class RadianceFieldFitting(INRModule):
         self.perturb, self.density_activation = perturb, density_activation
         self.eval_train_views, self.sampling_seed = eval_train_views, sampling_seed
         # the scene, copied from the data when training starts and kept in checkpoints, so that a trained field
-        # renders on its own (inr.export.turntable): cube corners, [near, far], background, camera, orbit radius
+        # renders on its own (inr.export.radiance_turntable): cube corners, [near, far], background, camera, orbit radius
         self.register_buffer("scene_box", torch.tensor([[-1.5] * 3, [1.5] * 3]))
         self.register_buffer("depth_range", torch.tensor([2.0, 6.0]))
         self.register_buffer("background", torch.ones(out_channels))
