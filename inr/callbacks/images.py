@@ -29,8 +29,10 @@ def grid_views(grid: Tensor) -> dict[str, Tensor]:
 
 class ImageLogger(L.Callback):
     """Every ``every_n_epochs`` epochs: ``images/reconstruction``, ``images/abs_error`` (error scaled by
-    ``error_gain`` and clipped to [0, 1]) and, once, ``images/target``, to every logger that shows images and
-    as PNG files under ``<run>/media/`` (``inr.callbacks.media``). Rank 0 only, no grad, eval mode.
+    ``error_gain`` and clipped to [0, 1]) and, once, ``images/target`` — the last two only where the data
+    knows its target (not for measured data without ground truth, ``has_ground_truth = False``) —, to every
+    logger that shows images and as PNG files under ``<run>/media/`` (``inr.callbacks.media``). Rank 0 only,
+    no grad, eval mode.
 
     Args:
         every_n_epochs: log every this many training epochs (and when training ends).
@@ -68,7 +70,7 @@ class ImageLogger(L.Callback):
             pred = pl_module.render(self.resolution)
         step = trainer.global_step
         views = {"reconstruction": grid_views(pred.clamp(0, 1))}
-        if self.resolution is None:
+        if self.resolution is None and getattr(pl_module.data, "has_ground_truth", True):
             target = pl_module.target_grid()
             views["abs_error"] = grid_views(((pred - target).abs() * self.error_gain).clamp(0, 1))
             if not self._target_logged:

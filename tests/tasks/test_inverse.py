@@ -145,3 +145,66 @@ def test_mri_from_files_matches_the_simulated_problem(tmp_path):
     torch.testing.assert_close(read.measurements, sim.measurements)
     torch.testing.assert_close(read.values_grid(), sim.values_grid())
     assert read.has_ground_truth and not MRIDataModule(resolution=8, ndim=2, kspace="k.npy", mask="m.npy").has_ground_truth
+
+
+def _lowres_png(tmp_path, side=8):
+    """A smooth side×side RGB image (one cycle across, a different phase per channel), as 8-bit PNG."""
+    import imageio.v3 as iio
+
+    u = np.arange(side) / side
+    phases = np.array([0.0, 1.0, 2.0])
+    image = 0.5 + 0.3 * np.sin(2 * np.pi * u[:, None, None] + phases) * np.cos(2 * np.pi * u[None, :, None])  # (h, w, 3)
+    path = tmp_path / "small.png"
+    iio.imwrite(path, (image * 255).round().astype(np.uint8))
+    return path
+
+
+def test_superres_from_own_lowres_image_is_scored_on_held_out_rows(tmp_path, capsys):
+    """A measured low-resolution image, no ground truth: the fit is scored on the low-res rows it never saw."""
+    path = _lowres_png(tmp_path, side=16)
+    args = ["--data.init_args.lowres", str(path), "--data.init_args.path", "null", "--data.init_args.resolution", "null",
+            "--data.init_args.factor", "2", "--data.init_args.heldout_every", "4", "--trainer.check_val_every_n_epoch", "1"]
+    _cli("superres.yaml", tmp_path, 1, *args)
+    start = _summary(capsys)
+    _cli("superres.yaml", tmp_path, 30, *args, "--model.init_args.optimizer.init_args.lr", "0.01",
+         "--model.init_args.encoder.init_args.sigma", "1")
+    end = _summary(capsys)
+    assert "full/psnr" not in end and "full/ssim" not in end  # nothing to compare with
+    assert end["test/residual"] < 0.3 * start["test/residual"]  # held-out rows, never in the loss
+    assert end["train/residual"] < 0.5 * start["train/residual"]
+    tags = _tags(tmp_path / "superres" / "version_1")
+    assert {"val/residual", "images/reconstruction", "measurements/observed", "measurements/residual"} <= tags
+    assert not {"images/target", "images/abs_error", "val/psnr"} & tags
+
+
+def test_lowres_file_gives_the_simulated_measurements(tmp_path):
+    """The block means of an image, saved as .npy and read back as a measured low-res image: same y, same A."""
+    sim = SuperResolutionDataModule(resolution=16, factor=4)
+    sim.setup("fit")
+    np.save(tmp_path / "y.npy", sim.measurements.permute(1, 2, 0).numpy())  # (C, h, w) -> (h, w, C)
+    read = SuperResolutionDataModule(lowres=str(tmp_path / "y.npy"), resolution=None, factor=4, heldout_every=2)
+    read.setup("fit")
+    torch.testing.assert_close(read.measurements, sim.measurements)
+    assert read.shape == (16, 16) and read.out_channels == 3 and not read.has_ground_truth
+    train, held = read.measurement_split()
+    assert held.tolist() == [1, 3] and train.tolist() == [0, 2]  # every 2nd of the 4 low-res rows
+
+
+def test_bad_lowres_images_exit_2_with_one_line_and_leave_nothing(tmp_path, capsys):
+    args = ["--data.init_args.path", "null", "--data.init_args.factor", "2"]
+    flat = tmp_path / "flat.npy"
+    np.save(flat, np.full((8, 8), 0.5))
+    assert "constant" in _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(flat))
+    nan = tmp_path / "nan.npy"
+    bad = np.random.default_rng(0).random((8, 8))
+    bad[1, 1] = np.nan
+    np.save(nan, bad)
+    assert "NaN" in _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(nan))
+    loud = tmp_path / "loud.npy"
+    np.save(loud, np.nan_to_num(bad) * 3)  # finite, out of [0, 1]
+    assert "[0, 1]" in _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(loud))
+    png = _lowres_png(tmp_path)
+    message = _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.lowres", str(png))  # superres.yaml: resolution 128
+    assert "8×8 image × factor 2 is 16×16, but data.resolution asks for 128×128" in message
+    message = _bad(tmp_path, capsys, "superres.yaml", "--data.init_args.lowres", str(png), "--data.init_args.resolution", "null")
+    assert "exclude each other" in message  # superres.yaml names a full-resolution path too
