@@ -1,0 +1,46 @@
+"""python -m inr.experiments.inverse: several seeds summarised, the notebooks' feature counts, threads restored."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from inr.experiments.inverse import PROTOCOLS, main, summarise, table
+
+
+def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys):
+    threads = torch.get_num_threads()
+    rows = main(["--task", "ct", "--resolution", "16", "--angles", "8", "--steps", "2", "--width", "16",
+                 "--seeds", "0", "1", "--threads", "1", "--out", str(tmp_path)])
+    assert torch.get_num_threads() == threads  # --threads only inside the run
+    assert [r["seed"] for r in rows] == [0] * 6 + [1] * 6
+    fbp = [r for r in rows if r["method"] == "filtered back-projection"]
+    assert fbp[0]["psnr"] != pytest.approx(fbp[1]["psnr"], abs=1e-3)  # each seed draws its own phantom
+    summary = {s["method"]: s for s in summarise(rows)}
+    assert list(summary) == ["none", "basic", "positional", "gaussian", "filtered back-projection", "grid optimisation"]
+    s = summary["filtered back-projection"]
+    assert s["psnr"] == pytest.approx(np.mean([r["psnr"] for r in fbp])) and s["seeds"] == 2
+    assert (s["psnr_min"], s["psnr_max"]) == (min(r["psnr"] for r in fbp), max(r["psnr"] for r in fbp))
+    printed = capsys.readouterr().out
+    assert f"| filtered back-projection | {s['psnr']:.2f} ({s['psnr_min']:.2f}–{s['psnr_max']:.2f}) |" in printed
+    assert (tmp_path / "table.md").read_text().strip() == table(rows)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert len(results["rows"]) == 12 and len(results["summary"]) == 6
+    for seed in (0, 1):
+        assert np.load(tmp_path / f"seed_{seed}" / "gaussian.npy").shape == (1, 16, 16)
+
+
+def test_positional_encoding_has_the_notebooks_feature_count():
+    """2d_CT / 3d_MRI: 2^linspace(0, s, embedding_size // d) − 1 on each of the d axes, embedding_size 256."""
+    ct, mri = PROTOCOLS["ct"].encoder("positional"), PROTOCOLS["mri"].encoder("positional")
+    assert ct.b.shape == (256, 2) and mri.b.shape == (255, 3)
+    expected = 2.0 ** np.linspace(0, 3, 128) - 1  # CT: posenc scale 3
+    np.testing.assert_allclose(ct.b[:128, 0].double().numpy(), expected, rtol=1e-6)
+    assert PROTOCOLS["ct"].encoder("gaussian").b.shape == (256, 2)
+
+
+def test_bad_threads_exit_2_with_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--task", "ct", "--threads", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error: ")
