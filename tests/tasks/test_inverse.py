@@ -45,7 +45,7 @@ def test_ct_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     assert end["full/psnr"] > start["full/psnr"] + 3.0
     tags = _tags(tmp_path / "ct" / "version_1")
     assert {"measurements/residual", "measurements/predicted", "measurements/observed", "images/reconstruction",
-            "val/psnr", "train/residual_step", "spectral/rel_err/low"} <= tags
+            "val/psnr", "train/residual_step", "spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/dc"} <= tags
 
 
 def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
@@ -56,7 +56,20 @@ def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     end = _summary(capsys)
     assert end["train/residual"] < 0.5 * start["train/residual"]
     assert end["full/psnr"] > start["full/psnr"] + 3.0
-    assert {"measurements/residual", "images/reconstruction/slice_0", "val/psnr"} <= _tags(tmp_path / "mri" / "version_1")
+    assert {"measurements/residual", "images/reconstruction/slice_0", "val/psnr", "spectral/rel_err/low",
+            "spectral/rel_err/dc"} <= _tags(tmp_path / "mri" / "version_1")
+
+
+@pytest.mark.parametrize("config", ["inpaint.yaml", "superres.yaml"])
+def test_image_degradation_configs_log_reconstruction_measurements_and_bands(tmp_path, config):
+    """The TensorBoard event file of a short run holds the reconstruction, its error against the ground truth,
+    the measurements with their residual and the spectral bands with the DC term apart."""
+    _cli(config, tmp_path, 40, "--data.init_args.resolution", "16", "--data.init_args.path", "null",
+         "--trainer.check_val_every_n_epoch", "2")
+    tags = _tags(tmp_path / config.removesuffix(".yaml") / "version_0")
+    assert {"images/reconstruction", "images/target", "images/abs_error", "measurements/observed", "measurements/predicted",
+            "measurements/residual", "val/psnr", "val/ssim", "train/residual_step", "spectral/rel_err/low",
+            "spectral/rel_err/high", "spectral/rel_err/dc", "spectral/rel_err/band_15"} <= tags
 
 
 def _bad(tmp_path, capsys, config, *args):
