@@ -15,6 +15,7 @@ from inr.data.paths import resolve_data_path
 from inr.errors import InputError
 from inr.operators.base import Operator
 from inr.operators.sampling import Downsample, PixelMask
+from inr.sizes import grid_size
 
 
 class ImageMeasurementDataModule(MeasurementDataModule):
@@ -32,9 +33,7 @@ class ImageMeasurementDataModule(MeasurementDataModule):
 
     def load_values(self) -> Tensor:
         if self.resolution is not None:
-            size = [self.resolution] * 2 if isinstance(self.resolution, int) else list(self.resolution)
-            if len(size) != 2 or min(size) < 2:
-                raise InputError(f"data.resolution must be an int or [height, width] ≥ 2, got {self.resolution}")
+            size = grid_size(self.resolution, 2)
             self.check_size(size[0] * size[1], 4, 2)
         image = resize_image(read_image(self.path, self.channels), self.resolution)  # (H, W, C)
         if float(image.max() - image.min()) == 0.0:
@@ -119,7 +118,7 @@ class SuperResolutionDataModule(ImageMeasurementDataModule):
         lowres = read_lowres(self.lowres_path, self.channels)  # (h, w, C)
         full = [lowres.shape[0] * self.factor, lowres.shape[1] * self.factor]
         if self.resolution is not None:
-            asked = [self.resolution] * 2 if isinstance(self.resolution, int) else [int(r) for r in self.resolution]
+            asked = list(grid_size(self.resolution, 2))
             if asked != full:
                 raise InputError(f"{self.lowres_path}: a {lowres.shape[0]}×{lowres.shape[1]} image × factor {self.factor} is "
                                  f"{full[0]}×{full[1]}, but data.resolution asks for {asked[0]}×{asked[1]}; set data.resolution null")
