@@ -43,7 +43,10 @@ class MeasurementDataModule(GridDataModule):
     ``load_measurements()`` (default None: simulate y = A(truth) + ``AdditiveNoise(noise_std, seed)``).
 
     The training batch is always the whole problem: the coordinates of every grid point (the operator needs
-    the field everywhere; their encoding is computed once) and the training measurements as ``values``. The
+    the field everywhere; their encoding is computed once) and the training measurements as ``values``. Under
+    data parallelism every rank therefore solves the whole problem (the operator couples all grid points, so
+    the training batch is not sharded and N ranks add no training throughput; their averaged gradient is the
+    single process's); the held-out evaluation is sharded as for every grid. The
     held-out split is the grid itself, scored against the ground truth (PSNR, SSIM); with
     ``heldout_every = k`` every k-th entry along the measurements' first axis after the channels (CT:
     projection angles; MRI: k-space samples in a fixed random order; masks: observed pixels) is left out of
@@ -130,6 +133,10 @@ class MeasurementDataModule(GridDataModule):
             "measurement_index": self._on_device("measurement_index", lambda: train, device),
             "full_batch": True,
         }
+
+    def points_per_step(self, world_size: int = 1) -> int:
+        """Every rank evaluates the field on the whole grid (the batch is not sharded)."""
+        return len(self.train_index)
 
     def estimate_bytes(self, numel: int, channels: int, ndim: int) -> int:
         """Grid buffers plus the coordinates of the whole grid and one differentiable field on it."""

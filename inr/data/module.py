@@ -4,6 +4,10 @@ A batch leaves the loader as a small description ``{"index": LongTensor | None}`
 training set) and becomes ``{"coords": (B, d), "values": (B, C), "index": ...}`` on the training device in
 ``on_after_batch_transfer``: the target is copied to the device once, coordinates are computed from the
 indices there, and nothing per pixel runs in Python.
+
+Under data parallelism (N > 1 ranks) the full batch and the held-out split are sharded: rank r trains on its
+contiguous share of the training split (``shard``) with the loss weight of ``shard_weight``, which makes the
+averaged gradient the full batch's, and evaluates its share of the held-out split.
 """
 from __future__ import annotations
 
@@ -29,6 +33,30 @@ FULL_BATCH_STEPS_PER_EPOCH = 10
 
 def _only_item(batch: list[Any]) -> Any:
     return batch[0]
+
+
+def shard(index: Tensor, rank: int, world_size: int) -> Tensor:
+    """S_r = rank r's contiguous share of ``index`` among N = ``world_size`` ranks, ⌈n/N⌉ or ⌊n/N⌋ entries
+    (the larger shares first); the shares in rank order concatenate back to ``index``.
+
+    Example:
+        >>> [shard(torch.arange(5), r, 2).tolist() for r in range(2)]
+        [[0, 1, 2], [3, 4]]
+    """
+    return torch.tensor_split(index, world_size)[rank]
+
+
+def shard_weight(shard_size: int, total: int, world_size: int) -> float:
+    """w_r = N·n_r/n: the weight of rank r's mean loss over its n_r of the n points, so that data-parallel
+    training, which averages gradients over the N ranks, follows the gradient of the mean over all n:
+    (1/N) Σ_r w_r ∇(1/n_r) Σ_{i∈S_r} ℓ_i = (1/n) Σ_i ∇ℓ_i. Exact for any loss that is a mean over the
+    batch's points; equal shards give w_r = 1.
+
+    Example:
+        >>> [shard_weight(len(shard(torch.arange(5), r, 2)), 5, 2) for r in range(2)]
+        [1.2, 0.8]
+    """
+    return world_size * shard_size / total
 
 
 class IndexBatches(IterableDataset):
@@ -104,7 +132,8 @@ class GridDataModule(L.LightningDataModule):
 
     Args:
         split: ``all`` (train = test = whole grid) or ``every_other`` (train [::2,...], test [1::2,...]).
-        batch_size: coordinates per training step; ``None`` trains on the whole training split each step.
+        batch_size: coordinates per training step; ``None`` trains on the whole training split each step
+            (under N > 1 ranks: each rank its 1/N share, weighted so the gradient is the full batch's).
         steps_per_epoch: training steps per epoch; default one pass over the training split for random
             batches, and ``FULL_BATCH_STEPS_PER_EPOCH`` for full batches.
         eval_chunk: coordinates per evaluation batch (bounds the memory of validation).
@@ -220,6 +249,23 @@ class GridDataModule(L.LightningDataModule):
     def setup(self, stage: str) -> None:
         self._ensure_loaded()
 
+    # --- ranks --------------------------------------------------------------------------------------
+    @property
+    def rank_and_world_size(self) -> tuple[int, int]:
+        """(global rank, number of ranks) of the attached Trainer; (0, 1) without one."""
+        trainer = self.trainer
+        return (trainer.global_rank, trainer.world_size) if trainer is not None else (0, 1)
+
+    def points_per_step(self, world_size: int = 1) -> int:
+        """Training points one rank handles per step: ``batch_size``, or its share ⌈n/N⌉ of a full batch."""
+        return self.batch_size or math.ceil(len(self.train_index) / world_size)
+
+    def check_shardable(self, world_size: int) -> None:
+        """Refuse a full batch that cannot give every rank a point (an empty share has no mean loss)."""
+        n = len(self.train_index)
+        if self.batch_size is None and n < world_size:
+            raise InputError(f"data.batch_size null: the training split has {n} points, fewer than the {world_size} ranks sharing it; use fewer devices")
+
     # --- batches ------------------------------------------------------------------------------------
     @property
     def steps_per_epoch(self) -> int:
@@ -231,6 +277,7 @@ class GridDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         self._ensure_loaded()
+        self.check_shardable(self.rank_and_world_size[1])
         trainer = self.trainer
         batches = IndexBatches(
             self.train_index,
@@ -244,9 +291,10 @@ class GridDataModule(L.LightningDataModule):
         return ResumableLoader(batches, done)
 
     def val_dataloader(self) -> DataLoader:
-        # every rank evaluates the whole held-out split: metrics of duplicated states are unchanged
+        # each rank evaluates its share of the held-out split; torchmetrics reduces the states over the ranks
         self._ensure_loaded()
-        return DataLoader(IndexBatches(self.test_index, self.eval_chunk, 0, shuffle=False), batch_size=None)
+        rank, world_size = self.rank_and_world_size
+        return DataLoader(IndexBatches(shard(self.test_index, rank, world_size), self.eval_chunk, 0, shuffle=False), batch_size=None)
 
     def test_dataloader(self) -> DataLoader:
         """The held-out split, as for validation (``test`` logs the same measurements as ``test/...``)."""
@@ -265,14 +313,21 @@ class GridDataModule(L.LightningDataModule):
         return self._device_cache[key]
 
     def gather(self, index: Optional[Tensor], device: torch.device) -> dict[str, Any]:
-        """Coordinates and values of grid indices (``None`` = the whole training split) on ``device``."""
+        """Coordinates and values of grid indices on ``device``. ``None`` = the whole training split, or under
+        N > 1 ranks this rank's share of it with its loss weight ``shard_weight`` (see ``shard_weight``)."""
         if index is None:
-            return {
-                "index": self._on_device("train_index", lambda: self.train_index, device),
-                "coords": self._on_device("train_coords", lambda: self.grid.coords(self.train_index), device),
-                "values": self._on_device("train_values", lambda: self.values[self.train_index], device),
+            rank, world_size = self.rank_and_world_size
+            part = self.train_index if world_size == 1 else shard(self.train_index, rank, world_size)
+            key = "" if world_size == 1 else f"@{rank}/{world_size}"
+            batch = {
+                "index": self._on_device("train_index" + key, lambda: part, device),
+                "coords": self._on_device("train_coords" + key, lambda: self.grid.coords(part), device),
+                "values": self._on_device("train_values" + key, lambda: self.values[part], device),
                 "full_batch": True,
             }
+            if world_size > 1:
+                batch["shard_weight"] = shard_weight(len(part), len(self.train_index), world_size)
+            return batch
         values = self._on_device("values", lambda: self.values, device)
         index = index.to(device)
         return {"index": index, "coords": self.grid.coords(index), "values": values[index], "full_batch": False}

@@ -114,13 +114,14 @@ def check_batch_memory(trainer: L.Trainer, model: L.LightningModule, datamodule:
         return
     if getattr(model.encoder, "in_dim", datamodule.ndim) != datamodule.ndim:
         return  # the task's setup refuses the mismatch with its own line
-    batch = datamodule.batch_size or len(datamodule.train_index)
+    batch = datamodule.points_per_step(trainer.world_size)  # a full batch is shared among the ranks
     per_point = 2 * activation_bytes_per_point(model, datamodule.ndim) + 4 * (datamodule.ndim + datamodule.out_channels) + 8
     device = trainer.strategy.root_device
     available, where = None, ""
     if device.type == "cuda":
         available, where = torch.cuda.mem_get_info(device)[0], f" on {device}"
-    what = "data.batch_size null (every training point each step)" if datamodule.batch_size is None else f"data.batch_size {batch:,}"
+    share = f", a 1/{trainer.world_size} share per rank" if trainer.world_size > 1 else ""
+    what = f"data.batch_size null (every training point each step{share})" if datamodule.batch_size is None else f"data.batch_size {batch:,}"
     check_memory(f"{what}: {batch:,} points", int(batch * per_point), advice="choose a smaller data.batch_size",
                  available=available, where=where)
 
@@ -129,4 +130,6 @@ def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> 
     check_output_location(trainer)
     check_paths_inside_run(trainer)
     check_optimizer(model)
+    if hasattr(datamodule, "check_shardable"):
+        datamodule.check_shardable(trainer.world_size)
     check_batch_memory(trainer, model, datamodule)

@@ -39,6 +39,10 @@ from inr.errors import InputError
 from inr.networks import MLP
 from inr.modes import eval_mode
 
+# Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
+# held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
+warnings.filterwarnings("ignore", message=r"torch\.distributed\.nn\.functional\.all_gather is deprecated")
+
 # A network is built by the task from the encoder's width: factory(in_dim, out_dim) -> nn.Module.
 NetworkFactory = Callable[[int, int], nn.Module]
 
@@ -91,6 +95,8 @@ class INRModule(L.LightningModule):
         self._encoding_cache: Optional[tuple[Tensor, Tensor]] = None
         # prediction of the latest full-batch step on the training grid, (C, *train_shape); callbacks reuse it
         self.last_train_grid_prediction: Optional[Tensor] = None
+        # weight of this rank's loss when it trains on a share of the full batch (``inr.data.module.shard_weight``)
+        self._shard_weight: Optional[float] = None
 
     # --- what subclasses override -------------------------------------------------------------------
     def field(self, batch: dict[str, Any]) -> Tensor:
@@ -199,16 +205,33 @@ class INRModule(L.LightningModule):
         raw = self.measure(field, batch)
         loss = self.loss(raw, target)
         n = len(batch["coords"])
-        self.log("train/loss", loss, prog_bar=True, batch_size=n)
+        if self._shard_weight is None:
+            self.log("train/loss", loss, prog_bar=True, batch_size=n)
+        else:  # a share of the full batch: the mean over ranks of the weighted losses is the full batch's loss
+            self.log("train/loss", loss.detach() * self._shard_weight, prog_bar=True, batch_size=n, sync_dist=True)
         pred = self.postprocess_measurement(raw.detach())
         self.train_metrics(pred, target)
-        # per step: this rank's batch; per epoch: reduced over ranks by torchmetrics
+        # per step: this rank's batch (a share of the full batch: all shares); per epoch: reduced over ranks
         self.log_dict(self.train_metrics, prog_bar=True, on_step=True, on_epoch=True, batch_size=n)
-        if batch["full_batch"]:
+        if batch["full_batch"] and self._shard_weight is None:
             # the field on the training grid (never a measurement), for callbacks: (N, C) -> (C, *train_shape)
             values = pred if raw is field else self.postprocess(field.detach())
             self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
         return loss
+
+    def on_train_batch_start(self, batch: dict[str, Any], batch_idx: int) -> None:
+        """Reads the share's loss weight (None: the whole batch); the step metrics of a share sum the states of
+        all shares, so the logged step values are the full batch's."""
+        weight = batch.get("shard_weight") if isinstance(batch, dict) else None
+        if (weight is None) != (self._shard_weight is None):
+            for metric in self.train_metrics.values():
+                metric.dist_sync_on_step = weight is not None
+        self._shard_weight = weight
+
+    def backward(self, loss: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Back-propagates w_r·L_r for a share of the full batch (``inr.data.module.shard_weight``), L otherwise,
+        whichever ``training_step`` computed the loss."""
+        super().backward(loss if self._shard_weight is None else loss * self._shard_weight, *args, **kwargs)
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
         pred = self.predict(batch["coords"])
@@ -222,19 +245,34 @@ class INRModule(L.LightningModule):
         """``log_dict`` for epoch-level values that are already the same on every rank, without Lightning's
         advice to add ``sync_dist`` for those keys (a mean over ranks of equal values changes nothing).
 
-        Held-out values qualify: torchmetrics' ``compute()`` reduces the states over the ranks, and every
-        rank evaluates the whole held-out split. The advice is emitted at epoch end, away from this call,
+        Held-out values qualify: torchmetrics' ``compute()`` reduces the states over the ranks, and metrics of
+        the held-out grid are computed on every rank from the gathered shares. The advice is emitted at epoch end, away from this call,
         so it is filtered by key; keys logged elsewhere keep it.
         """
         for key in values:
             warnings.filterwarnings("ignore", message=re.escape(f"It is recommended to use `self.log({key!r}"))
         self.log_dict(values, **kwargs)
 
+    def heldout_prediction(self) -> Tensor:
+        """The validation pass's predictions (N, C) on the held-out split: under N > 1 ranks, every rank's share
+        gathered in rank order (the shares concatenate to the split; a collective, so every rank calls it)."""
+        chunks = self._heldout_chunks
+        pred = torch.cat(chunks) if chunks else torch.zeros(0, self.out_channels, device=self.device)
+        if self.trainer.world_size == 1:
+            return pred
+        sizes = self.all_gather(torch.tensor(len(pred), device=self.device)).tolist()  # (N,)
+        padded = F.pad(pred, (0, 0, 0, max(sizes) - len(pred)))  # (N_r, C) -> (max N_r, C)
+        shares = self.all_gather(padded)  # (N, max N_r, C)
+        return torch.cat([share[:size] for share, size in zip(shares, sizes)])
+
     def on_validation_epoch_end(self) -> None:
         self.log_rank_equal(self.val_metrics.compute(), prog_bar=True)
         self.val_metrics.reset()
+        if type(self).on_heldout_grid is INRModule.on_heldout_grid:
+            self._heldout_chunks = []
+            return  # no metric needs the held-out grid: nothing to gather
         dm = self.data
-        pred = torch.cat(self._heldout_chunks)
+        pred = self.heldout_prediction()
         if len(pred) == len(dm.test_index):
             pred_grid = pred.T.reshape(self.out_channels, *dm.test_shape)
             target_grid = dm.values_grid(dm.test_index, dm.test_shape).to(pred.device)
