@@ -1,13 +1,20 @@
 """Fixtures shared by the test modules (under ``--import-mode=importlib`` a conftest is not importable, so the
-shared pieces are fixtures): a quiet trainer for a few steps, a tiny TensorBoard-logged trainer, and the
-command line of a tiny image run."""
+shared pieces are fixtures): a quiet trainer for a few steps, a tiny TensorBoard-logged trainer, the command
+line of a tiny image run; and a suite-wide guard: tests write under their tmp_path, never into the repository
+root or the working directory."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Callable
 
 import lightning as L
 import pytest
 from lightning.pytorch.loggers import TensorBoardLogger
+
+ROOT = Path(__file__).resolve().parents[1]
+# written by Python and pytest themselves, not by the code under test
+TOOL_FILES = {"__pycache__", ".pytest_cache"}
 
 # resolution 16, width 16, 5 steps per epoch, no image/spectral callbacks: a run of 10 steps takes about a second
 TINY_IMAGE_RUN = [
@@ -60,3 +67,16 @@ def tiny_trainer() -> Callable[..., L.Trainer]:
         )
 
     return trainer
+
+
+def _listing(directory: Path) -> set[str]:
+    return {p.name for p in directory.iterdir()} - TOOL_FILES
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_written_into_the_repository_or_cwd():
+    directories = {ROOT, Path(os.getcwd()).resolve()}
+    before = {d: _listing(d) for d in directories}
+    yield
+    stray = sorted(str(d / name) for d in directories for name in _listing(d) - before[d])
+    assert not stray, f"tests left files outside their tmp_path: {stray}"

@@ -67,8 +67,10 @@ def _close_series(a, b, rtol: float) -> None:
         assert abs(x - y) <= rtol * abs(y), (step, x, y)
 
 
-def _single_process_validation(args: list[str], state: dict) -> dict[str, float]:
-    cli = build_cli(resolve_config_names([*args, "--trainer.logger", "false", "--trainer.accelerator", "cpu", "--trainer.devices", "1"]))
+def _single_process_validation(args: list[str], state: dict, root: Path) -> dict[str, float]:
+    # no logger: the saved config goes to default_root_dir (the cwd unless given), so give it a directory of the test's
+    cli = build_cli(resolve_config_names([*args, "--trainer.logger", "false", "--trainer.default_root_dir", str(root),
+                                          "--trainer.accelerator", "cpu", "--trainer.devices", "1"]))
     cli.model.load_state_dict(state)
     (metrics,) = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
     return metrics
@@ -91,7 +93,7 @@ def test_sharded_full_batch_trains_and_evaluates_as_one_process(tmp_path):
         _close_series(logs_two[tag], logs_one[tag], rtol=1e-5)  # the full batch's values, not rank 0's share
 
     # held-out metrics of the sharded evaluation = one process evaluating the same final parameters
-    single = _single_process_validation(args + _common(tmp_path / "eval"), _state(two))
+    single = _single_process_validation(args + _common(tmp_path / "eval"), _state(two), tmp_path / "eval")
     assert abs(logs_two["val/psnr"][-1][1] - single["val/psnr"]) <= 1e-4  # dB; float32 sums in another order
     assert abs(logs_two["val/ssim"][-1][1] - single["val/ssim"]) <= 1e-5  # SSIM of the gathered held-out grid
 
