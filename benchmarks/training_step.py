@@ -2,6 +2,8 @@
 
     python benchmarks/training_step.py [--configs image.yaml volume.yaml] [--steps 20] [--repeats 5] [--bf16] [--compile]
     python benchmarks/training_step.py --configs volume.yaml --profile     # where the framework's extra time goes
+    python benchmarks/training_step.py --configs volume.yaml --tiny        # the fixed per-step cost alone
+    python benchmarks/training_step.py --before   # also the step as it was when it logged every step
 
 For each config, the model and data are built from the config itself (as train.py builds them) and timed,
 interleaved in one process, as
@@ -54,14 +56,26 @@ def median_step(stamps: list[float], warmup: int) -> float:
     return statistics.median(b - a for a, b in zip(stamps[warmup:], stamps[warmup + 1 :]))
 
 
+# --tiny: a network and batch so small that the step's tensor work is negligible, so the framework's fixed
+# per-step cost (loop, hooks, logging, metrics) stands out against the hand loop's
+TINY = ["--model.init_args.network.init_args.width", "8", "--model.init_args.encoder.init_args.num_features", "4",
+        "--data.init_args.batch_size", "16"]
+OVERRIDES: list[str] = []  # applied to every variant, hand loop included
+
+
 def instantiate(config: str, extra: list[str] = ()):
     """Model, DataModule and the configured callbacks (config's own, without checkpointing) from a config."""
-    cli = build_cli(resolve_config_names(["--config", config, "--trainer.logger", "false", *extra]))
+    cli = build_cli(resolve_config_names(["--config", config, "--trainer.logger", "false", *OVERRIDES, *extra]))
     callbacks = [cb for cb in cli.trainer.callbacks if type(cb).__module__.startswith("inr.callbacks")]
     return cli.model, cli.datamodule, callbacks
 
 
-def framework_step(config, steps, warmup, extra=(), with_callbacks=False, precision="32-true") -> float:
+def framework_step(config, steps, warmup, extra=(), with_callbacks=False, precision="32-true", before=False) -> float:
+    if before:  # the step as it was before it logged only the steps that reach the logger
+        from whole_run import logging_every_step
+
+        with logging_every_step():
+            return framework_step(config, steps, warmup, extra, with_callbacks, precision)
     model, dm, callbacks = instantiate(config, list(extra))
     timer = StepTimer()
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,6 +174,8 @@ def bench(config: str, args) -> None:
         "framework (as configured)": dict(),
         "framework + config's callbacks": dict(with_callbacks=True),
     }
+    if args.before:
+        variants["framework as configured, logging every step (before)"] = dict(before=True)
     if args.bf16:
         variants["framework, bf16-mixed"] = dict(precision="bf16-mixed")
     if args.compile:
@@ -242,7 +258,14 @@ def main() -> None:
     parser.add_argument("--bf16", action="store_true", help="also time --trainer.precision bf16-mixed")
     parser.add_argument("--compile", action="store_true", help="also time model.compile: true")
     parser.add_argument("--profile", action="store_true", help="profile framework vs hand loop instead (40 steps)")
+    parser.add_argument("--before", action="store_true", help="also time the step that logs every step (before)")
+    parser.add_argument("--tiny", action="store_true", help="a tiny network and batch: the fixed per-step cost")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     args = parser.parse_args()
+    if args.tiny:
+        OVERRIDES.extend(TINY)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     L.seed_everything(0, verbose=False)
     if args.profile:
         for config in args.configs:

@@ -205,19 +205,41 @@ class INRModule(L.LightningModule):
         raw = self.measure(field, batch)
         loss = self.loss(raw, target)
         n = len(batch["coords"])
-        if self._shard_weight is None:
-            self.log("train/loss", loss, prog_bar=True, batch_size=n)
-        else:  # a share of the full batch: the mean over ranks of the weighted losses is the full batch's loss
-            self.log("train/loss", loss.detach() * self._shard_weight, prog_bar=True, batch_size=n, sync_dist=True)
         pred = self.postprocess_measurement(raw.detach())
-        self.train_metrics(pred, target)
-        # per step: this rank's batch (a share of the full batch: all shares); per epoch: reduced over ranks
-        self.log_dict(self.train_metrics, prog_bar=True, on_step=True, on_epoch=True, batch_size=n)
+        if self.logs_this_step():
+            if self._shard_weight is None:
+                self.log("train/loss", loss, prog_bar=True, batch_size=n)
+            else:  # a share of the full batch: the mean over ranks of the weighted losses is the full batch's loss
+                self.log("train/loss", loss.detach() * self._shard_weight, prog_bar=True, batch_size=n, sync_dist=True)
+            self.train_metrics(pred, target)
+            # per step: this rank's batch (a share of the full batch: all shares); per epoch: reduced over ranks
+            self.log_dict(self.train_metrics, prog_bar=True, on_step=True, on_epoch=True, batch_size=n)
+        else:  # the states only: the epoch's value still pools every step
+            self.train_metrics.update(pred, target)
         if batch["full_batch"] and self._shard_weight is None:
             # the field on the training grid (never a measurement), for callbacks: (N, C) -> (C, *train_shape)
             values = pred if raw is field else self.postprocess(field.detach())
             self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
         return loss
+
+    def logs_this_step(self) -> bool:
+        """Whether this training step's values reach the logger: every ``log_every_n_steps``-th step, a step
+        that stops the run, and the last batch of an epoch (which closes the epoch's values).
+
+        ``self.log`` costs Lightning's bookkeeping on every call (about a third of the framework's own time
+        per step of a small network, measured by ``benchmarks/whole_run.py``), so the steps in between update
+        the metrics' states and log nothing; the progress bar shows the values of the latest logged step.
+        Without a Trainer (a step called by hand) every step logs.
+        """
+        trainer = self._trainer
+        if trainer is None:
+            return True
+        every = trainer.log_every_n_steps
+        return (
+            (every > 0 and (self.global_step + 1) % every == 0)
+            or trainer.should_stop
+            or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
+        )
 
     def on_train_batch_start(self, batch: dict[str, Any], batch_idx: int) -> None:
         """Reads the share's loss weight (None: the whole batch); the step metrics of a share sum the states of
