@@ -1,0 +1,192 @@
+"""GPU check: the figures the CPU benchmarks cannot give, in one command of a few minutes on a CUDA machine.
+
+    python benchmarks/gpu_check.py                # on a machine with CUDA (about 5 minutes on one GPU)
+    python benchmarks/gpu_check.py --dry-run      # every part on the CPU with tiny sizes: checks the script
+
+Prints, each part timed with ``torch.cuda.synchronize()`` before every time stamp:
+  1. image.yaml and volume.yaml: the framework's step (``Trainer.fit``, as configured, no callbacks) against a
+     hand-written loop of the same model on the same device, and the speed-ups of bf16-mixed and
+     torch.compile over the framework's fp32 eager step (median step gaps after a warm-up; compilation in
+     the warm-up; variants interleaved over the repeats, ratios paired within a repeat);
+  2. the hash encoding (tiny-cuda-nn's defaults) forward + backward: points per second, 2-D and 3-D;
+  3. the paper's protocol for one mapping: ``train.py --config image_paper.yaml`` (512², 2000 full-batch
+     steps, its callbacks and validation), wall time of the whole command and its step as logged;
+  4. with N > 1 GPUs: the same run on 1 and on N GPUs (DDP, the full batch sharded), steps per second and
+     the N-GPU throughput over the 1-GPU one.
+On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import lightning as L
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import training_step  # noqa: E402  (the configs' models and the step timer of the CPU benchmark)
+import whole_run  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+class SyncedStepTimer(training_step.StepTimer):
+    """Step gaps with the device drained first, so a gap is the step's device time, not its launch time."""
+
+    def on_train_batch_end(self, *args) -> None:
+        sync()
+        super().on_train_batch_end(*args)
+
+
+def framework_step(config: str, args, extra=(), precision: str = "32-true") -> float:
+    model, dm, _ = training_step.instantiate(config, [*args.overrides, *extra])
+    timer = SyncedStepTimer()
+    trainer = L.Trainer(accelerator=args.accelerator, devices=1, max_steps=args.steps + args.warmup + 1, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                        limit_val_batches=0, callbacks=[timer], precision=precision)
+    trainer.fit(model, datamodule=dm)
+    return training_step.median_step(timer.stamps, args.warmup)
+
+
+def hand_loop_step(config: str, args) -> float:
+    """The config's encoder, network, loss and Adam in plain PyTorch on the device: a fixed full batch encoded
+    once, random batches drawn and encoded every step."""
+    model, dm, _ = training_step.instantiate(config, list(args.overrides))
+    dm.setup("fit")
+    device = torch.device(args.device)
+    encoder, network = model.encoder.to(device), model.network.to(device)
+    opt = model.optimizer_factory(network.parameters())
+    train_index, values, grid = dm.train_index.to(device), dm.values.to(device), dm.grid
+    full = dm.batch_size is None
+    if full:
+        with torch.no_grad():
+            encoded, target = encoder(grid.coords(train_index)), values[train_index]
+    stamps = []
+    for _ in range(args.steps + args.warmup + 1):
+        if not full:
+            index = train_index[torch.randint(len(train_index), (dm.batch_size,), device=device)]
+            encoded, target = encoder(grid.coords(index)), values[index]
+        loss = model.loss(network(encoded), target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sync()
+        stamps.append(time.perf_counter())
+    return training_step.median_step(stamps, args.warmup)
+
+
+def step_ratios(config: str, args) -> None:
+    variants = {
+        "hand loop": lambda: hand_loop_step(config, args),
+        "framework": lambda: framework_step(config, args),
+        "framework, bf16-mixed": lambda: framework_step(config, args, precision="bf16-mixed"),
+        "framework, torch.compile": lambda: framework_step(config, args, extra=["--model.init_args.compile", "true"]),
+    }
+    times = {name: [] for name in variants}
+    for _ in range(args.repeats):
+        for name, run in variants.items():
+            times[name].append(run())
+    paired = lambda a, b: [x / y for x, y in zip(times[a], times[b])]
+
+    def cell(xs):
+        return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
+
+    print(f"\n1. {config}: median step over {args.steps} steps, {args.repeats} interleaved repeats")
+    print("| variant | step (ms) | time / hand loop | speed-up over framework fp32 eager |\n|---|---:|---|---|")
+    for name in variants:
+        speedup = "" if name == "hand loop" else cell(paired("framework", name))
+        print(f"| {name} | {statistics.median(times[name]) * 1e3:.2f} | {cell(paired(name, 'hand loop'))} | {speedup} |", flush=True)
+
+
+def hashgrid_points_per_second(args) -> None:
+    from inr.encoders import HashGridEncoding
+
+    print(f"\n2. hash encoding (16 levels × 2 features, T = 2^19), forward + backward of Σy², {args.points:,} points")
+    print("| dims | ms per pass | points/s |\n|---|---:|---:|")
+    for d in (2, 3):
+        torch.manual_seed(0)
+        enc = HashGridEncoding(in_dim=d).to(args.device)
+        x = torch.rand(args.points, d, device=args.device)
+        stamps = []
+        for _ in range(args.steps + args.warmup + 1):
+            enc.params.grad = None
+            enc(x).square().sum().backward()
+            sync()
+            stamps.append(time.perf_counter())
+        t = training_step.median_step(stamps, args.warmup)
+        print(f"| {d} | {t * 1e3:.2f} | {args.points / t:.3g} |", flush=True)
+
+
+def paper_mapping(args) -> None:
+    steps = args.paper_steps
+    step, total = whole_run.whole_run("image_paper.yaml", steps, [*args.overrides_paper, *args.trainer])
+    print(f"\n3. paper protocol, one mapping: train.py --config image_paper.yaml ({steps} steps"
+          f"{', ' + ' '.join(args.overrides_paper) if args.overrides_paper else ''})")
+    print(f"whole command {total * steps:.1f} s; step as logged {step * 1e3:.2f} ms", flush=True)
+
+
+def ddp_throughput(args, n: int) -> None:
+    """1 vs n devices of the paper config (full batch: each rank its 1/n share); steps/s from the logged times."""
+    rates = {}
+    for devices in (1, n):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, str(ROOT / "train.py"), "--config", "image_paper.yaml", "--trainer.max_steps", str(args.ddp_steps),
+                   "--trainer.devices", str(devices), "--trainer.accelerator", args.accelerator,
+                   "--trainer.strategy", "ddp" if devices > 1 else "auto", "--trainer.enable_progress_bar", "false",
+                   "--trainer.callbacks", "null", "--trainer.logger.init_args.save_dir", tmp, *args.overrides_paper]
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+            if proc.returncode != 0:
+                print(f"4. DDP on {devices} device(s) failed:\n{proc.stderr[-2000:]}")
+                return
+            (run,) = Path(tmp).glob("image_paper/version_*")
+            step, _ = whole_run.logged_step_times(run)
+            rates[devices] = 1 / step
+    print(f"\n4. DDP, image_paper.yaml full batch sharded, {args.ddp_steps} steps, callbacks off")
+    print(f"| devices | steps/s |\n|---|---:|\n| 1 | {rates[1]:.2f} |\n| {n} | {rates[n]:.2f} |")
+    print(f"{n}-device throughput / 1-device: {rates[n] / rates[1]:.2f} (ideal {n})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
+    args = parser.parse_args()
+    gpus = torch.cuda.device_count()
+    if gpus == 0 and not args.dry_run:
+        print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured")
+        return
+    if args.dry_run:  # tiny sizes: checks that every part runs, measures nothing worth reading
+        torch.set_num_threads(1)
+        args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cpu", "cpu", 3, 1, 1, 4096
+        args.overrides = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
+        args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
+        args.trainer, args.paper_steps, args.ddp_steps, ddp_devices = ["--trainer.accelerator", "cpu"], 20, 20, 2
+    else:
+        args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
+        args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
+        args.paper_steps, args.ddp_steps, ddp_devices = 2000, 300, gpus
+        print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    L.seed_everything(0, verbose=False)
+    start = time.perf_counter()
+    for config in ("image.yaml", "volume.yaml"):
+        step_ratios(config, args)
+    hashgrid_points_per_second(args)
+    paper_mapping(args)
+    if ddp_devices > 1:
+        ddp_throughput(args, ddp_devices)
+    else:
+        print("\n4. DDP: one GPU only, nothing to compare")
+    print(f"\ngpu_check: done in {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
