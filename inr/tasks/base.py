@@ -226,10 +226,10 @@ class INRModule(L.LightningModule):
         """Whether this training step's values reach the logger: every ``log_every_n_steps``-th step, a step
         that stops the run, and the last batch of an epoch (which closes the epoch's values).
 
-        ``self.log`` costs Lightning's bookkeeping on every call (about a third of the framework's own time
-        per step of a small network, measured by ``benchmarks/whole_run.py``), so the steps in between update
-        the metrics' states and log nothing; the progress bar shows the values of the latest logged step.
-        Without a Trainer (a step called by hand) every step logs.
+        ``self.log`` costs Lightning's bookkeeping on every call (the largest part of the framework's own time
+        per step: ``benchmarks/training_step.py --tiny --before``), so the steps in between update the
+        metrics' states and log nothing; the progress bar and ``trainer.callback_metrics`` hold the values of
+        the latest logged step. Without a Trainer (a step called by hand) every step logs.
         """
         trainer = self._trainer
         if trainer is None:
