@@ -1,6 +1,6 @@
 """GPU check: the figures the CPU benchmarks cannot give, in one command of a few minutes on a CUDA machine.
 
-    python benchmarks/gpu_check.py                # on a machine with CUDA (about 5 minutes on one GPU)
+    python benchmarks/gpu_check.py                # on a machine with CUDA (planned for < 8 minutes on one GPU)
     python benchmarks/gpu_check.py --dry-run      # every part on the CPU with tiny sizes: checks the script
 
 Prints, each part timed with ``torch.cuda.synchronize()`` before every time stamp:
