@@ -5,12 +5,16 @@ protocol of Tancik et al. 2020, beside the classical baselines, as a Markdown ta
     python -m inr.experiments.compare_encoders --text                        # a generated text image
     python -m inr.experiments.compare_encoders --image PATH --paper          # 512², 2000 steps (a GPU)
     python -m inr.experiments.compare_encoders --text --paper --estimate-only   # the expected time, nothing else
+    python -m inr.experiments.compare_encoders --encoders wire,gauss,finer,bacon,siren,gaussian --image data/astronaut.png
 
 Each variant trains through the framework (Lightning Trainer, ``ImageFitting``, ``ImageDataModule``,
 ``SpectralBiasCallback``): every_other split (train on [::2, ::2], test on [1::2, 1::2]), full-batch Adam,
 the paper's settings for the image kind (``paper_settings.PAPER_SETTINGS``: learning rate per mapping, mapping
-scales, 3 × 256 ReLU MLP with sigmoid output and the paper's initialisation). The baselines (``baselines``)
-are scored the same way. Writes to ``--out``: ``results.md``, ``results.json``, ``spectral_heatmaps.png`` and
+scales, 3 × 256 ReLU MLP with sigmoid output and the paper's initialisation); the other networks (SIREN, WIRE,
+Gaussian activations, FINER, BACON, an MFN) on raw coordinates with their released code's settings, the hash
+grid with Instant-NGP's. The baselines (``baselines``) are scored the same way. Every row also records its
+held-out PSNR every 10 steps (``progress``) and the first step and training time at which it reached
+``--target-psnr``. Writes to ``--out``: ``results.md``, ``results.json``, ``spectral_heatmaps.png`` and
 one TensorBoard run per variant (with its ``spectral_history.npz``).
 """
 from __future__ import annotations
@@ -44,15 +48,21 @@ from inr.experiments.compare_report import markdown_table, paper_note
 from inr.experiments.estimate import estimate_seconds, format_duration
 from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
 from inr.experiments.threads import torch_threads
-from inr.networks import MLP, SIREN
+from inr.experiments.progress import HeldOutPSNRHistory
+from inr.networks import BACON, FINER, MFN, MLP, SIREN, WIRE, GaussMLP
 from inr.spectral_plots import comparison_figure
 from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
 
 # CPU-sized defaults: 256² (128² training pixels) and 300 steps, a few minutes per image on 2 cores.
 CPU_RESOLUTION, CPU_STEPS = 256, 300
+# Held-out PSNR whose first crossing the table reports: about the paper's Fourier-feature rows on natural
+# images (positional 24.95, Gaussian 25.57 dB at 512²; Tancik et al. 2020, Table 1).
+TARGET_PSNR = 25.0
 # Instant-NGP's Adam: β₁ = 0.9, β₂ = 0.99, ε = 1e-15 (Müller et al. 2022, sec. 4), lr 1e-2 as its image runs.
 INSTANT_NGP_ADAM = {"betas": (0.9, 0.99), "eps": 1e-15}
+# BACON's band split over its 5 filters in its image experiment (computational-imaging/bacon, train_img.py)
+BACON_FRACTIONS = (0.125, 0.125, 0.25, 0.25, 0.25)
 
 
 @dataclass(frozen=True)
@@ -66,8 +76,9 @@ class Protocol:
     depth: int = 3
     init: str = "paper"
     seed: int = 0
-    steps_per_epoch: int = 10  # one spectral measurement every this many steps
+    steps_per_epoch: int = 10  # one spectral and one held-out PSNR measurement every this many steps
     num_bands: int = 16
+    target_psnr: float = TARGET_PSNR
 
     @property
     def settings(self):
@@ -147,11 +158,42 @@ VARIANTS: dict[str, Variant] = {
     ),
     # SIREN's image network (4 sine layers, ω₀ = 30) on raw coordinates; lr as configs/image_siren.yaml
     "siren": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-4, network=lambda p: partial(SIREN, width=p.width, depth=4),
-                     describe=lambda p, e: "4 × 256, ω₀ = 30"),
+                     describe=lambda p, e: f"4 × {p.width}, ω₀ = 30"),
     # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
     "hashgrid": hashgrid_variant(19),
     "hashgrid_hashed": hashgrid_variant(12),
+    # Architectures on raw coordinates, each with the layer sizes and settings of its released code
+    # (sources in each class's docstring and docs/architectures.md; the same as configs/image_<name>.yaml).
+    # WIRE: 4 complex-Gabor layers, ω₀ = 20, s₀ = 10 (liuzhen0212/FINER run_wire.sh); lr 1e-3, as the released
+    # 5e-3 stalls on the default image (configs/image_wire.yaml)
+    "wire": Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-3,
+                    network=lambda p: partial(WIRE, width=p.width, depth=4, first_omega_0=20.0, hidden_omega_0=20.0, scale=10.0),
+                    describe=lambda p, e: f"4 × {p.width} (complex {int(p.width / math.sqrt(2))}), ω₀ = 20, s₀ = 10"),
+    # Gaussian activation exp(−(s z)²), s = 10 (vishwa91/wire get_INR), lr 2e-3 (wire_image_denoise.py: 1e-3 – 2e-3)
+    "gauss": Variant(lambda p: IdentityEncoding(in_dim=2), lr=2e-3,
+                     network=lambda p: partial(GaussMLP, width=p.width, depth=4, scale=10.0),
+                     describe=lambda p, e: f"4 × {p.width}, s = 10"),
+    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 (liuzhen0212/FINER run_finer.sh)
+    "finer": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-4,
+                     network=lambda p: partial(FINER, width=p.width, depth=4, first_omega_0=30.0, hidden_omega_0=30.0),
+                     describe=lambda p, e: f"4 × {p.width}, ω₀ = 30"),
+    # BACON: band limit = the training pixels' Nyquist, N/4 cycles per unit (train_img.py), split as its image
+    # experiment; lr 5e-3 (config/img/bacon.ini)
+    "bacon": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-3,
+                     network=lambda p: partial(BACON, width=p.width, depth=4, bandwidth=p.resolution / 4, filter_fractions=BACON_FRACTIONS),
+                     describe=lambda p, e: f"4 × {p.width}, band limit {bacon_band_limit(p)} cycles/unit"),
+    # GaborNet: 3 × 256, 4 filters, input_scale 256, α = 6, β = 1, lr 1e-2 (mfn/experiments/image_rep.py)
+    "mfn": Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-2,
+                   network=lambda p: partial(MFN, width=p.width, depth=3, filter="gabor", input_scale=256.0),
+                   describe=lambda p, e: f"GaborNet 3 × {p.width}, input_scale 256"),
 }
+# The rows run when --encoders is not given: the coordinate encodings (``--encoders all`` runs every row).
+ENCODER_ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed")
+
+
+def bacon_band_limit(p: Protocol) -> int:
+    """BACON's band limit M = Σ_i round(B f_i), B = N/4, as ``BACON.max_frequency`` (64 at 256²)."""
+    return sum(round(p.resolution / 4 * f) for f in BACON_FRACTIONS)
 
 
 def build_model(variant: Variant, protocol: Protocol, out_channels: int) -> ImageFitting:
@@ -170,10 +212,11 @@ def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Call
     dm = make_data()
     model = build_model(variant, protocol, dm.out_channels)
     spectral = SpectralBiasCallback(num_bands=protocol.num_bands)
+    progress = HeldOutPSNRHistory(every_n_steps=protocol.steps_per_epoch)
     trainer = L.Trainer(
         max_steps=protocol.steps,
         logger=TensorBoardLogger(str(out / "tb"), name=name, version=0),
-        callbacks=[spectral],
+        callbacks=[spectral, progress],
         limit_val_batches=0,  # scored once at the end, as the paper reports final PSNR
         enable_checkpointing=False,
         enable_progress_bar=False,
@@ -196,7 +239,9 @@ def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Call
         "ms_per_step": 1000.0 * seconds / protocol.steps,
         "params": sum(p.numel() for p in model.parameters()),
         "lr": variant.learning_rate(protocol),
+        **progress.reached(protocol.target_psnr),
         "history": {k: h[k].tolist() for k in ("steps", "edges", "errors", "dc")},
+        "progress": progress.history,
     }
 
 
@@ -213,19 +258,24 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser.add_argument("--estimate-only", action="store_true", help="print the expected time of the run (from a short probe) and stop")
     parser.add_argument("--resolution", type=int, help=f"image side after a centre crop (default {CPU_RESOLUTION}, the paper's with --paper)")
     parser.add_argument("--steps", type=int, help=f"training steps (default {CPU_STEPS}, the paper's with --paper)")
-    parser.add_argument("--encoders", default=",".join(VARIANTS), help=f"comma-separated subset of {', '.join(VARIANTS)}")
+    parser.add_argument("--encoders", default=",".join(ENCODER_ROWS),
+                        help=f"comma-separated subset of {', '.join(VARIANTS)}, or all (default: {','.join(ENCODER_ROWS)})")
+    parser.add_argument("--target-psnr", type=float, default=TARGET_PSNR,
+                        help=f"held-out PSNR (dB) whose first crossing the table reports (default {TARGET_PSNR:g})")
     parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP")
     parser.add_argument("--init", choices=("paper", "torch"), default="paper", help="initialisation of the MLP rows")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
-    args.names = [n.strip() for n in args.encoders.split(",") if n.strip()]
+    args.names = list(VARIANTS) if args.encoders.strip() == "all" else [n.strip() for n in args.encoders.split(",") if n.strip()]
     unknown = [n for n in args.names if n not in VARIANTS]
     if unknown or not args.names:
         parser.error(f"--encoders: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}")
     for key in ("resolution", "steps", "width", "threads"):
         if getattr(args, key) is not None and getattr(args, key) < (8 if key == "resolution" else 1):
             parser.error(f"--{key} is too small: {getattr(args, key)}")
+    if not math.isfinite(args.target_psnr):
+        parser.error(f"--target-psnr must be finite, got {args.target_psnr}")
     return args
 
 
@@ -241,6 +291,7 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
         depth=paper.depth,
         init=args.init,
         seed=args.seed,
+        target_psnr=args.target_psnr,
     )
 
 
@@ -280,14 +331,17 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         for name in args.names:
             rows.append(run_variant(name, VARIANTS[name], protocol, make_data, out))
             r = rows[-1]
-            print(f"{name}: train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB, {r['seconds']:.0f} s", file=sys.stderr, flush=True)
+            print(f"{name}: train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB, {r['seconds']:.0f} s, "
+                  f"target {protocol.target_psnr:g} dB at step {r['target_step']}", file=sys.stderr, flush=True)
         rows += baseline_rows(probe, protocol.num_bands)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     table = markdown_table(rows)
     title = f"{label}, {protocol.resolution}², {protocol.steps} steps, the paper's {protocol.kind} settings"
-    (out / "results.md").write_text(f"{title}\n\n{table}\n\n{paper_note(protocol.kind)}\n")
+    target = (f"Target: held-out PSNR ≥ {protocol.target_psnr:g} dB, checked every {protocol.steps_per_epoch} steps; its time "
+              "counts training steps only (forward, backward, update), not the measurements.")
+    (out / "results.md").write_text(f"{title}\n\n{table}\n\n{target}\n\n{paper_note(protocol.kind)}\n")
     saved = {"source": label, "protocol": asdict(protocol), "paper_settings": _plain(asdict(protocol.settings)), "rows": rows}
     (out / "results.json").write_text(json.dumps(_plain(saved), indent=1, allow_nan=False))
     histories = {r["encoder"]: r["history"] for r in rows if "history" in r}
