@@ -1,16 +1,21 @@
 """The encoder comparison, run tiny through its real ``main(argv)``."""
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from inr.encoders import IdentityEncoding
 from inr.experiments import compare_encoders as ce
 from inr.experiments.compare_encoders import INSTANT_NGP_ADAM, VARIANTS, Protocol, Variant, build_model, main
 from inr.experiments.compare_report import COLUMNS
+from inr.networks import BACON, FINER, MFN, WIRE, GaussMLP
 from inr.networks.mlp import MLP
+
+REPO = Path(__file__).resolve().parents[2]
 
 MODELS = ["none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed"]
 BASELINE_ROWS = ["constant", "bilinear", "bicubic"]
@@ -119,3 +124,55 @@ def test_protocol_from_arguments():
     assert (mixed.resolution, mixed.steps, mixed.kind, mixed.gaussian_sigma) == (512, 50, "text", 14.0)
     assert ce.protocol_from_args(ce.parse_args(["--init", "torch"])).init == "torch"
     assert ce.parse_args([]).names == MODELS
+
+
+ARCHITECTURES = {"wire": (WIRE, 1e-3), "gauss": (GaussMLP, 2e-3), "finer": (FINER, 5e-4), "bacon": (BACON, 5e-3), "mfn": (MFN, 1e-2)}
+
+
+def test_architecture_rows_follow_their_configs():
+    p = Protocol()
+    for name, (cls, lr) in ARCHITECTURES.items():
+        model = build_model(VARIANTS[name], p, 3)
+        assert isinstance(model.network, cls) and isinstance(model.encoder, IdentityEncoding)
+        assert model.configure_optimizers().defaults["lr"] == lr
+        # the row is configs/image_<name>.yaml: the same network arguments and learning rate
+        config = yaml.safe_load((REPO / "configs" / f"image_{name}.yaml").read_text())["model"]["init_args"]
+        assert config["optimizer"]["init_args"]["lr"] == lr
+        for key, value in VARIANTS[name].network(p).keywords.items():
+            expected = config["network"]["init_args"][key]
+            assert (list(value) if isinstance(value, tuple) else value) == expected, (name, key)
+    # BACON's band limit is the training pixels' Nyquist: 64 cycles per unit for 128² of a 256² image
+    bacon = build_model(VARIANTS["bacon"], p, 3).network
+    assert bacon.max_frequency == ce.bacon_band_limit(p) == 64
+    assert ce.bacon_band_limit(Protocol(resolution=512)) == 128
+    assert build_model(VARIANTS["wire"], p, 3).network.hidden_width == 181
+    assert ce.parse_args(["--encoders", "all"]).names == list(VARIANTS)
+
+
+def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
+    names = list(ARCHITECTURES)
+    rows = main(["--image", "data/camera.png", "--resolution", "16", "--steps", "6", "--width", "8", "--encoders", ",".join(names),
+                 "--target-psnr", "11.5", "--threads", "1", "--out", str(tmp_path)])
+    table = capsys.readouterr().out.strip().splitlines()
+    assert table[0].rstrip().endswith("| params | steps to target | time to target (s) |")
+    assert [r["encoder"] for r in rows] == names + BASELINE_ROWS
+    for r, line in zip(rows[: len(names)], table[2:]):
+        h = r["progress"]
+        assert h["steps"] == [0, 6] and len(h["test_psnr"]) == 2  # step 0 and the final step (6 < 10)
+        np.testing.assert_allclose(h["test_psnr"][-1], r["test_psnr"], rtol=1e-5)  # the same held-out pixels
+        cells = [c.strip() for c in line.split("|")[-3:-1]]
+        if max(h["test_psnr"]) < 11.5:
+            assert r["target_step"] is None and r["target_seconds"] is None and cells == ["—", "—"]
+        else:
+            first = next(i for i, v in enumerate(h["test_psnr"]) if v >= 11.5)
+            assert r["target_step"] == h["steps"][first] and r["target_seconds"] == h["train_seconds"][first]
+            assert cells == [str(r["target_step"]), f"{r['target_seconds']:.1f}"]
+    for line in table[-len(BASELINE_ROWS):]:
+        assert line.rstrip().endswith("| — | — |")  # baselines do not train
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["protocol"]["target_psnr"] == 11.5 and "progress" in saved["rows"][0]
+    assert "held-out PSNR ≥ 11.5 dB" in (tmp_path / "results.md").read_text()
+    assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit) as exc:
+        main(["--target-psnr", "nan", "--out", str(tmp_path / "x")])
+    assert exc.value.code == 2
