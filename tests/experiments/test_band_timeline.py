@@ -1,0 +1,32 @@
+"""band_timeline: the first step below a threshold per band, read from a comparison's results.json."""
+import json
+
+import pytest
+
+from inr.experiments.band_timeline import first_below, main, timeline_table
+
+
+def rows():
+    history = {"steps": [9, 19, 29], "edges": [0.0, 2.0, 4.0, 6.0],
+               "errors": [[0.5, 1.0, None], [0.09, 0.6, None], [0.2, 0.05, None]]}  # band 3 holds no target energy
+    return [{"encoder": "net", "history": history}, {"encoder": "bicubic", "kind": "baseline"}]
+
+
+def test_first_below_takes_the_first_crossing_and_skips_empty_bands():
+    assert first_below(rows()[0]["history"]["steps"], rows()[0]["history"]["errors"], 0.1) == [19, 29, None]
+    assert first_below([1, 2], [[0.5], [0.4]], 0.1) == [None]
+    with pytest.raises(ValueError):
+        first_below([1], [[0.5], [0.4]], 0.1)
+
+
+def test_table_and_command(tmp_path, capsys):
+    table = timeline_table(rows(), 0.1).splitlines()
+    assert table[0] == "| row | 0–2 | 2–4 | 4–6 | bands learned |"
+    assert table[2] == "| net | 19 | 29 | — | 2/3 |" and len(table) == 3  # baselines have no history
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"rows": rows()}))
+    assert main([str(path), "--threshold", "0.7"]).splitlines()[2] == "| net | 9 | 19 | — | 2/3 |"
+    assert "below 0.7" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main([str(tmp_path / "missing.json")])
+    assert exc.value.code == 2 and "missing.json" in capsys.readouterr().err
