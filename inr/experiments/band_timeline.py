@@ -2,10 +2,13 @@
 each row's relative error in each band fell below a threshold, as a Markdown table.
 
     python -m inr.experiments.band_timeline outputs/compare_encoders/results.json --threshold 0.1
+    python -m inr.experiments.band_timeline outputs/compare_encoders/results.json --target-psnr 22 23 24
 
 The errors are those of the spectral history (``SpectralBiasCallback`` on the training pixels' grid, DC apart,
 one measurement every 10 steps). A cell reads "step at which Δ_b < threshold"; ``—`` means the band never got
-there within the run: at this budget the row did not learn it.
+there within the run: at this budget the row did not learn it. With ``--target-psnr``, a second table reads
+the held-out PSNR history (``progress``, every 10 steps) for the first step and training seconds at which each
+row reached each target, as the comparison's own columns do for its one target.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+
+from inr.experiments.progress import first_reach
 
 
 def first_below(steps: Sequence[int], errors: Sequence[Sequence[Optional[float]]], threshold: float) -> list[Optional[int]]:
@@ -50,21 +55,44 @@ def timeline_table(rows: Sequence[Mapping[str, Any]], threshold: float) -> str:
     return "\n".join(lines)
 
 
+def target_table(rows: Sequence[Mapping[str, Any]], targets: Sequence[float]) -> str:
+    """One line per model row: its final held-out PSNR, then for each target "step (seconds)" of the first
+    measurement at or above it (``first_reach`` on ``progress``), ``—`` if never."""
+    models = [r for r in rows if "progress" in r]
+    if not models:
+        raise ValueError("no model rows with a held-out PSNR history (progress)")
+    lines = ["| row | final test PSNR (dB) | " + " | ".join(f"step (s) to {t:g} dB" for t in targets) + " |",
+             "|---|---:|" + "---:|" * len(targets)]
+    for r in models:
+        h = r["progress"]
+        cells = []
+        for t in targets:
+            i = first_reach(h["steps"], h["test_psnr"], t)
+            cells.append("—" if i is None else f"{h['steps'][i]} ({h['train_seconds'][i]:.0f})")
+        lines.append(f"| {r['encoder']} | {h['test_psnr'][-1]:.2f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Optional[list[str]] = None) -> str:
     parser = argparse.ArgumentParser(prog="python -m inr.experiments.band_timeline", description=__doc__.split("\n\n")[0])
     parser.add_argument("results", help="results.json written by python -m inr.experiments.compare_encoders")
     parser.add_argument("--threshold", type=float, default=0.1, help="relative band error that counts as learned (default 0.1)")
+    parser.add_argument("--target-psnr", type=float, nargs="*", default=[], help="held-out PSNR targets (dB) for a second table")
     args = parser.parse_args(argv)
     path = Path(args.results)
     try:
         rows = json.loads(path.read_text())["rows"]
         table = timeline_table(rows, args.threshold)
+        targets = target_table(rows, args.target_psnr) if args.target_psnr else ""
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: {path}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     print(f"Step at which the training-grid error of each band (cycles per unit) first fell below {args.threshold:g}:\n")
     print(table)
-    return table
+    if targets:
+        print("\nFirst step (training seconds) at which the held-out PSNR reached each target:\n")
+        print(targets)
+    return table + ("\n\n" + targets if targets else "")
 
 
 if __name__ == "__main__":

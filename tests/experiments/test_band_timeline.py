@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from inr.experiments.band_timeline import first_below, main, timeline_table
+from inr.experiments.band_timeline import first_below, main, target_table, timeline_table
 
 
 def rows():
@@ -30,3 +30,14 @@ def test_table_and_command(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main([str(tmp_path / "missing.json")])
     assert exc.value.code == 2 and "missing.json" in capsys.readouterr().err
+
+
+def test_target_table_reads_the_progress_history(tmp_path):
+    r = {"encoder": "net", "history": rows()[0]["history"],
+         "progress": {"steps": [0, 10, 20], "test_psnr": [10.0, 21.0, 23.5], "train_seconds": [0.0, 4.2, 8.9]}}
+    table = target_table([r], [20.0, 23.5, 30.0]).splitlines()
+    assert table[0] == "| row | final test PSNR (dB) | step (s) to 20 dB | step (s) to 23.5 dB | step (s) to 30 dB |"
+    assert table[2] == "| net | 23.50 | 10 (4) | 20 (9) | — |"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"rows": [r]}))
+    assert main([str(path), "--target-psnr", "20"]).splitlines()[-1] == "| net | 23.50 | 10 (4) |"
