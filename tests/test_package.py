@@ -57,7 +57,7 @@ def _fresh_env(path: Path) -> Path:
 
 def _pip(env: Path, *args: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), *args,
-                           "--no-deps", "--no-index", "--no-build-isolation", "--quiet"],
+                           "--no-deps", "--no-index", "--no-build-isolation", "--ignore-installed", "--quiet"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
