@@ -58,7 +58,21 @@ def test_every_named_activation_is_on_the_one_elementwise_list():
 
 def test_the_two_radial_frequencies_differ_by_their_unit():
     # cycles per unit on [0, 1) (spectral bands) vs cycles per sample (conv-decoder transfer functions)
-    from inr.frequency.gain import radial_frequency_per_sample
+    from inr.conv_decoders.gain import radial_frequency_per_sample
     from inr.spectral import radial_frequency
 
     torch.testing.assert_close(radial_frequency_per_sample((8, 8)) * 8, radial_frequency((8, 8)), atol=1e-12, rtol=0)
+
+
+def test_spectra_have_one_home_and_the_conv_decoder_analysis_says_so():
+    import importlib
+    import importlib.util
+
+    import inr.spectral as spectral
+    from inr.spectral import bands, plots
+
+    assert spectral.band_relative_error is bands.band_relative_error and callable(plots.comparison_figure)
+    assert set(spectral.__all__) <= set(dir(bands))
+    for gone in ("inr.spectral_plots", "inr.frequency"):
+        assert importlib.util.find_spec(gone) is None, gone
+    assert importlib.import_module("inr.conv_decoders").radial_frequency_per_sample

@@ -15,7 +15,7 @@ from torch import Tensor
 from inr.callbacks.media import log_figure
 from inr.run.files import atomic_write
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
-from inr.spectral_plots import heatmap_figure, spectra_figure
+from inr.spectral.plots import heatmap_figure, spectra_figure
 from inr.modes import eval_mode
 
 SOURCES = ("auto", "train", "full")

@@ -50,7 +50,7 @@ from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
 from inr.experiments.threads import torch_threads
 from inr.experiments.progress import HeldOutPSNRHistory
 from inr.networks import BACON, FINER, MFN, MLP, SIREN, WIRE, GaussMLP
-from inr.spectral_plots import comparison_figure
+from inr.spectral.plots import comparison_figure
 from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
 

@@ -28,8 +28,8 @@ from matplotlib.figure import Figure
 
 from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
 from inr.experiments.threads import torch_threads
-from inr.frequency.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
-from inr.frequency.patch_metrics import (
+from inr.conv_decoders.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
+from inr.conv_decoders.patch_metrics import (
     band_groups,
     bins_relative_error,
     copy_bins,
@@ -39,8 +39,8 @@ from inr.frequency.patch_metrics import (
     pca_reconstruct,
     resample_reconstruct,
 )
-from inr.frequency.patches import PatchSet
-from inr.frequency.seeds import mean_interval
+from inr.conv_decoders.patches import PatchSet
+from inr.conv_decoders.seeds import mean_interval
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from inr.data.grid import grid_coordinates
 from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
 from inr.experiments.threads import torch_threads
-from inr.frequency import (
+from inr.conv_decoders import (
     band_ratio,
     copy_energy_fraction,
     copy_hit_rate,
@@ -35,9 +35,9 @@ from inr.frequency import (
     radial_profile,
     strongest_frequencies,
 )
-from inr.frequency.training import first_below, fit
+from inr.conv_decoders.training import first_below, fit
 from inr.networks import MLP, ConvDecoder
-from inr.spectral_plots import draw_heatmap, error_norm
+from inr.spectral.plots import draw_heatmap, error_norm
 
 SIZE, CHANNELS, BANDS = (32, 32), 8, 16
 BASE = dict(depth=4, mean=0.1, kernel_size=3)  # the settings the other sweeps hold fixed

@@ -26,8 +26,8 @@ from matplotlib.figure import Figure
 
 from inr.experiments.conv_bottlenecks import gray
 from inr.experiments.threads import torch_threads
-from inr.frequency.seeds import format_interval, mean_interval
-from inr.frequency.training import best_filter_error, fit, modulate
+from inr.conv_decoders.seeds import format_interval, mean_interval
+from inr.conv_decoders.training import best_filter_error, fit, modulate
 from inr.networks import ConvDecoder
 
 SIZE, WIDTH, DEPTH, KERNEL = 32, 16, 4, 3

@@ -67,7 +67,7 @@ class ConvDecoder(nn.Sequential):
 
     Initialisation: weights ~ N(weight_mean, weight_std²) i.i.d.; ``weight_std=None`` uses He's
     std √(2 / fan_in) with ReLU and LeCun's √(1 / fan_in) without (fan_in = C_in k²); biases are zero, so a
-    freshly built linear circular decoder is exactly the transfer matrix of ``inr.frequency.conv_transfer``.
+    freshly built linear circular decoder is exactly the transfer matrix of ``inr.conv_decoders.conv_transfer``.
 
     Args:
         in_dim, out_dim: input and output channels (the task passes the code's and the image's).

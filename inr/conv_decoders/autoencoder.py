@@ -8,7 +8,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from inr.frequency.patches import PatchSet
+from inr.conv_decoders.patches import PatchSet
 from inr.networks.conv_decoder import PADDINGS, ConvDecoder
 
 

@@ -3,8 +3,8 @@ import torch
 import torch.nn.functional as F
 
 from inr.experiments.threads import torch_threads
-from inr.frequency.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
-from inr.frequency.patches import PatchSet
+from inr.conv_decoders.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
+from inr.conv_decoders.patches import PatchSet
 from inr.networks import zero_insertion
 
 

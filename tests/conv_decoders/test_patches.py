@@ -3,7 +3,7 @@ patches tile their blocks exactly."""
 import numpy as np
 import torch
 
-from inr.frequency.patches import PatchSet, block_origins, gather_patches
+from inr.conv_decoders.patches import PatchSet, block_origins, gather_patches
 
 
 def parity_image(shape, block):

@@ -1,5 +1,5 @@
 """Convolutional decoders in the frequency domain (Tang et al. 2022): transfer matrices, gains, spectra, upsampling."""
-from inr.frequency.gain import (
+from inr.conv_decoders.gain import (
     band_ratio,
     box_sum_response,
     expected_frobenius_gain,
@@ -12,8 +12,8 @@ from inr.frequency.gain import (
     radial_profile,
     random_cascade,
 )
-from inr.frequency.spectra import feature_spectra, linear_deviation, predict_spectra, spectrum_relative_error
-from inr.frequency.transfer import (
+from inr.conv_decoders.spectra import feature_spectra, linear_deviation, predict_spectra, spectrum_relative_error
+from inr.conv_decoders.transfer import (
     apply_transfer,
     centred_phase,
     circular_convs,
@@ -22,7 +22,7 @@ from inr.frequency.transfer import (
     kernel_dft,
     transfer_of,
 )
-from inr.frequency.upsampling import (
+from inr.conv_decoders.upsampling import (
     copy_energy_fraction,
     copy_hit_rate,
     copy_locations,

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from inr.frequency import apply_transfer, conv_bias_offset, conv_transfer, kernel_dft, transfer_of
+from inr.conv_decoders import apply_transfer, conv_bias_offset, conv_transfer, kernel_dft, transfer_of
 from inr.networks import ConvDecoder
 
 # (map size, channels [C_0, …, C_L], kernel per layer): depths 1–5, non-square maps, k = 1 … 7, and a

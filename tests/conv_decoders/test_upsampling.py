@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from inr.frequency import copy_hit_rate, copy_locations, filter_response, upsample_spectrum
+from inr.conv_decoders import copy_hit_rate, copy_locations, filter_response, upsample_spectrum
 from inr.networks import zero_insertion
 
 TOL = 1e-10  # float64 throughout

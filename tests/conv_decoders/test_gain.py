@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from inr.frequency import (
+from inr.conv_decoders import (
     band_ratio,
     conv_transfer,
     expected_frobenius_gain,

@@ -1,7 +1,7 @@
 """Mean and t-interval over seeds against a hand computation with a tabulated t quantile."""
 import math
 
-from inr.frequency.seeds import format_interval, mean_interval
+from inr.conv_decoders.seeds import format_interval, mean_interval
 
 
 def test_interval_uses_student_t_and_skips_nans():

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from inr.frequency import feature_spectra, linear_deviation, predict_spectra, spectrum_relative_error
+from inr.conv_decoders import feature_spectra, linear_deviation, predict_spectra, spectrum_relative_error
 from inr.networks import ConvDecoder
 
 

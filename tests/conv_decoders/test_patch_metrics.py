@@ -4,7 +4,7 @@ import math
 import numpy as np
 import torch
 
-from inr.frequency.patch_metrics import (
+from inr.conv_decoders.patch_metrics import (
     band_groups,
     bins_relative_error,
     copy_bins,

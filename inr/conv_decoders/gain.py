@@ -12,7 +12,7 @@ from typing import Optional, Union
 import torch
 from torch import Tensor, nn
 
-from inr.frequency.transfer import conv_transfer
+from inr.conv_decoders.transfer import conv_transfer
 
 IntOrList = Union[int, Sequence[int]]
 

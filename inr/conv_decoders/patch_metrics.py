@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from inr.frequency.upsampling import copy_locations
+from inr.conv_decoders.upsampling import copy_locations
 from inr.spectral import BandPartition, band_energies, relative_error_from_energies
 
 

@@ -13,9 +13,9 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from inr.frequency.gain import radial_profile
-from inr.frequency.transfer import kernel_dft
-from inr.frequency.upsampling import upsample_spectrum
+from inr.conv_decoders.gain import radial_profile
+from inr.conv_decoders.transfer import kernel_dft
+from inr.conv_decoders.upsampling import upsample_spectrum
 from inr.networks.conv_decoder import ZeroInsertion
 
 # modules that act elementwise and therefore have no per-frequency form (skipped when linear=True)
