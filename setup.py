@@ -4,6 +4,7 @@ The two folders stay at the repository root (the project's layout), and are mapp
 ``inr/share/configs`` and ``inr/share/data`` so that an installed package resolves a bare config name and
 the sample images from any directory (``inr.resources``). Everything else is in pyproject.toml.
 """
+
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -16,5 +17,9 @@ CONFIG_FOLDERS = sorted("inr.share.configs." + ".".join(p.relative_to(CONFIGS).p
 setup(
     packages=[*find_packages(include=["inr", "inr.*"]), *SHIPPED, *CONFIG_FOLDERS],
     package_dir=SHIPPED,
-    package_data={"inr.share.configs": ["*.yaml"], **{name: ["*.yaml"] for name in CONFIG_FOLDERS}, "inr.share.data": ["*.png", "README.md"]},
+    package_data={
+        "inr.share.configs": ["*.yaml"],
+        **{name: ["*.yaml"] for name in CONFIG_FOLDERS},
+        "inr.share.data": ["*.png", "README.md"],
+    },
 )

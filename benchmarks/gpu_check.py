@@ -15,6 +15,7 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
      the N-GPU throughput over the 1-GPU one.
 On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,9 +52,18 @@ class SyncedStepTimer(training_step.StepTimer):
 def framework_step(config: str, args, extra=(), precision: str = "32-true") -> float:
     model, dm, _ = training_step.instantiate(config, [*args.overrides, *extra])
     timer = SyncedStepTimer()
-    trainer = L.Trainer(accelerator=args.accelerator, devices=1, max_steps=args.steps + args.warmup + 1, logger=False,
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                        limit_val_batches=0, callbacks=[timer], precision=precision)
+    trainer = L.Trainer(
+        accelerator=args.accelerator,
+        devices=1,
+        max_steps=args.steps + args.warmup + 1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        callbacks=[timer],
+        precision=precision,
+    )
     trainer.fit(model, datamodule=dm)
     return training_step.median_step(timer.stamps, args.warmup)
 
@@ -105,7 +115,9 @@ def step_ratios(config: str, args) -> None:
     print("| variant | step (ms) | time / hand loop | speed-up over framework fp32 eager |\n|---|---:|---|---|")
     for name in variants:
         speedup = "" if name == "hand loop" else cell(paired("framework", name))
-        print(f"| {name} | {statistics.median(times[name]) * 1e3:.2f} | {cell(paired(name, 'hand loop'))} | {speedup} |", flush=True)
+        print(
+            f"| {name} | {statistics.median(times[name]) * 1e3:.2f} | {cell(paired(name, 'hand loop'))} | {speedup} |", flush=True
+        )
 
 
 def hashgrid_points_per_second(args) -> None:
@@ -130,8 +142,10 @@ def hashgrid_points_per_second(args) -> None:
 def paper_mapping(args) -> None:
     steps = args.paper_steps
     step, total = whole_run.whole_run("image_paper.yaml", steps, [*args.overrides_paper, *args.trainer])
-    print(f"\n3. paper protocol, one mapping: train.py --config image_paper.yaml ({steps} steps"
-          f"{', ' + ' '.join(args.overrides_paper) if args.overrides_paper else ''})")
+    print(
+        f"\n3. paper protocol, one mapping: train.py --config image_paper.yaml ({steps} steps"
+        f"{', ' + ' '.join(args.overrides_paper) if args.overrides_paper else ''})"
+    )
     print(f"whole command {total * steps:.1f} s; step as logged {step * 1e3:.2f} ms", flush=True)
 
 
@@ -140,10 +154,27 @@ def ddp_throughput(args, n: int) -> None:
     rates = {}
     for devices in (1, n):
         with tempfile.TemporaryDirectory() as tmp:
-            cmd = [sys.executable, str(ROOT / "train.py"), "--config", "image_paper.yaml", "--trainer.max_steps", str(args.ddp_steps),
-                   "--trainer.devices", str(devices), "--trainer.accelerator", args.accelerator,
-                   "--trainer.strategy", "ddp" if devices > 1 else "auto", "--trainer.enable_progress_bar", "false",
-                   "--trainer.callbacks", "null", "--trainer.logger.init_args.save_dir", tmp, *args.overrides_paper]
+            cmd = [
+                sys.executable,
+                str(ROOT / "train.py"),
+                "--config",
+                "image_paper.yaml",
+                "--trainer.max_steps",
+                str(args.ddp_steps),
+                "--trainer.devices",
+                str(devices),
+                "--trainer.accelerator",
+                args.accelerator,
+                "--trainer.strategy",
+                "ddp" if devices > 1 else "auto",
+                "--trainer.enable_progress_bar",
+                "false",
+                "--trainer.callbacks",
+                "null",
+                "--trainer.logger.init_args.save_dir",
+                tmp,
+                *args.overrides_paper,
+            ]
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
                 print(f"4. DDP on {devices} device(s) failed:\n{proc.stderr[-2000:]}")

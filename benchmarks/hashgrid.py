@@ -18,6 +18,7 @@ configs/image.yaml (Gaussian features, cached as the task caches them), image_si
 image_hashgrid.yaml on the 128² training pixels of the default image setup, interleaved, ratios against
 the Gaussian model.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,7 +83,7 @@ def run(d: int, n_points: int, repeats: int) -> list[tuple[str, float]]:
         variants["hash + MLP 2×64 (step)"] = (lambda: small(enc(x)), [enc.params, *small.parameters()])
         variants["Gaussian + MLP 3×256 (step)"] = (lambda: big(features), list(big.parameters()))
     times: dict[str, list[float]] = {name: [] for name in variants}
-    for name, (fn, params) in variants.items():  # warm-up
+    for fn, params in variants.values():  # warm-up
         step(fn, params)
     for _ in range(repeats):
         for name, (fn, params) in variants.items():
@@ -100,7 +101,12 @@ def image_steps(repeats: int) -> list[tuple[str, float, int]]:
     models = {  # (trainable modules, features -> prediction, lr, Adam extras) as in the configs
         "ReLU MLP 3×256 + Gaussian": ([MLP(512, 3, width=256, depth=3, output_activation="sigmoid")], gauss(coords), 1e-3, {}),
         "SIREN 4×256": ([SIREN(2, 3, width=256, depth=4)], coords, 5e-4, {}),
-        "hash grid + MLP 2×64": ([hashgrid, MLP(32, 3, width=64, depth=2, output_activation="sigmoid")], coords, 1e-2, {"betas": (0.9, 0.99), "eps": 1e-15}),
+        "hash grid + MLP 2×64": (
+            [hashgrid, MLP(32, 3, width=64, depth=2, output_activation="sigmoid")],
+            coords,
+            1e-2,
+            {"betas": (0.9, 0.99), "eps": 1e-15},
+        ),
     }
     runs = {}
     for name, (modules, inputs, lr, extra) in models.items():
@@ -115,7 +121,7 @@ def image_steps(repeats: int) -> list[tuple[str, float, int]]:
         return time.perf_counter() - start
 
     times: dict[str, list[float]] = {name: [] for name in runs}
-    for name, run_ in runs.items():  # warm-up
+    for run_ in runs.values():  # warm-up
         train_step(*run_)
     for _ in range(repeats):
         for name, run_ in runs.items():

@@ -11,6 +11,7 @@ Variants, interleaved in each repeat (ratios are formed within a repeat, then th
     field itself) and the operator's forward + backward (a leaf image through A).
 Per-step time is the median gap between consecutive steps (framework: ``on_train_batch_end`` calls).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,6 @@ import time
 
 import lightning as L
 import torch
-
 from training_step import framework_step, instantiate, median_step
 
 
@@ -58,7 +58,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--override", nargs=argparse.REMAINDER, default=[], help="config overrides, e.g. --data.init_args.resolution 64")
+    parser.add_argument(
+        "--override", nargs=argparse.REMAINDER, default=[], help="config overrides, e.g. --data.init_args.resolution 64"
+    )
     args = parser.parse_args()
     extra = tuple(args.override)
     L.seed_everything(0, verbose=False)
@@ -73,11 +75,15 @@ def main() -> None:
         for name, fn in variants.items():
             runs[name].append(fn())
     base = runs["hand loop"]
-    print(f"\n{args.config} {' '.join(extra)}: {torch.get_num_threads()} threads; median of {args.repeats} interleaved runs × {args.steps} steps")
+    print(
+        f"\n{args.config} {' '.join(extra)}: {torch.get_num_threads()} threads; median of {args.repeats} interleaved runs × {args.steps} steps"
+    )
     print("| variant | step (ms) | ratio vs hand loop (range) |\n|---|---:|---|")
     for name, values in runs.items():
         ratios = [t / b for t, b in zip(values, base)]
-        print(f"| {name} | {statistics.median(values) * 1e3:.1f} | {statistics.median(ratios):.3f} ({min(ratios):.2f}–{max(ratios):.2f}) |")
+        print(
+            f"| {name} | {statistics.median(values) * 1e3:.1f} | {statistics.median(ratios):.3f} ({min(ratios):.2f}–{max(ratios):.2f}) |"
+        )
 
 
 if __name__ == "__main__":

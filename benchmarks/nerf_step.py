@@ -13,6 +13,7 @@ Variants, interleaved in each repeat (ratios are formed within a repeat, then th
 Per-step time is the median gap between consecutive steps (framework: ``on_train_batch_end`` calls);
 rays/s = batch_size / step time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,10 @@ import time
 
 import lightning as L
 import torch
+from training_step import framework_step, instantiate, median_step
 
 from inr.experiments.threads import torch_threads
 from inr.tasks.radiance import DENSITY_ACTIVATIONS
-from training_step import framework_step, instantiate, median_step
 
 # a direction component below this is parallel to the box faces it would cross (as the renderer's slab test)
 PARALLEL_EPS = 1e-12
@@ -76,7 +77,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--override", nargs=argparse.REMAINDER, default=[], help="config overrides, e.g. --data.init_args.batch_size 256")
+    parser.add_argument(
+        "--override", nargs=argparse.REMAINDER, default=[], help="config overrides, e.g. --data.init_args.batch_size 256"
+    )
     args = parser.parse_args()
     extra = tuple(args.override)
     L.seed_everything(0, verbose=False)
@@ -89,12 +92,16 @@ def main() -> None:
             runs["framework (as configured)"].append(framework_step(args.config, args.steps, args.warmup, extra=extra))
         threads = torch.get_num_threads()
     base = runs["hand loop"]
-    print(f"\n{args.config} {' '.join(extra)}: {batch} rays per step, {threads} threads; median of {args.repeats} interleaved runs × {args.steps} steps")
+    print(
+        f"\n{args.config} {' '.join(extra)}: {batch} rays per step, {threads} threads; median of {args.repeats} interleaved runs × {args.steps} steps"
+    )
     print("| variant | step (ms) | rays/s | ratio of step time vs hand loop (range) |\n|---|---:|---:|---|")
     for name, values in runs.items():
         ratios = [t / b for t, b in zip(values, base)]
         step = statistics.median(values)
-        print(f"| {name} | {step * 1e3:.1f} | {batch / step:,.0f} | {statistics.median(ratios):.3f} ({min(ratios):.2f}–{max(ratios):.2f}) |")
+        print(
+            f"| {name} | {step * 1e3:.1f} | {batch / step:,.0f} | {statistics.median(ratios):.3f} ({min(ratios):.2f}–{max(ratios):.2f}) |"
+        )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ after returning freed memory to the OS) minus the resident size before it. A met
 only when its estimated memory exceeds half of what the machine has free. A last case times one kernel
 row, Θ(X, x₀) for the largest probe set X against one point.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,9 @@ SLOW_S = 30.0
 def build(device: str) -> ImageFitting:
     torch.manual_seed(0)
     enc = GaussianEncoding(in_dim=2, num_features=256, sigma=10.0, seed=0)
-    task = ImageFitting(encoder=enc, network=lambda i, o: MLP(i, o, width=256, depth=3, output_activation="sigmoid"), out_channels=3)
+    task = ImageFitting(
+        encoder=enc, network=lambda i, o: MLP(i, o, width=256, depth=3, output_activation="sigmoid"), out_channels=3
+    )
     return task.to(device).eval()
 
 
@@ -131,7 +134,10 @@ def run_case(task, methods, n1: int, n2, repeats: int, device: str, full: bool =
     if "structured" in kernels:
         ref = kernels["structured"]
         diffs = {m: float((k - ref).abs().max() / ref.abs().max()) for m, k in kernels.items() if m != "structured"}
-        print(f"|  | max abs difference / max vs structured: {', '.join(f'{m} {d:.1e}' for m, d in diffs.items())} | | | |", flush=True)
+        print(
+            f"|  | max abs difference / max vs structured: {', '.join(f'{m} {d:.1e}' for m, d in diffs.items())} | | | |",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -150,8 +156,10 @@ def main() -> None:
 
     task = build(args.device)
     n_params = sum(p.numel() for p in task.parameters())
-    print(f"model: Gaussian m=256 → 3×256 ReLU → 3 sigmoid, {n_params:,} parameters; torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, device {args.device}")
+    print(
+        f"model: Gaussian m=256 → 3×256 ReLU → 3 sigmoid, {n_params:,} parameters; torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, device {args.device}"
+    )
     for method in args.methods:  # first-call set-up (vmap, kernels) outside the timings
         empirical_ntk(task, probes(8, args.device), method=method)
     print("| N₁ × N₂ | method | time (s) (calls) | ratio vs structured | peak memory (MiB) |")

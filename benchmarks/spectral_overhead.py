@@ -14,6 +14,7 @@ Two measurements, both in this one process:
    E epochs: (E·measure + D·figures + final) / (E·epoch), D = ⌊(E − 1)/25⌋ + 1 draws (every 25 epochs
    except the last, then once at the end).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,9 +58,16 @@ def make(tmp: str, steps: int, callbacks: list) -> tuple[L.Trainer, ImageFitting
         optimizer=partial(torch.optim.Adam, lr=1e-3),
     )
     dm = ImageDataModule(resolution=256, split="every_other")
-    trainer = L.Trainer(max_steps=steps, logger=TensorBoardLogger(tmp, name="bench"), callbacks=callbacks,
-                        limit_val_batches=0, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, log_every_n_steps=10)
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=TensorBoardLogger(tmp, name="bench"),
+        callbacks=callbacks,
+        limit_val_batches=0,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        log_every_n_steps=10,
+    )
     return trainer, model, dm
 
 

@@ -16,6 +16,7 @@ threshold stops early; one that reaches none within ``--max-steps`` shows "—".
 With ``--repeats`` > 1 the runs are interleaved and each cell is the median over the repeats (a threshold
 missed in a repeat counts as missed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,6 @@ import logging
 import statistics
 import time
 import warnings
-from typing import Optional
 
 import lightning as L
 import torch
@@ -95,9 +95,16 @@ def framework_run(config: str, variant: str, args) -> QualityClock:
     extra, precision = VARIANTS[variant]
     cli = build_cli(resolve_config_names([*overrides(config, args.resolution), *extra]))
     clock = QualityClock(args.psnr)
-    trainer = L.Trainer(max_steps=args.max_steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, limit_val_batches=0, precision=precision,
-                        callbacks=[EvaluateEvery(clock, args.every)])
+    trainer = L.Trainer(
+        max_steps=args.max_steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        precision=precision,
+        callbacks=[EvaluateEvery(clock, args.every)],
+    )
     trainer.fit(cli.model, datamodule=cli.datamodule)
     return clock
 
@@ -118,7 +125,9 @@ def hand_loop_run(args) -> QualityClock:
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if step % args.every == 0 and clock.check(step, lambda: heldout_psnr(lambda x: network(encoder(x)), model.postprocess, dm)):
+        if step % args.every == 0 and clock.check(
+            step, lambda: heldout_psnr(lambda x: network(encoder(x)), model.postprocess, dm)
+        ):
             break
     return clock
 
@@ -150,10 +159,15 @@ def main() -> None:
             L.seed_everything(0, verbose=False)
             clock = hand_loop_run(args) if variant == "hand-written loop" else framework_run(MODELS[model], variant, args)
             runs.setdefault(f"{model} | {variant}", []).append(clock)
-            print(f"  {model}, {variant}: {clock.steps} steps, held-out PSNR {clock.final_psnr:.2f} dB, "
-                  f"reached {sorted(clock.reached.items())}", flush=True)
-    print(f"\n{args.resolution}² image, every_other split; held-out PSNR every {args.every} steps (clock paused); "
-          f"at most {args.max_steps} steps; {torch.get_num_threads()} thread(s); {args.repeats} repeat(s)")
+            print(
+                f"  {model}, {variant}: {clock.steps} steps, held-out PSNR {clock.final_psnr:.2f} dB, "
+                f"reached {sorted(clock.reached.items())}",
+                flush=True,
+            )
+    print(
+        f"\n{args.resolution}² image, every_other split; held-out PSNR every {args.every} steps (clock paused); "
+        f"at most {args.max_steps} steps; {torch.get_num_threads()} thread(s); {args.repeats} repeat(s)"
+    )
     head = " | ".join(f"{p:g} dB: s / steps" for p in sorted(args.psnr))
     print(f"| model | variant | {head} | last held-out PSNR (dB) at step |")
     print("|---|---|" + "---|" * len(args.psnr) + "---|")

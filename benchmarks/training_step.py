@@ -20,6 +20,7 @@ Also printed: achieved FLOP/s of the step against the measured FLOP/s of the ste
 time of the step's matrix products alone (same shapes, nothing else: the ceiling of an eager step), and
 the peak resident memory. Ratios, not absolute times, are the result: the machine is shared and noisy.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,14 @@ def median_step(stamps: list[float], warmup: int) -> float:
 
 # --tiny: a network and batch so small that the step's tensor work is negligible, so the framework's fixed
 # per-step cost (loop, hooks, logging, metrics) stands out against the hand loop's
-TINY = ["--model.init_args.network.init_args.width", "8", "--model.init_args.encoder.init_args.num_features", "4",
-        "--data.init_args.batch_size", "16"]
+TINY = [
+    "--model.init_args.network.init_args.width",
+    "8",
+    "--model.init_args.encoder.init_args.num_features",
+    "4",
+    "--data.init_args.batch_size",
+    "16",
+]
 OVERRIDES: list[str] = []  # applied to every variant, hand loop included
 
 
@@ -80,9 +87,14 @@ def framework_step(config, steps, warmup, extra=(), with_callbacks=False, precis
     timer = StepTimer()
     with tempfile.TemporaryDirectory() as tmp:
         trainer = L.Trainer(
-            max_steps=steps + warmup + 1, logger=TensorBoardLogger(tmp, name="bench") if with_callbacks else False,
-            enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
-            callbacks=[timer, *(callbacks if with_callbacks else [])], precision=precision,
+            max_steps=steps + warmup + 1,
+            logger=TensorBoardLogger(tmp, name="bench") if with_callbacks else False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            limit_val_batches=0,
+            callbacks=[timer, *(callbacks if with_callbacks else [])],
+            precision=precision,
         )
         trainer.fit(model, datamodule=dm)
     return median_step(timer.stamps, warmup)
@@ -196,15 +208,19 @@ def bench(config: str, args) -> None:
             rates[name].append(matmul_flops_per_second(n, width))
     flops = step_flops(n, network)
     base = runs["hand loop"]
-    print(f"\n{config}: {n:,} points per step, {torch.get_num_threads()} threads; "
-          f"median of {args.repeats} interleaved runs × {args.steps} steps")
+    print(
+        f"\n{config}: {n:,} points per step, {torch.get_num_threads()} threads; "
+        f"median of {args.repeats} interleaved runs × {args.steps} steps"
+    )
     # Ratios are taken within a repeat (variant vs the hand loop of the same repeat; step FLOP/s vs the
     # matmul rate measured just after) and then their median: the shared machine's speed drifts between
     # repeats by more than the differences measured here.
     # "matmuls' share" = time of the step's own products run alone / step time, paired within a repeat:
     # the fraction of the step that is matrix products at their own speed, independent of a reference shape
     gemm = runs["the step's matmuls alone"]
-    print("| variant | step (ms) | ratio vs hand loop (range) | GFLOP/s | share of matmul rate (range) | matmuls' share of the step (range) |")
+    print(
+        "| variant | step (ms) | ratio vs hand loop (range) | GFLOP/s | share of matmul rate (range) | matmuls' share of the step (range) |"
+    )
     print("|---|---|---|---|---|---|")
 
     def cell(xs: list[float], digits: int) -> str:
@@ -215,10 +231,14 @@ def bench(config: str, args) -> None:
         shares = [flops / t / r for t, r in zip(values, rates[name])]
         gemm_shares = [g / t for g, t in zip(gemm, values)]
         t = statistics.median(values)
-        print(f"| {name} | {t * 1e3:.1f} | {cell(ratios, 3)} | {flops / t / 1e9:.1f} | {cell(shares, 2)} | {cell(gemm_shares, 2)} |")
+        print(
+            f"| {name} | {t * 1e3:.1f} | {cell(ratios, 3)} | {flops / t / 1e9:.1f} | {cell(shares, 2)} | {cell(gemm_shares, 2)} |"
+        )
     all_rates = [r for values in rates.values() for r in values]
-    print(f"matmul ({n}×k @ k×k fp32, k = network width): median {statistics.median(all_rates) / 1e9:.1f} GFLOP/s "
-          f"(range {min(all_rates) / 1e9:.0f}–{max(all_rates) / 1e9:.0f}); step = {flops / 1e9:.2f} GFLOP")
+    print(
+        f"matmul ({n}×k @ k×k fp32, k = network width): median {statistics.median(all_rates) / 1e9:.1f} GFLOP/s "
+        f"(range {min(all_rates) / 1e9:.0f}–{max(all_rates) / 1e9:.0f}); step = {flops / 1e9:.2f} GFLOP"
+    )
 
 
 def profile_against_hand_loop(config: str, steps: int, warmup: int) -> None:
@@ -233,8 +253,15 @@ def profile_against_hand_loop(config: str, steps: int, warmup: int) -> None:
 
     model, dm, _ = instantiate(config)
     prof = profile(activities=[ProfilerActivity.CPU])
-    trainer = L.Trainer(max_steps=warmup + steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, limit_val_batches=0, callbacks=[ProfileSteps(prof, warmup)])
+    trainer = L.Trainer(
+        max_steps=warmup + steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        callbacks=[ProfileSteps(prof, warmup)],
+    )
     trainer.fit(model, datamodule=dm)
     framework = per_step(prof)
     prof = profile(activities=[ProfilerActivity.CPU])
@@ -246,7 +273,9 @@ def profile_against_hand_loop(config: str, steps: int, warmup: int) -> None:
     for key in keys[:10]:
         f, h = framework.get(key, 0.0), hand.get(key, 0.0)
         print(f"| {key} | {f:.3f} | {h:.3f} | {f - h:+.3f} |")
-    print(f"| all | {sum(framework.values()):.3f} | {sum(hand.values()):.3f} | {sum(framework.values()) - sum(hand.values()):+.3f} |")
+    print(
+        f"| all | {sum(framework.values()):.3f} | {sum(hand.values()):.3f} | {sum(framework.values()) - sum(hand.values()):+.3f} |"
+    )
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ peak behind; elsewhere ``resource.getrusage().ru_maxrss``, which can then under-
 ``render`` is ``INRModule.render`` (coordinates computed per chunk); ``materialised`` first builds the
 (N, 3) coordinate tensor and then predicts it in the same chunks — what the chunked render avoids.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,8 +89,10 @@ def throughput(size: int, batch: int, steps: int, repeats: int) -> dict[str, flo
     batches = [dm.train_index[torch.randint(len(dm.train_index), (batch,), generator=gen)] for _ in range(steps)]
     dm.gather(batches[0], CPU)  # the one-time copy of the values to the device
     table = dm.grid.all_coords()  # (N, 3): the materialised alternative
-    t = best_of({"lazy": lambda: [dm.gather(i, CPU) for i in batches],
-                 "table": lambda: [(table[i], dm.values[i]) for i in batches]}, repeats)
+    t = best_of(
+        {"lazy": lambda: [dm.gather(i, CPU) for i in batches], "table": lambda: [(table[i], dm.values[i]) for i in batches]},
+        repeats,
+    )
     lazy, materialised = t["lazy"], t["table"]
     model = config_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -105,7 +108,13 @@ def throughput(size: int, batch: int, steps: int, repeats: int) -> dict[str, flo
     train()  # warm-up
     step = best_of({"step": train}, repeats)["step"]
     n = batch * steps
-    return {"size": size, "lazy": n / lazy, "materialised": n / materialised, "step": n / step, "data_share": lazy / (lazy + step)}
+    return {
+        "size": size,
+        "lazy": n / lazy,
+        "materialised": n / materialised,
+        "step": n / step,
+        "data_share": lazy / (lazy + step),
+    }
 
 
 def child(size: int, method: str, chunk: int) -> None:
@@ -148,16 +157,20 @@ def main() -> None:
     print(f"{'grid':>6} {'lazy gather':>12} {'table lookup':>13} {'lazy/table':>11} {'train step':>11} {'data share':>11}")
     for size in args.sizes:
         r = throughput(size, args.batch, args.steps, args.repeats)
-        print(f"{size:>5}³ {r['lazy'] / 1e6:>12.1f} {r['materialised'] / 1e6:>13.1f} {r['lazy'] / r['materialised']:>11.2f} "
-              f"{r['step'] / 1e6:>11.3f} {r['data_share']:>10.1%}")
+        print(
+            f"{size:>5}³ {r['lazy'] / 1e6:>12.1f} {r['materialised'] / 1e6:>13.1f} {r['lazy'] / r['materialised']:>11.2f} "
+            f"{r['step'] / 1e6:>11.3f} {r['data_share']:>10.1%}"
+        )
     print("\nfull-grid evaluation, peak RSS rise (MiB); Gaussian m = 32, 2×64 MLP, one output channel")
     print(f"{'grid':>6} {'output':>8} {'(N,3) coords':>13} {'render':>8} {'materialised':>13} {'ratio':>6} {'render s':>9}")
     for size in args.sizes:
         n = size**3
         lazy, full = evaluation_memory(size, "render", args.chunk), evaluation_memory(size, "materialised", args.chunk)
         mib = 2**20
-        print(f"{size:>5}³ {4 * n / mib:>8.0f} {12 * n / mib:>13.0f} {lazy['peak'] / mib:>8.0f} {full['peak'] / mib:>13.0f} "
-              f"{full['peak'] / max(lazy['peak'], 1):>6.2f} {lazy['seconds']:>9.1f}")
+        print(
+            f"{size:>5}³ {4 * n / mib:>8.0f} {12 * n / mib:>13.0f} {lazy['peak'] / mib:>8.0f} {full['peak'] / mib:>13.0f} "
+            f"{full['peak'] / max(lazy['peak'], 1):>6.2f} {lazy['seconds']:>9.1f}"
+        )
 
 
 if __name__ == "__main__":

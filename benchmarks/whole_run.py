@@ -25,6 +25,7 @@ encoded every step; no validation, no logging. Its step is its wall time over it
 within a repeat against the mean of the two hand loops around the run, then their median and range over the
 repeats are printed (the shared machine's speed drifts between repeats by more than the differences here).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -134,21 +135,30 @@ def bench(config: str, args) -> None:
             hand[name].append((before + after) / 2)
             whole[name].append(total)
             drift = after / before
-            print(f"  {config} {name}: hand {before * 1e3:.1f} / {after * 1e3:.1f} ms (after/before {drift:.2f}), "
-                  f"logged step {step * 1e3:.1f} ms, whole command {total * 1e3:.1f} ms/step", flush=True)
+            print(
+                f"  {config} {name}: hand {before * 1e3:.1f} / {after * 1e3:.1f} ms (after/before {drift:.2f}), "
+                f"logged step {step * 1e3:.1f} ms, whole command {total * 1e3:.1f} ms/step",
+                flush=True,
+            )
 
     def cell(xs: list[float]) -> str:
         return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
 
-    print(f"\n{config}: {args.steps} steps per run, {args.repeats} repeats, {torch.get_num_threads()} thread(s); "
-          f"hand loop {args.hand_steps} steps after {args.warmup} warm-up, before and after each run")
-    print("| variant | hand loop step (ms) | step as logged (ms) | ratio vs hand loop (range) | whole command / hand loop (range) |")
+    print(
+        f"\n{config}: {args.steps} steps per run, {args.repeats} repeats, {torch.get_num_threads()} thread(s); "
+        f"hand loop {args.hand_steps} steps after {args.warmup} warm-up, before and after each run"
+    )
+    print(
+        "| variant | hand loop step (ms) | step as logged (ms) | ratio vs hand loop (range) | whole command / hand loop (range) |"
+    )
     print("|---|---:|---:|---|---|")
     for name, steps in variants.items():
         ratios = [s / h for s, h in zip(steps, hand[name])]
         wholes = [w / h for w, h in zip(whole[name], hand[name])]
-        print(f"| {name} | {statistics.median(hand[name]) * 1e3:.1f} | {statistics.median(steps) * 1e3:.1f} | "
-              f"{cell(ratios)} | {cell(wholes)} |")
+        print(
+            f"| {name} | {statistics.median(hand[name]) * 1e3:.1f} | {statistics.median(steps) * 1e3:.1f} | "
+            f"{cell(ratios)} | {cell(wholes)} |"
+        )
 
 
 def profile_whole_run(config: str, steps: int) -> None:

@@ -14,6 +14,7 @@ which asks the field to be a distance (unit gradient) everywhere it is trained, 
 Everything else (batches, lazy coordinates, validation, chunked renders, checkpoints, the command line)
 comes from the framework.
 """
+
 from __future__ import annotations
 
 import sys

@@ -10,6 +10,7 @@ Exit codes (``inr.errors``): 0 done; 1 stopped by its environment (disk full, ou
 2 bad input, nothing trained; 3 the loss diverged; 130 / 143 stopped by Ctrl-C / SIGTERM with a checkpoint
 saved. Everything but a bug ends with one line on stderr saying what happened and what to do.
 """
+
 from __future__ import annotations
 
 import os
@@ -132,8 +133,9 @@ class INRCLI(LightningCLI):
         # epochs); --checkpoint.every_n_epochs / --checkpoint.every_n_train_steps change the cadence. No version
         # counter: a resumed or copied run refreshes its last.ckpt instead of writing last-v1.ckpt beside it.
         parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")
-        parser.set_defaults({"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True,
-                             "checkpoint.enable_version_counter": False})
+        parser.set_defaults(
+            {"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True, "checkpoint.enable_version_counter": False}
+        )
 
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
@@ -156,10 +158,16 @@ class INRCLI(LightningCLI):
 def add_predict_arguments(parser) -> None:
     """The options of ``predict`` (the files: ``inr.export.render``)."""
     parser.add_argument("--out", type=Optional[str], default=None, help="folder of the files (default: <run dir>/predictions)")
-    parser.add_argument("--shape", type=Optional[list[int]], default=None, help="render grid, one size per axis of the data's grid")
+    parser.add_argument(
+        "--shape", type=Optional[list[int]], default=None, help="render grid, one size per axis of the data's grid"
+    )
     parser.add_argument("--scale", type=Optional[float], default=None, help="render grid = the data's grid × scale (default 1)")
-    parser.add_argument("--video", type=Literal["auto", "mp4", "webm", "gif", "none"], default="auto",
-                        help="video of a 3-D grid (video frames, volume slices); auto: mp4 with the video extra")
+    parser.add_argument(
+        "--video",
+        type=Literal["auto", "mp4", "webm", "gif", "none"],
+        default="auto",
+        help="video of a 3-D grid (video frames, volume slices); auto: mp4 with the video extra",
+    )
     parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
 
 
@@ -174,8 +182,12 @@ def build_cli(args: list[str], command: str = "fit") -> INRCLI:
         args=args,
         command=command,
         save_config_callback=RunConfigRecorder,
-        parser_kwargs={"exit_on_error": False, "parser_mode": PARSER_MODE, "description": DESCRIPTION,
-                       "prog": f"{os.path.basename(sys.argv[0])} {command}" if command != "fit" else None},
+        parser_kwargs={
+            "exit_on_error": False,
+            "parser_mode": PARSER_MODE,
+            "description": DESCRIPTION,
+            "prog": f"{os.path.basename(sys.argv[0])} {command}" if command != "fit" else None,
+        },
     )
 
 

@@ -7,6 +7,7 @@
 Each runs its tool's ``main`` and returns None, so the command exits 0 when the tool returns (the tools
 raise ``SystemExit`` with their own codes otherwise: README "Reliability").
 """
+
 from __future__ import annotations
 
 import os

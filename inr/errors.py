@@ -1,4 +1,5 @@
 """User-facing errors: one line that names the problem and the file or key; the exit codes of the tools."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,12 @@ def available_memory_bytes() -> int:
 
 
 def check_memory(
-    what: str, n_bytes: int, fraction: float = 0.5, advice: str = "choose a smaller resolution",
-    available: Optional[int] = None, where: str = "",
+    what: str,
+    n_bytes: int,
+    fraction: float = 0.5,
+    advice: str = "choose a smaller resolution",
+    available: Optional[int] = None,
+    where: str = "",
 ) -> None:
     """Refuse (before allocating) a buffer estimated at ``n_bytes`` when it exceeds ``fraction`` of free memory
     (``available`` bytes, default the host's MemAvailable; ``where`` names another device's memory)."""

@@ -4,10 +4,11 @@ Callbacks, exporters and evaluation hooks render a model in the middle of traini
 give the same values either way, but a user's subclass (batch norm, dropout) must see eval mode there and
 training mode again afterwards, also when the rendering raises.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from torch import nn
 

@@ -5,6 +5,7 @@ A source checkout (and an editable install, which points at one) keeps them at t
 package, as ``inr/share/configs`` and ``inr/share/data`` (setup.py maps them there), so an installed
 ``inr-train --config image.yaml`` finds its config and ``data/astronaut.png`` from any directory.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

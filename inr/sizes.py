@@ -3,14 +3,18 @@
 Data modules (image, video, volume, measurements), the text generator and the mesh exporter all accept
 ``r`` for an r×…×r grid or ``[n_1, …, n_d]``; this is where that is parsed and refused in one line.
 """
+
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
+from typing import Union
 
 from inr.errors import InputError
 
 
-def grid_size(resolution: Union[int, Sequence[int]], ndim: int, name: str = "data.resolution", minimum: int = 2) -> tuple[int, ...]:
+def grid_size(
+    resolution: Union[int, Sequence[int]], ndim: int, name: str = "data.resolution", minimum: int = 2
+) -> tuple[int, ...]:
     """An int r -> (r,)·ndim; a sequence of ``ndim`` ints -> that tuple; each at least ``minimum``.
 
     Example:

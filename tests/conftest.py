@@ -2,11 +2,12 @@
 shared pieces are fixtures): a quiet trainer for a few steps, a tiny TensorBoard-logged trainer, the command
 line of a tiny image run; and a suite-wide guard: tests write under their tmp_path, never into the repository
 root or the working directory."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import lightning as L
 import pytest
@@ -18,15 +19,24 @@ TOOL_FILES = {"__pycache__", ".pytest_cache"}
 
 # resolution 16, width 16, 5 steps per epoch, no image/spectral callbacks: a run of 10 steps takes about a second
 TINY_IMAGE_RUN = [
-    "--config", "image.yaml",
-    "--data.init_args.resolution", "16",
-    "--data.init_args.steps_per_epoch", "5",
-    "--model.init_args.network.init_args.width", "16",
-    "--model.init_args.encoder.init_args.num_features", "16",
-    "--trainer.max_steps", "10",
-    "--trainer.num_sanity_val_steps", "0",
-    "--trainer.enable_progress_bar", "false",
-    "--trainer.callbacks", "null",
+    "--config",
+    "image.yaml",
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.steps_per_epoch",
+    "5",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--trainer.max_steps",
+    "10",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
 ]
 
 
@@ -46,8 +56,14 @@ def fit_steps() -> Callable[..., L.Trainer]:
     validation or progress bar; returns the trainer."""
 
     def fit(model: L.LightningModule, datamodule: L.LightningDataModule, steps: int) -> L.Trainer:
-        trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                            limit_val_batches=0, enable_model_summary=False)
+        trainer = L.Trainer(
+            max_steps=steps,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            limit_val_batches=0,
+            enable_model_summary=False,
+        )
         trainer.fit(model, datamodule=datamodule)
         return trainer
 
@@ -61,8 +77,12 @@ def tiny_trainer() -> Callable[..., L.Trainer]:
 
     def trainer(tmp_path, callbacks, max_epochs: int, name: str = "run", **kwargs) -> L.Trainer:
         return L.Trainer(
-            max_epochs=max_epochs, logger=TensorBoardLogger(str(tmp_path), name=name), callbacks=callbacks,
-            enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
+            max_epochs=max_epochs,
+            logger=TensorBoardLogger(str(tmp_path), name=name),
+            callbacks=callbacks,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            limit_val_batches=0,
             **{"enable_checkpointing": False, **kwargs},
         )
 

@@ -1,4 +1,5 @@
 """The real command line, as a subprocess: a tiny training run end to end, and bad input refused."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -6,23 +7,33 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from inr.cli import cli_main
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from inr.cli import cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
-    "--config", "image.yaml",
-    "--data.init_args.resolution", "32",
-    "--model.init_args.network.init_args.width", "32",
-    "--model.init_args.encoder.init_args.num_features", "32",
-    "--trainer.max_steps", "20",
-    "--trainer.check_val_every_n_epoch", "1",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    "image.yaml",
+    "--data.init_args.resolution",
+    "32",
+    "--model.init_args.network.init_args.width",
+    "32",
+    "--model.init_args.encoder.init_args.num_features",
+    "32",
+    "--trainer.max_steps",
+    "20",
+    "--trainer.check_val_every_n_epoch",
+    "1",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 
 def run_train(args, cwd=ROOT, timeout=300):
-    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
@@ -88,7 +99,14 @@ def test_bad_input_through_the_real_script(tmp_path):
     """Two bad inputs as real subprocesses: one line on stderr, no traceback, exit 2."""
     procs = []
     for name in ("missing file", "unknown encoder"):
-        cmd = [sys.executable, str(ROOT / "train.py"), *TINY, "--trainer.logger.init_args.save_dir", str(tmp_path), *BAD_INPUTS[name][0]]
+        cmd = [
+            sys.executable,
+            str(ROOT / "train.py"),
+            *TINY,
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+            *BAD_INPUTS[name][0],
+        ]
         procs.append((name, subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     for name, proc in procs:
         _, stderr = proc.communicate(timeout=300)

@@ -6,6 +6,7 @@ run ends with the parameters of a single-process run, writes one set of logs who
 single process's, and its held-out metrics equal a single-process evaluation of its final parameters. An
 inverse problem replicates its batch on every rank (its operator needs the whole field) and agrees too.
 """
+
 import subprocess
 import sys
 from pathlib import Path
@@ -21,18 +22,25 @@ TWO_PROCESSES = ["--trainer.accelerator", "cpu", "--trainer.devices", "2", "--tr
 
 def _common(save_dir: Path) -> list[str]:
     return [
-        "--model.init_args.network.init_args.width", "32",
-        "--model.init_args.encoder.init_args.num_features", "32",
-        "--trainer.max_steps", "20",  # 20 Adam steps at the configs' lr 1e-3
-        "--trainer.check_val_every_n_epoch", "1",  # an epoch is 10 full-batch steps: validation at steps 10 and 20
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.logger.init_args.save_dir", str(save_dir),
+        "--model.init_args.network.init_args.width",
+        "32",
+        "--model.init_args.encoder.init_args.num_features",
+        "32",
+        "--trainer.max_steps",
+        "20",  # 20 Adam steps at the configs' lr 1e-3
+        "--trainer.check_val_every_n_epoch",
+        "1",  # an epoch is 10 full-batch steps: validation at steps 10 and 20
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.logger.init_args.save_dir",
+        str(save_dir),
     ]
 
 
 def _ddp(tmp_path: Path, args: list[str]) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), *args, *TWO_PROCESSES], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), *args, *TWO_PROCESSES], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "MEMBER: 2/2" in proc.stderr + proc.stdout
     assert sum(line.startswith("summary:") for line in proc.stdout.splitlines()) == 1  # rank 0 only
@@ -69,8 +77,21 @@ def _close_series(a, b, rtol: float) -> None:
 
 def _single_process_validation(args: list[str], state: dict, root: Path) -> dict[str, float]:
     # no logger: the saved config goes to default_root_dir (the cwd unless given), so give it a directory of the test's
-    cli = build_cli(resolve_config_names([*args, "--trainer.logger", "false", "--trainer.default_root_dir", str(root),
-                                          "--trainer.accelerator", "cpu", "--trainer.devices", "1"]))
+    cli = build_cli(
+        resolve_config_names(
+            [
+                *args,
+                "--trainer.logger",
+                "false",
+                "--trainer.default_root_dir",
+                str(root),
+                "--trainer.accelerator",
+                "cpu",
+                "--trainer.devices",
+                "1",
+            ]
+        )
+    )
     cli.model.load_state_dict(state)
     (metrics,) = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
     return metrics
@@ -100,7 +121,16 @@ def test_sharded_full_batch_trains_and_evaluates_as_one_process(tmp_path):
 
 def test_inverse_problem_replicates_its_batch_and_trains_as_one_process(tmp_path):
     # CT at 15²: every rank projects the whole field; the held-out grid (all 225 points) is evaluated in shares
-    args = ["--config", "ct.yaml", "--data.init_args.resolution", "15", "--data.init_args.angles", "8", "--trainer.callbacks", "null"]
+    args = [
+        "--config",
+        "ct.yaml",
+        "--data.init_args.resolution",
+        "15",
+        "--data.init_args.angles",
+        "8",
+        "--trainer.callbacks",
+        "null",
+    ]
     cli_main([*args, *_common(tmp_path / "one"), "--trainer.accelerator", "cpu", "--trainer.devices", "1"])
     _ddp(tmp_path, [*args, *_common(tmp_path / "two")])
     one, two = _run_dir(tmp_path / "one", "ct"), _run_dir(tmp_path / "two", "ct")

@@ -1,5 +1,6 @@
 """The shared helpers: eval_mode restores the mode even when the block raises; grid_size reads and refuses
 resolutions the same way for every data module and the mesh exporter."""
+
 import pytest
 import torch
 from torch import nn
@@ -30,7 +31,9 @@ def test_eval_mode_makes_dropout_deterministic():
     assert not torch.equal(net(x), x)  # back in training mode: about half the entries zeroed
 
 
-@pytest.mark.parametrize(("value", "ndim", "expected"), [(5, 2, (5, 5)), ([3, 7], 2, (3, 7)), ((2, 3, 4), 3, (2, 3, 4)), (4, 3, (4, 4, 4))])
+@pytest.mark.parametrize(
+    ("value", "ndim", "expected"), [(5, 2, (5, 5)), ([3, 7], 2, (3, 7)), ((2, 3, 4), 3, (2, 3, 4)), (4, 3, (4, 4, 4))]
+)
 def test_grid_size_reads_an_int_or_one_int_per_axis(value, ndim, expected):
     assert grid_size(value, ndim) == expected
 

@@ -4,6 +4,7 @@ console commands find the shipped configs and sample data from an empty director
 The environments reuse this one's installed packages (torch, lightning, ...) through a path file and get
 ``inr`` alone, without network access, so the shared environment is left as it is.
 """
+
 import os
 import shutil
 import subprocess
@@ -16,12 +17,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("inr", "configs", "data", "setup.py", "pyproject.toml", "README.md")
 TINY = [
-    "--config", "image.yaml",
-    "--trainer.max_steps", "2",
-    "--data.init_args.resolution", "16",
-    "--model.init_args.network.init_args.width", "16",
-    "--model.init_args.encoder.init_args.num_features", "16",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    "image.yaml",
+    "--trainer.max_steps",
+    "2",
+    "--data.init_args.resolution",
+    "16",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 
@@ -47,8 +54,12 @@ def _fresh_env(path: Path) -> Path:
     """A new virtual environment that sees this one's site-packages but none of its ``inr``."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
     python = path / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     # a plain path line: the directory is searched after the new environment's own, and its .pth files (this
     # environment's editable install of inr) are not run
     Path(purelib, "shared_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -56,9 +67,24 @@ def _fresh_env(path: Path) -> Path:
 
 
 def _pip(env: Path, *args: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), *args,
-                           "--no-deps", "--no-index", "--no-build-isolation", "--ignore-installed", "--quiet"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(env / "bin" / "python"),
+            *args,
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--ignore-installed",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
@@ -82,8 +108,24 @@ def _finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str
 def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = _copy_sources(work / "src", "from_the_wheel")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--no-build-isolation",
-                           "--quiet", "-w", str(work / "dist"), str(source)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(work / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (built,) = (work / "dist").glob("inr-*.whl")
     return built

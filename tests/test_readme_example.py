@@ -1,4 +1,5 @@
 """The README's "writing a new task" example runs as written and trains."""
+
 import re
 from pathlib import Path
 
@@ -16,8 +17,9 @@ def test_new_task_example_trains():
 
     model = namespace["L1Fitting"](encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=1)
     dm = namespace["HeightField"](split="every_other", batch_size=256, steps_per_epoch=10)
-    trainer = L.Trainer(max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False)
+    trainer = L.Trainer(
+        max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False
+    )
     trainer.fit(model, datamodule=dm)
     assert "val/mae" in trainer.callback_metrics
     untrained = namespace["L1Fitting"](encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=1)
@@ -47,13 +49,22 @@ def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
     torch.testing.assert_close(real_inner(op(x), y), real_inner(x, op.adjoint(y)))
     dm = SimulatedMeasurementDataModule(operator=namespace["BoxBlur"]((16, 16), k=3), resolution=16)
     torch.manual_seed(0)
-    model = InverseFitting(encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=3,
-                           network=partial(MLP, width=32, depth=2, output_activation="sigmoid"),
-                           optimizer=partial(torch.optim.Adam, lr=1e-2))
+    model = InverseFitting(
+        encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0),
+        out_channels=3,
+        network=partial(MLP, width=32, depth=2, output_activation="sigmoid"),
+        optimizer=partial(torch.optim.Adam, lr=1e-2),
+    )
     residuals = []
     for steps in (1, 60):
-        trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                            enable_model_summary=False, limit_val_batches=0)
+        trainer = L.Trainer(
+            max_steps=steps,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            limit_val_batches=0,
+        )
         trainer.fit(model, datamodule=dm)
         residuals.append(model.evaluate()["train/residual"])
     assert residuals[1] < 0.6 * residuals[0]

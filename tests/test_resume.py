@@ -1,4 +1,5 @@
 """A run stopped and resumed from ``--ckpt_path last`` ends with the same parameters as an uninterrupted one."""
+
 from pathlib import Path
 
 import pytest
@@ -9,16 +10,26 @@ from inr.cli import cli_main
 
 def _args(save_dir: Path, steps: int, batch_size: str) -> list[str]:
     return [
-        "--config", "image.yaml",
-        "--data.init_args.resolution", "24",
-        "--data.init_args.batch_size", batch_size,
-        "--data.init_args.steps_per_epoch", "5",
-        "--model.init_args.network.init_args.width", "16",
-        "--model.init_args.encoder.init_args.num_features", "16",
-        "--trainer.max_steps", str(steps),
-        "--trainer.check_val_every_n_epoch", "2",
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.logger.init_args.save_dir", str(save_dir),
+        "--config",
+        "image.yaml",
+        "--data.init_args.resolution",
+        "24",
+        "--data.init_args.batch_size",
+        batch_size,
+        "--data.init_args.steps_per_epoch",
+        "5",
+        "--model.init_args.network.init_args.width",
+        "16",
+        "--model.init_args.encoder.init_args.num_features",
+        "16",
+        "--trainer.max_steps",
+        str(steps),
+        "--trainer.check_val_every_n_epoch",
+        "2",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.logger.init_args.save_dir",
+        str(save_dir),
     ]
 
 

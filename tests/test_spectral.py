@@ -1,4 +1,5 @@
 """Tests of inr.spectral against numpy.fft, Parseval and closed forms (float64 unless stated)."""
+
 import math
 
 import numpy as np
@@ -193,7 +194,9 @@ def test_aliased_energy_fraction_matches_numpy(shape, step):
     v = torch.arange(shape[0], dtype=torch.float64) / shape[0]
     low = torch.cos(2 * math.pi * 2 * v)[None]
     high = torch.cos(2 * math.pi * (shape[0] // (2 * step) + 1) * v)[None]
-    assert aliased_energy_fraction(low, step) == pytest.approx(0.0, abs=1e-20) and aliased_energy_fraction(high, step) == pytest.approx(1.0)
+    assert aliased_energy_fraction(low, step) == pytest.approx(0.0, abs=1e-20) and aliased_energy_fraction(
+        high, step
+    ) == pytest.approx(1.0)
 
 
 def test_band_without_bins_is_nan():

@@ -1,5 +1,6 @@
 """The subcommands on a trained checkpoint: validate and test score the held-out split as training did,
 predict renders the field to files at any resolution, and bad input gets one line and exit 2."""
+
 import math
 
 import imageio.v3 as iio
@@ -31,8 +32,12 @@ def trained(tmp_path_factory, tiny_run_args):
     assert code == 0
     dm = cli.datamodule
     target = dm.values_grid().permute(1, 2, 0).numpy()  # (C, H, W) -> (H, W, C)
-    return {"save_dir": save_dir, "ckpt": save_dir / "image/version_0/checkpoints/last.ckpt",
-            "test_psnr": cli.model.evaluate()["test/psnr"], "target": target}
+    return {
+        "save_dir": save_dir,
+        "ckpt": save_dir / "image/version_0/checkpoints/last.ckpt",
+        "test_psnr": cli.model.evaluate()["test/psnr"],
+        "target": target,
+    }
 
 
 def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, capsys, tiny_run_args):
@@ -69,14 +74,17 @@ def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(
     assert len(summary) == 2 and summary[1].startswith("predict: 32×32 from ") and "image.png" in summary[1]
 
 
-@pytest.mark.parametrize("command, extra, message", [
-    ("validate", [], "validate needs --ckpt_path"),
-    ("predict", ["--ckpt_path", "last", "--shape", "[4]"], "--shape [4]: give 2 sizes"),
-    ("predict", ["--ckpt_path", "last", "--scale", "0"], "--scale must be a finite number > 0"),
-    ("test", ["--ckpt_path", "{bad}"], "not a readable checkpoint"),
-    ("predict", ["--ckpt_path", "{ckpt}", "--model.init_args.encoder.init_args.num_features", "8"], "made by another model"),
-    ("predict", ["--ckpt_path", "last", "--out", "{bad}/renders"], "is a file, not a directory"),
-])
+@pytest.mark.parametrize(
+    "command, extra, message",
+    [
+        ("validate", [], "validate needs --ckpt_path"),
+        ("predict", ["--ckpt_path", "last", "--shape", "[4]"], "--shape [4]: give 2 sizes"),
+        ("predict", ["--ckpt_path", "last", "--scale", "0"], "--scale must be a finite number > 0"),
+        ("test", ["--ckpt_path", "{bad}"], "not a readable checkpoint"),
+        ("predict", ["--ckpt_path", "{ckpt}", "--model.init_args.encoder.init_args.num_features", "8"], "made by another model"),
+        ("predict", ["--ckpt_path", "last", "--out", "{bad}/renders"], "is a file, not a directory"),
+    ],
+)
 def test_bad_input_one_line_exit_2_nothing_written(trained, tmp_path, capsys, command, extra, message, tiny_run_args):
     bad = tmp_path / "notes.ckpt"
     bad.write_text("not a checkpoint")
@@ -90,9 +98,20 @@ def test_bad_input_one_line_exit_2_nothing_written(trained, tmp_path, capsys, co
 
 def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path):
     video = [
-        "--config", "video.yaml", "--data.init_args.resolution", "12", "--data.init_args.frames", "4",
-        "--model.init_args.encoder.init_args.num_features", "16", "--model.init_args.network.init_args.width", "16",
-        "--trainer.enable_progress_bar", "false", "--trainer.logger.init_args.save_dir", str(tmp_path),
+        "--config",
+        "video.yaml",
+        "--data.init_args.resolution",
+        "12",
+        "--data.init_args.frames",
+        "4",
+        "--model.init_args.encoder.init_args.num_features",
+        "16",
+        "--model.init_args.network.init_args.width",
+        "16",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.logger.init_args.save_dir",
+        str(tmp_path),
     ]
     # training also writes the reconstruction as a video when ImageLogger is asked to
     logger = ["--trainer.callbacks", "[{class_path: inr.callbacks.ImageLogger, init_args: {video: mp4, fps: 4}}]"]

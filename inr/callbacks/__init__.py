@@ -1,4 +1,5 @@
 """Callbacks that read a task's grid and render to measure and show what it has learned."""
+
 from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.callbacks.images import ImageLogger, grid_views
 from inr.callbacks.measurements import MeasurementLogger
@@ -7,4 +8,14 @@ from inr.callbacks.predictions import FieldWriter
 from inr.callbacks.spectral import SpectralBiasCallback
 from inr.callbacks.views import ViewLogger
 
-__all__ = ["FieldWriter", "NTKCallback", "ImageLogger", "grid_views", "MeasurementLogger", "NonFiniteLossGuard", "TrainingDiverged", "SpectralBiasCallback", "ViewLogger"]
+__all__ = [
+    "FieldWriter",
+    "NTKCallback",
+    "ImageLogger",
+    "grid_views",
+    "MeasurementLogger",
+    "NonFiniteLossGuard",
+    "TrainingDiverged",
+    "SpectralBiasCallback",
+    "ViewLogger",
+]

@@ -1,4 +1,5 @@
 """``NonFiniteLossGuard``: stops training at the first NaN/inf loss, before it reaches the weights."""
+
 from __future__ import annotations
 
 import lightning as L
@@ -11,7 +12,12 @@ class TrainingDiverged(RuntimeError):
 
 
 def last_checkpoint(trainer: L.Trainer) -> str | None:
-    paths = [p for cb in trainer.checkpoint_callbacks for p in (getattr(cb, "last_model_path", ""), getattr(cb, "best_model_path", "")) if p]
+    paths = [
+        p
+        for cb in trainer.checkpoint_callbacks
+        for p in (getattr(cb, "last_model_path", ""), getattr(cb, "best_model_path", ""))
+        if p
+    ]
     return paths[0] if paths else None
 
 

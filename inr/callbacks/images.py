@@ -1,4 +1,5 @@
 """``ImageLogger``: renders the field and logs reconstruction and absolute error (any logger, and PNG files)."""
+
 from __future__ import annotations
 
 from typing import Literal, Optional
@@ -10,8 +11,8 @@ from torch import Tensor
 
 from inr.callbacks.media import MEDIA_DIR, log_image
 from inr.export.video import require_pyav, write_video
-from inr.run.resume import run_dir
 from inr.modes import eval_mode
+from inr.run.resume import run_dir
 
 
 def grid_views(grid: Tensor) -> dict[str, Tensor]:
@@ -44,8 +45,14 @@ class ImageLogger(L.Callback):
         fps: frames per second of that video.
     """
 
-    def __init__(self, every_n_epochs: int = 10, error_gain: float = 4.0, resolution: Optional[list[int]] = None,
-                 video: Optional[Literal["mp4", "webm", "gif"]] = None, fps: float = 8.0) -> None:
+    def __init__(
+        self,
+        every_n_epochs: int = 10,
+        error_gain: float = 4.0,
+        resolution: Optional[list[int]] = None,
+        video: Optional[Literal["mp4", "webm", "gif"]] = None,
+        fps: float = 8.0,
+    ) -> None:
         if video in ("mp4", "webm"):
             require_pyav(f"ImageLogger.video {video}")  # refused with the config, before training
         self.every_n_epochs, self.error_gain, self.resolution = every_n_epochs, error_gain, resolution

@@ -1,6 +1,7 @@
 """``MeasurementLogger``: what an inverse problem's field looks like through its operator — the measurements,
 their prediction A(f) and the residual (sinogram, k-space, observed pixels) — logged to the run's loggers and
 as PNG files (``inr.callbacks.media``)."""
+
 from __future__ import annotations
 
 import lightning as L

@@ -9,6 +9,7 @@
   whatever the logger (CSVLogger, none: the run directory is then the Trainer's ``default_root_dir``).
 ``log_figure`` rasterises a matplotlib figure once and logs the pixels the same way. Rank 0 only.
 """
+
 from __future__ import annotations
 
 import re
@@ -101,4 +102,3 @@ def log_figure(trainer: L.Trainer, tag: str, figure: Any, step: int, close: bool
     if close and "matplotlib.pyplot" in sys.modules:  # figures built on Figure() directly need no closing
         sys.modules["matplotlib.pyplot"].close(figure)
     return path
-

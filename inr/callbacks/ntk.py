@@ -1,5 +1,6 @@
 """``NTKCallback``: the empirical NTK of the task on fixed probe points during training: drift, spectrum,
 a kernel slice, and the training loss the kernel at the start predicts vs the one observed."""
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,8 @@ from torch import Tensor
 
 from inr.callbacks.media import log_figure, log_image
 from inr.data.grid import Grid
-from inr.ntk import empirical_ntk, predict_gd_mse, top_eigenvalues
 from inr.modes import eval_mode
+from inr.ntk import empirical_ntk, predict_gd_mse, top_eigenvalues
 
 
 def kernel_drift(k: Tensor, k0: Tensor) -> float:
@@ -104,7 +105,9 @@ class NTKCallback(L.Callback):
             self.set_reference(trainer, pl_module)
             self.measure(trainer, pl_module)
 
-    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         if trainer.optimizers:
             self.elapsed += float(trainer.optimizers[0].param_groups[0]["lr"])
 
@@ -113,7 +116,13 @@ class NTKCallback(L.Callback):
             self.measure(trainer, pl_module)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"probe_index": self.probe_index, "k0": self.k0, "f0": self.f0, "elapsed": self.elapsed, "reference_step": self.reference_step}
+        return {
+            "probe_index": self.probe_index,
+            "k0": self.k0,
+            "f0": self.f0,
+            "elapsed": self.elapsed,
+            "reference_step": self.reference_step,
+        }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.probe_index, self.k0, self.f0 = state_dict["probe_index"], state_dict["k0"], state_dict["f0"]
@@ -142,8 +151,14 @@ class NTKCallback(L.Callback):
                 self.f0 = pl_module(x).detach().cpu()
         self.elapsed, self.reference_step = 0.0, trainer.global_step
         opt = trainer.optimizers[0] if trainer.optimizers else None
-        if opt is not None and (type(opt) is not torch.optim.SGD or any(g.get("momentum", 0) for g in opt.param_groups)) and not self._warned:
-            rank_zero_warn(f"NTKCallback: ntk/probe_mse_predicted assumes plain gradient descent; the optimizer is {type(opt).__name__}")
+        if (
+            opt is not None
+            and (type(opt) is not torch.optim.SGD or any(g.get("momentum", 0) for g in opt.param_groups))
+            and not self._warned
+        ):
+            rank_zero_warn(
+                f"NTKCallback: ntk/probe_mse_predicted assumes plain gradient descent; the optimizer is {type(opt).__name__}"
+            )
             self._warned = True
 
     @rank_zero_only

@@ -5,6 +5,7 @@ The predict loop runs on Lightning's ``predict_dataloader`` of the DataModule, o
 field on that grid, chunked (``INRModule.render``); this writer turns it into the files of
 ``inr.export.render`` in its output folder.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,8 +47,16 @@ class FieldWriter(BasePredictionWriter):
 
             self.output_dir = str(run_dir(trainer) / "predictions")
 
-    def write_on_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, prediction: Any,
-                           batch_indices: Any, batch: Any, batch_idx: int, dataloader_idx: int) -> None:
+    def write_on_batch_end(
+        self,
+        trainer: L.Trainer,
+        pl_module: L.LightningModule,
+        prediction: Any,
+        batch_indices: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int,
+    ) -> None:
         if not trainer.is_global_zero:
             return
         shape = tuple(prediction.shape[1:])

@@ -1,6 +1,7 @@
 """``SpectralBiasCallback``: the residual's relative error per radial frequency band during training, logged
 to the run's loggers (figures also as PNG files: ``inr.callbacks.media``) and kept as ``spectral_history.npz``
 in the run directory."""
+
 from __future__ import annotations
 
 import os
@@ -13,10 +14,10 @@ from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
 from inr.callbacks.media import log_figure
+from inr.modes import eval_mode
 from inr.run.files import atomic_write
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral.plots import heatmap_figure, spectra_figure
-from inr.modes import eval_mode
 
 SOURCES = ("auto", "train", "full")
 HISTORY_KEYS = ("epochs", "steps", "errors", "dc", "low", "high", "all", "prediction_power", "residual_power")
@@ -92,8 +93,15 @@ class SpectralBiasCallback(L.Callback):
 
     @staticmethod
     def _empty_history() -> dict[str, Any]:
-        return {**{k: [] for k in HISTORY_KEYS}, "grid": None, "shape": None, "edges": None,
-                "spectrum_edges": None, "target_power": None, "target_energy": None}
+        return {
+            **{k: [] for k in HISTORY_KEYS},
+            "grid": None,
+            "shape": None,
+            "edges": None,
+            "spectrum_edges": None,
+            "target_power": None,
+            "target_energy": None,
+        }
 
     # --- hooks (every rank) ---------------------------------------------------------------------------
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
@@ -172,15 +180,22 @@ class SpectralBiasCallback(L.Callback):
         key = (grid, shape, str(pl_module.device))
         if key not in self._targets:
             dm = pl_module.data
-            target = (dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else pl_module.target_grid())
+            target = dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else pl_module.target_grid()
             target = target.to(pl_module.device)
             bands = BandPartition(shape, self.num_bands, self.spacing, self.max_frequency, device=target.device)
             f = resolve_max_frequency(shape, self.max_frequency)
             spectrum = BandPartition(shape, self.spectrum_bins or max(1, int(np.ceil(f))), "linear", f, device=target.device)
             target_hat = grid_dft(target)
             power = target_hat.abs().square()
-            self._targets[key] = {"target": target, "hat": target_hat, "bands": bands, "spectrum": spectrum,
-                                  "energy": bands.sum(power), "dc_energy": dc_bin(power).sum(), "power": spectrum.mean(power)}
+            self._targets[key] = {
+                "target": target,
+                "hat": target_hat,
+                "bands": bands,
+                "spectrum": spectrum,
+                "energy": bands.sum(power),
+                "dc_energy": dc_bin(power).sum(),
+                "power": spectrum.mean(power),
+            }
         return self._targets[key]
 
     def _compute(self, pl_module: L.LightningModule, grid: str, shape: tuple, pred: Tensor) -> dict[str, Any]:
@@ -202,8 +217,14 @@ class SpectralBiasCallback(L.Callback):
             rank_zero_warn("SpectralBiasCallback: the grid or bands changed since the stored history; starting a new one")
             h = self.history = self._empty_history()
         if h["edges"] is None:
-            h.update(grid=grid, shape=list(shape), edges=edges, spectrum_edges=t["spectrum"].edges.tolist(),
-                     target_power=t["power"].double().cpu().tolist(), target_energy=t["energy"].double().cpu().tolist())
+            h.update(
+                grid=grid,
+                shape=list(shape),
+                edges=edges,
+                spectrum_edges=t["spectrum"].edges.tolist(),
+                target_power=t["power"].double().cpu().tolist(),
+                target_energy=t["energy"].double().cpu().tolist(),
+            )
         h["epochs"].append(int(epoch))
         h["steps"].append(int(step))
         for key in ("errors", "prediction_power", "residual_power"):
@@ -223,8 +244,9 @@ class SpectralBiasCallback(L.Callback):
         if not h["steps"]:
             return
         step = self._drawn_step = h["steps"][-1]
-        heat = heatmap_figure(h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)",
-                              dc=np.array(h["dc"]))
+        heat = heatmap_figure(
+            h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)", dc=np.array(h["dc"])
+        )
         spectra = {"target": h["target_power"], "prediction": h["prediction_power"][-1], "residual": h["residual_power"][-1]}
         spec = spectra_figure(np.array(h["spectrum_edges"]), spectra, f"radial power spectra, step {step}")
         log_figure(trainer, "spectral/heatmap", heat, step)

@@ -1,4 +1,5 @@
 """``ViewLogger``: held-out views of a radiance field rendered side by side with their depth and opacity maps."""
+
 from __future__ import annotations
 
 import lightning as L

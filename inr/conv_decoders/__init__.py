@@ -1,4 +1,5 @@
 """Convolutional decoders in the frequency domain (Tang et al. 2022): transfer matrices, gains, spectra, upsampling."""
+
 from inr.conv_decoders.gain import (
     band_ratio,
     box_sum_response,

@@ -1,5 +1,6 @@
 """``ConvAutoencoder``: a strided-conv encoder and a ``ConvDecoder``, trained on image patches, so the
 decoders of the frequency analysis can be studied after training, not only at initialisation."""
+
 from __future__ import annotations
 
 import math
@@ -58,8 +59,16 @@ class ConvAutoencoder(nn.Module):
             out = code_channels if s == stages - 1 else width
             layers += [nn.ReLU(), nn.Conv2d(width, out, 3, stride=2, padding=1, padding_mode=padding)]
         self.encoder = nn.Sequential(*layers)
-        self.decoder = ConvDecoder(code_channels, channels, width, depth, kernel_size, padding,
-                                   upsample=list(range(1, stages + 1)), upsample_mode=upsample_mode)
+        self.decoder = ConvDecoder(
+            code_channels,
+            channels,
+            width,
+            depth,
+            kernel_size,
+            padding,
+            upsample=list(range(1, stages + 1)),
+            upsample_mode=upsample_mode,
+        )
         self.stages = stages
 
     @property

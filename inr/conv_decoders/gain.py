@@ -3,6 +3,7 @@
 Frequencies are in cycles per sample: bin u of an axis of length N sits at ``fftfreq(N)[u]`` ∈ [−½, ½),
 and the radial frequency is r = √(f_y² + f_x²); r = ½ is the Nyquist frequency of an axis.
 """
+
 from __future__ import annotations
 
 import math
@@ -169,7 +170,9 @@ def expected_frobenius_gain(
 
 
 @torch.no_grad()
-def power_gain(net: nn.Module, size: Sequence[int], in_channels: int, inputs: int = 8, generator: Optional[torch.Generator] = None) -> Tensor:
+def power_gain(
+    net: nn.Module, size: Sequence[int], in_channels: int, inputs: int = 8, generator: Optional[torch.Generator] = None
+) -> Tensor:
     """Measured power gain G(u, v) = E_x Σ_o |fft2(net(x))_o[u, v]|² / (H W) for white x ~ N(0, 1), (H', W').
 
     For a circular, linear, bias-free cascade E_x gives exactly ‖T(u, v)‖_F²; for zero padding, ReLU or
@@ -182,7 +185,9 @@ def power_gain(net: nn.Module, size: Sequence[int], in_channels: int, inputs: in
     return (y.abs() ** 2).sum(1).mean(0) / (size[0] * size[1])
 
 
-def expected_power_gain(make_net: Callable[[int], nn.Module], size: Sequence[int], in_channels: int, seeds: int = 16, inputs: int = 8) -> Tensor:
+def expected_power_gain(
+    make_net: Callable[[int], nn.Module], size: Sequence[int], in_channels: int, seeds: int = 16, inputs: int = 8
+) -> Tensor:
     """``power_gain`` averaged over networks ``make_net(seed)`` for seed = 0 … seeds−1, (H', W')."""
     total = None
     for s in range(seeds):

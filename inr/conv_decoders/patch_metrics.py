@@ -4,6 +4,7 @@ size that a trained auto-encoder is compared with (PCA, area-downsampling + inte
 Frequencies are in cycles per patch: the DFT bins of a p×p patch, |k| up to the Nyquist radius p/2
 (``inr.spectral``'s convention with the patch as the unit square).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -6,6 +6,7 @@ odd (a checkerboard, so both halves cover every part of the image) and used for 
 Training crops of ``patch``×``patch`` pixels lie wholly inside one training block (any offset); held-out
 patches tile the held-out blocks without overlap. No held-out pixel is ever seen in training.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -60,7 +61,9 @@ class PatchSet:
         self.test_origins = [block_origins(im.shape, block, held_out=True) for im in self.images]
         for n, (a, b) in enumerate(zip(self.train_origins, self.test_origins)):
             if len(a) == 0 or len(b) == 0:
-                raise ValueError(f"image {n} of shape {tuple(self.images[n].shape)} holds no training or no held-out block of {block}×{block}")
+                raise ValueError(
+                    f"image {n} of shape {tuple(self.images[n].shape)} holds no training or no held-out block of {block}×{block}"
+                )
 
     def heldout(self) -> Tensor:
         """Every held-out patch, tiling the held-out blocks without overlap: (N, 1, patch, patch)."""

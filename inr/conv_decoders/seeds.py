@@ -1,4 +1,5 @@
 """Summaries of a measurement repeated over random seeds: the mean and its Student-t confidence interval."""
+
 from __future__ import annotations
 
 import math

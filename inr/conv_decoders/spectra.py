@@ -6,6 +6,7 @@ which add to DC only); bilinear upsampling is predicted with a periodic border; 
 form, so ``linear=True`` predicts the same network with its nonlinearities removed and its padding taken as
 circular, which is what ``linear_deviation`` compares the real network with.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -103,7 +104,13 @@ def linear_deviation(net: nn.Module, x: Tensor, num_bins: int = 8) -> dict[str, 
     relative = (measured - linear.to(measured.dtype)).abs().norm() / measured.abs().norm()
     meas_p, _ = radial_profile((measured.abs() ** 2).sum(1).mean(0), num_bins)
     lin_p, centres = radial_profile((linear.abs() ** 2).sum(1).mean(0), num_bins)
-    return {"relative": relative, "measured_power": meas_p, "linear_power": lin_p, "power_ratio": meas_p / lin_p, "centres": centres}
+    return {
+        "relative": relative,
+        "measured_power": meas_p,
+        "linear_power": lin_p,
+        "power_ratio": meas_p / lin_p,
+        "centres": centres,
+    }
 
 
 def spectrum_relative_error(measured: Tensor, predicted: Tensor, scale: Optional[Tensor] = None) -> float:

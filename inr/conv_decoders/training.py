@@ -1,5 +1,6 @@
 """Small training probes for conv decoders: per-band error over training and the parameter cost ‖Δθ‖ of
 fitting a target whose spectrum is shifted against the input's."""
+
 from __future__ import annotations
 
 import math

@@ -11,6 +11,7 @@ the DFT (with conjugate phase, because it is a correlation) of the kernel zero-p
 at the origin by the shift −p. A cascade multiplies these: T(u, v) = Ŵ_L(u, v) ⋯ Ŵ_1(u, v). Biases add
 only to the DC term: fft2(net(x))[:, 0, 0] = T(0, 0) X[:, 0, 0] + H W c (``conv_bias_offset``).
 """
+
 from __future__ import annotations
 
 import math
@@ -86,7 +87,9 @@ def conv_transfer(weights: Sequence[Tensor], size: Sequence[int]) -> Tensor:
     for index, weight in enumerate(weights):
         _check_kernel(weight, index)
         if transfer is not None and weight.shape[1] != transfer.shape[-2]:
-            raise ValueError(f"weights[{index}] takes {weight.shape[1]} channels but the previous layer gives {transfer.shape[-2]}")
+            raise ValueError(
+                f"weights[{index}] takes {weight.shape[1]} channels but the previous layer gives {transfer.shape[-2]}"
+            )
         layer = kernel_dft(weight, size)
         transfer = layer if transfer is None else layer @ transfer.to(layer.dtype)  # (H, W, Co, Ci) batched
     return transfer
@@ -122,7 +125,9 @@ def circular_convs(net: nn.Module, require_circular: bool = True) -> list[nn.Con
         if tuple(conv.padding) != (k[0] // 2, k[1] // 2) or k[0] % 2 == 0 or k[1] % 2 == 0:
             raise ValueError(f"conv layer {i}: needs an odd kernel with padding k//2, got k={k} padding={conv.padding}")
         if require_circular and conv.padding_mode != "circular":
-            raise ValueError(f"conv layer {i}: padding {conv.padding_mode!r} is not circular; the transfer matrix is exact only for circular padding")
+            raise ValueError(
+                f"conv layer {i}: padding {conv.padding_mode!r} is not circular; the transfer matrix is exact only for circular padding"
+            )
     return convs
 
 

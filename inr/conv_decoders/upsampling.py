@@ -8,6 +8,7 @@ nearest is the box h = 1 on m ∈ {0 … s−1}² (its zeros fall on the copies 
 (align_corners=False) the separable triangle h[m] = max(0, 1 − |m − (s−1)/2| / s), exact for a periodic
 signal (PyTorch clamps at the border instead, which only the border samples feel).
 """
+
 from __future__ import annotations
 
 import math

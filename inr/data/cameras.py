@@ -9,6 +9,7 @@ The ray through pixel (i, j) is r(t) = o + t d with o = t_cam and
 d = R · ((j + ½ − c_x)/f_x, −(i + ½ − c_y)/f_y, −1), not normalised: the ray parameter t is then the depth
 along the camera's viewing axis, so ``near``/``far`` and depth maps are in z-depth units.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,16 +36,16 @@ class Intrinsics:
     cy: float
 
     @classmethod
-    def from_focal(cls, height: int, width: int, focal: float) -> "Intrinsics":
+    def from_focal(cls, height: int, width: int, focal: float) -> Intrinsics:
         """Square pixels and the principal point at the image centre (the NeRF datasets' model)."""
         return cls(int(height), int(width), float(focal), float(focal), width / 2.0, height / 2.0)
 
     @classmethod
-    def from_field_of_view(cls, height: int, width: int, fov_x: float) -> "Intrinsics":
+    def from_field_of_view(cls, height: int, width: int, fov_x: float) -> Intrinsics:
         """f = ½ W / tan(½ fov_x), the focal of Blender's ``camera_angle_x``."""
         return cls.from_focal(height, width, 0.5 * width / math.tan(0.5 * fov_x))
 
-    def resized(self, height: int, width: int) -> "Intrinsics":
+    def resized(self, height: int, width: int) -> Intrinsics:
         """The same camera imaged at another resolution: focal lengths and principal point scale with the size."""
         sy, sx = height / self.height, width / self.width
         return Intrinsics(int(height), int(width), self.fx * sx, self.fy * sy, self.cx * sx, self.cy * sy)
@@ -54,7 +55,7 @@ class Intrinsics:
         return torch.tensor([self.height, self.width, self.fx, self.fy, self.cx, self.cy], dtype=torch.float64)
 
     @classmethod
-    def from_tensor(cls, values: Tensor) -> "Intrinsics":
+    def from_tensor(cls, values: Tensor) -> Intrinsics:
         h, w, fx, fy, cx, cy = values.tolist()
         return cls(int(round(h)), int(round(w)), fx, fy, cx, cy)
 
@@ -115,7 +116,9 @@ def orbit_poses(azimuths: Tensor, elevations: Tensor, radius: float, target: Ten
     eye = target + r (cos e cos a, cos e sin a, sin e) for azimuths a and elevations e in radians, (N,) each
     -> poses (N, 4, 4)."""
     target = torch.zeros(3, dtype=azimuths.dtype) if target is None else target.to(azimuths.dtype)
-    eye = target + radius * torch.stack([elevations.cos() * azimuths.cos(), elevations.cos() * azimuths.sin(), elevations.sin()], -1)
+    eye = target + radius * torch.stack(
+        [elevations.cos() * azimuths.cos(), elevations.cos() * azimuths.sin(), elevations.sin()], -1
+    )
     return look_at(eye, target, torch.tensor([0.0, 0.0, 1.0], dtype=azimuths.dtype))
 
 

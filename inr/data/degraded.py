@@ -1,5 +1,6 @@
 """Images seen through a degradation: ``InpaintingDataModule`` (a pixel mask), ``SuperResolutionDataModule``
 (box downsampling), and ``SimulatedMeasurementDataModule`` (any operator given in the config)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,9 +22,16 @@ from inr.sizes import grid_size
 class ImageMeasurementDataModule(MeasurementDataModule):
     """An image file as the ground truth (read and resized like ``ImageDataModule``) seen through an operator."""
 
-    def __init__(self, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 256,
-                 channels: Literal["rgb", "gray", "keep"] = "rgb", noise_std: float = 0.0, heldout_every: int = 0,
-                 seed: int = 0, eval_chunk: int = 65536) -> None:
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]] = None,
+        resolution: Union[int, list[int], None] = 256,
+        channels: Literal["rgb", "gray", "keep"] = "rgb",
+        noise_std: float = 0.0,
+        heldout_every: int = 0,
+        seed: int = 0,
+        eval_chunk: int = 65536,
+    ) -> None:
         super().__init__(noise_std=noise_std, heldout_every=heldout_every, seed=seed, eval_chunk=eval_chunk)
         self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
         self.resolution, self.channels = resolution, channels
@@ -53,9 +61,18 @@ class InpaintingDataModule(ImageMeasurementDataModule):
         noise_std, heldout_every, seed, eval_chunk: as in ``MeasurementDataModule`` (held out: observed pixels).
     """
 
-    def __init__(self, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 256,
-                 channels: Literal["rgb", "gray", "keep"] = "rgb", keep: float = 0.2, mask: Optional[Union[str, Path]] = None,
-                 noise_std: float = 0.0, heldout_every: int = 0, seed: int = 0, eval_chunk: int = 65536) -> None:
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]] = None,
+        resolution: Union[int, list[int], None] = 256,
+        channels: Literal["rgb", "gray", "keep"] = "rgb",
+        keep: float = 0.2,
+        mask: Optional[Union[str, Path]] = None,
+        noise_std: float = 0.0,
+        heldout_every: int = 0,
+        seed: int = 0,
+        eval_chunk: int = 65536,
+    ) -> None:
         super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
         if not 0 < keep <= 1:
             raise InputError(f"data.keep must lie in (0, 1], got {keep}")
@@ -93,14 +110,25 @@ class SuperResolutionDataModule(ImageMeasurementDataModule):
         lowres: a measured low-resolution image instead of ``path``.
     """
 
-    def __init__(self, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 256,
-                 channels: Literal["rgb", "gray", "keep"] = "rgb", factor: int = 4, noise_std: float = 0.0,
-                 heldout_every: int = 0, seed: int = 0, eval_chunk: int = 65536, lowres: Optional[Union[str, Path]] = None) -> None:
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]] = None,
+        resolution: Union[int, list[int], None] = 256,
+        channels: Literal["rgb", "gray", "keep"] = "rgb",
+        factor: int = 4,
+        noise_std: float = 0.0,
+        heldout_every: int = 0,
+        seed: int = 0,
+        eval_chunk: int = 65536,
+        lowres: Optional[Union[str, Path]] = None,
+    ) -> None:
         super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
         if factor < 2:
             raise InputError(f"data.factor must be ≥ 2, got {factor}")
         if lowres is not None and path is not None:
-            raise InputError("data.path (a full-resolution image to downsample) and data.lowres (a measured low-resolution image) exclude each other")
+            raise InputError(
+                "data.path (a full-resolution image to downsample) and data.lowres (a measured low-resolution image) exclude each other"
+            )
         if lowres is not None and noise_std > 0:
             raise InputError("data.noise_std adds noise to simulated measurements; a measured data.lowres image is used as it is")
         self.factor = factor
@@ -120,15 +148,19 @@ class SuperResolutionDataModule(ImageMeasurementDataModule):
         if self.resolution is not None:
             asked = list(grid_size(self.resolution, 2))
             if asked != full:
-                raise InputError(f"{self.lowres_path}: a {lowres.shape[0]}×{lowres.shape[1]} image × factor {self.factor} is "
-                                 f"{full[0]}×{full[1]}, but data.resolution asks for {asked[0]}×{asked[1]}; set data.resolution null")
+                raise InputError(
+                    f"{self.lowres_path}: a {lowres.shape[0]}×{lowres.shape[1]} image × factor {self.factor} is "
+                    f"{full[0]}×{full[1]}, but data.resolution asks for {asked[0]}×{asked[1]}; set data.resolution null"
+                )
         self.check_size(full[0] * full[1], lowres.shape[2], 2)
         self._lowres = lowres.permute(2, 0, 1).contiguous()  # (h, w, C) -> (C, h, w)
         return torch.zeros(*full, lowres.shape[2])
 
     def build_operator(self) -> Downsample:
         if any(s % self.factor for s in self.shape):
-            raise InputError(f"data.factor {self.factor} does not divide the image size {self.shape[0]}×{self.shape[1]}; change data.resolution")
+            raise InputError(
+                f"data.factor {self.factor} does not divide the image size {self.shape[0]}×{self.shape[1]}; change data.resolution"
+            )
         return Downsample(self.shape, self.factor)
 
     def load_measurements(self) -> Optional[Tensor]:
@@ -143,7 +175,9 @@ def read_lowres(path: Path, channels: Literal["rgb", "gray", "keep"]) -> Tensor:
         if array.ndim == 2:
             array = array[:, :, None]
         if array.ndim != 3 or array.shape[2] not in (1, 2, 3, 4) or min(array.shape[:2]) < 2:
-            raise InputError(f"{path}: a low-resolution image is (h, w) or (h, w, C) with C ≤ 4 and sides ≥ 2, got shape {array.shape}")
+            raise InputError(
+                f"{path}: a low-resolution image is (h, w) or (h, w, C) with C ≤ 4 and sides ≥ 2, got shape {array.shape}"
+            )
         if array.min() < 0 or array.max() > 1:
             raise InputError(f"{path}: low-resolution values must lie in [0, 1], found [{array.min():.3g}, {array.max():.3g}]")
         image = torch.from_numpy(convert_channels(array.astype(np.float32), channels, str(path)))
@@ -168,13 +202,23 @@ class SimulatedMeasurementDataModule(ImageMeasurementDataModule):
     The operator must act on the image's grid (``operator.field_shape`` equal to the resized image's shape).
     """
 
-    def __init__(self, operator: Operator, path: Optional[Union[str, Path]] = None, resolution: Union[int, list[int], None] = 128,
-                 channels: Literal["rgb", "gray", "keep"] = "rgb", noise_std: float = 0.0, heldout_every: int = 0,
-                 seed: int = 0, eval_chunk: int = 65536) -> None:
+    def __init__(
+        self,
+        operator: Operator,
+        path: Optional[Union[str, Path]] = None,
+        resolution: Union[int, list[int], None] = 128,
+        channels: Literal["rgb", "gray", "keep"] = "rgb",
+        noise_std: float = 0.0,
+        heldout_every: int = 0,
+        seed: int = 0,
+        eval_chunk: int = 65536,
+    ) -> None:
         super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
         self.given_operator = operator
 
     def build_operator(self) -> Operator:
         if tuple(self.given_operator.field_shape) != tuple(self.shape):
-            raise InputError(f"data.operator acts on a {tuple(self.given_operator.field_shape)} grid but the image is {self.shape}")
+            raise InputError(
+                f"data.operator acts on a {tuple(self.given_operator.field_shape)} grid but the image is {self.shape}"
+            )
         return self.given_operator

@@ -4,6 +4,7 @@ Convention: sample i along an axis of length N sits at v = i / N (the cell's low
 N points covers [0, 1) and the discrete Fourier transform of grid samples measures frequency in cycles per
 unit length, bin k ↔ k cycles. A grid rendered at another resolution covers the same domain.
 """
+
 from __future__ import annotations
 
 import math

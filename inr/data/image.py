@@ -7,6 +7,7 @@ float images must already lie in [0, 1]; an alpha channel is composited onto a w
 colour is reduced to luminance Y = 0.299 R + 0.587 G + 0.114 B (ITU-R BT.601), and ``channels="keep"``
 keeps what the file holds (gray → 1 channel, RGB → 3, RGBA → 4 without compositing).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -172,5 +173,7 @@ class ImageDataModule(GridDataModule):
         image = resize_image(image, self.resolution)
         # resampling leaves rounding noise (~1e-9) on a flat crop; real contrast is at least one 16-bit step (1.5e-5)
         if float(image.max() - image.min()) < CONSTANT_TOLERANCE:
-            raise InputError(f"{self.path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit")
+            raise InputError(
+                f"{self.path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit"
+            )
         return image  # (H, W, C)

@@ -1,5 +1,6 @@
 """``MRIDataModule``: MRI as sparse k-space samples — simulated from a randomised 3D (or 2D) Shepp–Logan phantom
 with the paper's Gaussian mask, or read from a complex k-space ``.npy`` with its mask."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -81,7 +82,9 @@ class MRIDataModule(MeasurementDataModule):
         kspace = read_array(self.kspace_path, "k-space", complex_ok=True)
         mask = read_array(self.mask_path, "mask")
         if kspace.shape != self.shape_arg:
-            raise InputError(f"{self.kspace_path}: k-space of shape {kspace.shape}, expected {self.shape_arg} (data.resolution, data.ndim)")
+            raise InputError(
+                f"{self.kspace_path}: k-space of shape {kspace.shape}, expected {self.shape_arg} (data.resolution, data.ndim)"
+            )
         if mask.shape != kspace.shape:
             raise InputError(f"{self.mask_path}: mask of shape {mask.shape} does not match the k-space's {kspace.shape}")
         if not np.isin(mask, (0, 1)).all():

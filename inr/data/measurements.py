@@ -1,5 +1,6 @@
 """``MeasurementDataModule``: what an inverse problem observed — measurements y, the operator A that made them
 from the field, and the field's ground truth on its grid when it is known (for evaluation only)."""
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,9 @@ def read_array(path: Union[str, Path], what: str, complex_ok: bool = False) -> n
         raise InputError(f"{path}: not a readable .npy array ({type(exc).__name__})") from None
     numeric = np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
     if not numeric or (np.iscomplexobj(array) and not complex_ok):
-        raise InputError(f"{path}: {what} must be a {'real or complex' if complex_ok else 'real'} numeric array, got {array.dtype}")
+        raise InputError(
+            f"{path}: {what} must be a {'real or complex' if complex_ok else 'real'} numeric array, got {array.dtype}"
+        )
     if array.size == 0:
         raise InputError(f"{path}: {what} is empty")
     if not np.isfinite(array).all():
@@ -99,7 +102,9 @@ class MeasurementDataModule(GridDataModule):
                 measured = AdditiveNoise(self.noise_std, self.seed)(clean)
             expected = self.operator.measurement_shape(self.out_channels)
             if tuple(measured.shape) != expected:
-                raise InputError(f"{self.describe()}: measurements of shape {tuple(measured.shape)} do not match the operator's {expected}")
+                raise InputError(
+                    f"{self.describe()}: measurements of shape {tuple(measured.shape)} do not match the operator's {expected}"
+                )
             self._measurements = measured
         return self._measurements
 

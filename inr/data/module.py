@@ -9,6 +9,7 @@ Under data parallelism (N > 1 ranks) the full batch and the held-out split are s
 contiguous share of the training split (``shard``) with the loss weight of ``shard_weight``, which makes the
 averaged gradient the full batch's, and evaluates its share of the held-out split.
 """
+
 from __future__ import annotations
 
 import math
@@ -264,7 +265,9 @@ class GridDataModule(L.LightningDataModule):
         """Refuse a full batch that cannot give every rank a point (an empty share has no mean loss)."""
         n = len(self.train_index)
         if self.batch_size is None and n < world_size:
-            raise InputError(f"data.batch_size null: the training split has {n} points, fewer than the {world_size} ranks sharing it; use fewer devices")
+            raise InputError(
+                f"data.batch_size null: the training split has {n} points, fewer than the {world_size} ranks sharing it; use fewer devices"
+            )
 
     # --- batches ------------------------------------------------------------------------------------
     @property
@@ -294,7 +297,9 @@ class GridDataModule(L.LightningDataModule):
         # each rank evaluates its share of the held-out split; torchmetrics reduces the states over the ranks
         self._ensure_loaded()
         rank, world_size = self.rank_and_world_size
-        return DataLoader(IndexBatches(shard(self.test_index, rank, world_size), self.eval_chunk, 0, shuffle=False), batch_size=None)
+        return DataLoader(
+            IndexBatches(shard(self.test_index, rank, world_size), self.eval_chunk, 0, shuffle=False), batch_size=None
+        )
 
     def test_dataloader(self) -> DataLoader:
         """The held-out split, as for validation (``test`` logs the same measurements as ``test/...``)."""

@@ -1,5 +1,6 @@
 """Where data files are looked for: as given, then relative to the folder that ships ``data/`` (the
 repository root of a checkout, or its copy inside an installed package: ``inr.resources``)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Randomised Shepp–Logan phantoms, the test objects of the paper's CT and MRI experiments."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

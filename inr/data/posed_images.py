@@ -12,6 +12,7 @@ Formats:
   held out.
 Poses follow ``inr.data.cameras``: camera-to-world, looking along −z.
 """
+
 from __future__ import annotations
 
 import json
@@ -77,7 +78,9 @@ def check_poses(poses: np.ndarray, source: str, names: Optional[list[str]] = Non
     error = np.abs(np.transpose(rotation, (0, 2, 1)) @ rotation - np.eye(3)).max((1, 2))
     if (error > ROTATION_TOLERANCE).any():
         i = int(np.argmax(error > ROTATION_TOLERANCE))
-        raise InputError(f"{source}: {label(i)} is not a rigid camera pose (|RᵀR − I| = {error[i]:.3g}: scaled or sheared rotation)")
+        raise InputError(
+            f"{source}: {label(i)} is not a rigid camera pose (|RᵀR − I| = {error[i]:.3g}: scaled or sheared rotation)"
+        )
     full = np.tile(np.eye(4), (len(poses), 1, 1))
     full[:, :3, :] = poses[:, :3, :]
     return torch.from_numpy(full).float()
@@ -114,9 +117,9 @@ def _json(path: Path) -> dict:
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict) or not isinstance(data.get("frames"), list):
-        raise InputError(f"{path}: expected an object with a list of \"frames\"")
+        raise InputError(f'{path}: expected an object with a list of "frames"')
     if not data["frames"]:
-        raise InputError(f"{path}: \"frames\" is empty")
+        raise InputError(f'{path}: "frames" is empty')
     return data
 
 
@@ -156,14 +159,16 @@ def read_blender_split(directory: Path, split: str, background: tuple[float, flo
     images, matrices, names = [], [], []
     for k, frame in enumerate(data["frames"]):
         if not isinstance(frame, dict) or "file_path" not in frame or "transform_matrix" not in frame:
-            raise InputError(f"{path}: frame {k} needs \"file_path\" and \"transform_matrix\"")
+            raise InputError(f'{path}: frame {k} needs "file_path" and "transform_matrix"')
         file = directory / str(frame["file_path"])
         file = file if file.suffix.lower() == ".png" else file.with_name(file.name + ".png")
         if not file.is_file():
             raise InputError(f"{path}: frame {k}: image {file} not found")
         image = composite_alpha(read_image(file, channels="keep"), background, str(file))
         if images and image.shape != images[0].shape:
-            raise InputError(f"{path}: frame {k}: {file.name} is {image.shape[1]}×{image.shape[0]} but frame 0 is {images[0].shape[1]}×{images[0].shape[0]}")
+            raise InputError(
+                f"{path}: frame {k}: {file.name} is {image.shape[1]}×{image.shape[0]} but frame 0 is {images[0].shape[1]}×{images[0].shape[0]}"
+            )
         try:
             matrix = np.asarray(frame["transform_matrix"], dtype=np.float64)
         except (TypeError, ValueError):
@@ -178,7 +183,9 @@ def read_blender_split(directory: Path, split: str, background: tuple[float, flo
     return stacked, poses, _intrinsics(data, stacked.shape[1], stacked.shape[2], path)
 
 
-def read_blender(directory: Union[str, Path], heldout_split: str = "test", background: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> tuple[Tensor, Tensor, Intrinsics, int]:
+def read_blender(
+    directory: Union[str, Path], heldout_split: str = "test", background: tuple[float, float, float] = (1.0, 1.0, 1.0)
+) -> tuple[Tensor, Tensor, Intrinsics, int]:
     """The training split and the held-out split of a blender directory, training views first:
     images (N, H, W, 3), poses (N, 4, 4), intrinsics, and the number of training views."""
     directory = Path(directory)
@@ -189,7 +196,9 @@ def read_blender(directory: Union[str, Path], heldout_split: str = "test", backg
     train, train_poses, intrinsics = read_blender_split(directory, "train", background)
     held, held_poses, held_intrinsics = read_blender_split(directory, heldout_split, background)
     if held.shape[1:] != train.shape[1:] or held_intrinsics != intrinsics:
-        raise InputError(f"{directory}: the {heldout_split} views' camera ({held.shape[2]}×{held.shape[1]}) differs from the training views' ({train.shape[2]}×{train.shape[1]})")
+        raise InputError(
+            f"{directory}: the {heldout_split} views' camera ({held.shape[2]}×{held.shape[1]}) differs from the training views' ({train.shape[2]}×{train.shape[1]})"
+        )
     return torch.cat([train, held]), torch.cat([train_poses, held_poses]), intrinsics, len(train)
 
 
@@ -204,7 +213,9 @@ def read_npz(path: Union[str, Path]) -> tuple[Tensor, Tensor, Intrinsics]:
         raise InputError(f"{path}: not a readable .npz archive ({type(exc).__name__})") from None
     missing = [key for key in ("images", "poses", "focal") if key not in arrays]
     if missing:
-        raise InputError(f"{path}: missing array {missing[0]!r} (needs images, poses and focal; has {', '.join(arrays) or 'nothing'})")
+        raise InputError(
+            f"{path}: missing array {missing[0]!r} (needs images, poses and focal; has {', '.join(arrays) or 'nothing'})"
+        )
     images = arrays["images"]
     if images.ndim != 4 or images.shape[-1] not in (3, 4):
         raise InputError(f"{path}: images must be shaped (N, H, W, 3), got {images.shape}")
@@ -224,7 +235,9 @@ def read_npz(path: Union[str, Path]) -> tuple[Tensor, Tensor, Intrinsics]:
     return torch.from_numpy(images.astype(np.float32)), poses, Intrinsics.from_focal(height, width, float(focal[0]))
 
 
-def write_blender(directory: Union[str, Path], images: Tensor, poses: Tensor, intrinsics: Intrinsics, splits: dict[str, Tensor]) -> Path:
+def write_blender(
+    directory: Union[str, Path], images: Tensor, poses: Tensor, intrinsics: Intrinsics, splits: dict[str, Tensor]
+) -> Path:
     """Write views in the blender layout: ``transforms_{split}.json`` and ``{split}/r_{k}.png`` for each
     split name -> view indices; images (V, H, W, 3) in [0, 1] are stored as 8-bit RGB."""
     import imageio.v3 as iio

@@ -8,6 +8,7 @@ random from the training views; ``gather`` turns their indices into rays on the 
 ``{"origins": (B, 3), "directions": (B, 3), "values": (B, 3), "coords": (B, 3), "index": (B,)}``, from the
 poses held there once (``coords`` is the pixel's (view, row, column) position on the grid).
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
@@ -82,7 +83,9 @@ class RaysDataModule(GridDataModule):
         if batch_size is None:
             raise InputError("data.batch_size must be a number of rays: every ray of every view at once does not fit a step")
         if views < 1 or (heldout_views is not None and heldout_views < 1) or holdout_every < 2:
-            raise InputError(f"data.views and data.heldout_views must be ≥ 1 and data.holdout_every ≥ 2, got {views}, {heldout_views}, {holdout_every}")
+            raise InputError(
+                f"data.views and data.heldout_views must be ≥ 1 and data.holdout_every ≥ 2, got {views}, {heldout_views}, {holdout_every}"
+            )
         if near is not None and far is not None and not 0 <= near < far:
             raise InputError(f"data.near and data.far must satisfy 0 ≤ near < far, got {near}, {far}")
         if bound is not None and not bound > 0:
@@ -122,7 +125,11 @@ class RaysDataModule(GridDataModule):
             if len(held) == 0:
                 raise InputError(f"{path}: {len(images)} views hold none out at data.holdout_every={self.holdout_every}")
             background = self.background_arg or BACKGROUNDS["black"]
-            images = images if images.shape[-1] == 3 else images[..., :3] * images[..., 3:] + (1 - images[..., 3:]) * torch.tensor(background)
+            images = (
+                images
+                if images.shape[-1] == 3
+                else images[..., :3] * images[..., 3:] + (1 - images[..., 3:]) * torch.tensor(background)
+            )
         elif path.is_dir() or not path.suffix:
             background = self.background_arg or BACKGROUNDS["white"]
             images, poses, intrinsics, count = read_blender(path, self.heldout_split, background)
@@ -132,8 +139,18 @@ class RaysDataModule(GridDataModule):
         held = held[evenly_spaced(len(held), self.heldout_count)]
         self.check_size(len(images) * images.shape[1] * images.shape[2], 3, 3)
         images, intrinsics = resize_views(images, intrinsics, self.resolution)
-        return PosedImages(images, poses, intrinsics, train, held, self.near_arg if self.near_arg is not None else BLENDER_NEAR,
-                           self.far_arg if self.far_arg is not None else BLENDER_FAR, self.bound_arg or BLENDER_BOUND, background, str(path))
+        return PosedImages(
+            images,
+            poses,
+            intrinsics,
+            train,
+            held,
+            self.near_arg if self.near_arg is not None else BLENDER_NEAR,
+            self.far_arg if self.far_arg is not None else BLENDER_FAR,
+            self.bound_arg or BLENDER_BOUND,
+            background,
+            str(path),
+        )
 
     def _synthetic(self) -> PosedImages:
         scene = make_scene(self.scene_name, self.background_arg)
@@ -146,9 +163,19 @@ class RaysDataModule(GridDataModule):
         intrinsics = scene.intrinsics(resolution)
         images, depths = scene.render(poses, intrinsics)
         views = torch.arange(count)
-        return PosedImages(images, poses, intrinsics, views[: self.views], views[self.views :],
-                           self.near_arg if self.near_arg is not None else scene.near, self.far_arg if self.far_arg is not None else scene.far,
-                           self.bound_arg or scene.bound, scene.background, self.describe(), depths)
+        return PosedImages(
+            images,
+            poses,
+            intrinsics,
+            views[: self.views],
+            views[self.views :],
+            self.near_arg if self.near_arg is not None else scene.near,
+            self.far_arg if self.far_arg is not None else scene.far,
+            self.bound_arg or scene.bound,
+            scene.background,
+            self.describe(),
+            depths,
+        )
 
     @property
     def posed(self) -> PosedImages:

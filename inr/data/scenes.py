@@ -8,6 +8,7 @@ field of density and colour, with no view dependence, can reproduce every view e
 network without an input mapping cannot fit. Intersections are closed forms, vectorised over all rays, so
 generating 100 views of 64×64 pixels takes well under a second.
 """
+
 from __future__ import annotations
 
 import math
@@ -153,13 +154,15 @@ class Scene:
 def blocks_scene() -> Scene:
     """A checkered floor slab, a red ball, a ball striped every 0.12 units, a blue block and a green pillar,
     all inside [−1.2, 1.2]³ (z up)."""
-    return Scene([
-        Box((-1.2, -1.2, -0.75), (1.2, 1.2, -0.6), (0.85, 0.85, 0.8), checker=0.3, checker_colour=(0.25, 0.3, 0.4)),
-        Sphere((0.35, -0.35, -0.15), 0.45, (0.9, 0.25, 0.2)),
-        Sphere((-0.45, 0.45, -0.25), 0.35, (0.95, 0.85, 0.2), stripes=0.12, stripe_colour=(0.3, 0.2, 0.6)),
-        Box((-0.85, -0.85, -0.6), (-0.25, -0.3, 0.25), (0.2, 0.45, 0.85)),
-        Box((0.35, 0.45, -0.6), (0.65, 0.75, 0.6), (0.3, 0.75, 0.35)),
-    ])
+    return Scene(
+        [
+            Box((-1.2, -1.2, -0.75), (1.2, 1.2, -0.6), (0.85, 0.85, 0.8), checker=0.3, checker_colour=(0.25, 0.3, 0.4)),
+            Sphere((0.35, -0.35, -0.15), 0.45, (0.9, 0.25, 0.2)),
+            Sphere((-0.45, 0.45, -0.25), 0.35, (0.95, 0.85, 0.2), stripes=0.12, stripe_colour=(0.3, 0.2, 0.6)),
+            Box((-0.85, -0.85, -0.6), (-0.25, -0.3, 0.25), (0.2, 0.45, 0.85)),
+            Box((0.35, 0.45, -0.6), (0.65, 0.75, 0.6), (0.3, 0.75, 0.35)),
+        ]
+    )
 
 
 SCENES = {"blocks": blocks_scene}

@@ -4,6 +4,7 @@ Convention: d(p) < 0 inside, > 0 outside, |∇d| = 1 for the exact primitives (s
 cylinder); the ripple of ``bumpy`` is a displacement, so that shape's field is only approximately a
 distance. Formulas follow the standard closed forms (I. Quilez, "distance functions").
 """
+
 from __future__ import annotations
 
 import math

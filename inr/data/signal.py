@@ -6,6 +6,7 @@ Sample n of a signal of N samples sits at v = n / N (the core grid convention), 
 float WAV is taken as stored. With ``normalize`` (default) every signal is then divided by its peak |s|, so
 targets lie in [−1, 1] and PSNR is comparable across sources (relative amplitudes are kept).
 """
+
 from __future__ import annotations
 
 import math

@@ -8,13 +8,14 @@ at every resolution, anti-aliased like a rendered page rather than a pixel font.
 
 Run ``python -m inr.data.text --out text.png [--size 512] [--seed 0]`` to write one to a PNG.
 """
+
 from __future__ import annotations
 
 import argparse
 import colorsys
 import random
 import string
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Optional, Union
 
@@ -29,8 +30,12 @@ from inr.sizes import grid_size
 
 ALPHABET = string.ascii_letters + string.digits
 FONT_FACES = (
-    "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf",
-    "DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf",
+    "DejaVuSans.ttf",
+    "DejaVuSans-Bold.ttf",
+    "DejaVuSerif.ttf",
+    "DejaVuSerif-Bold.ttf",
+    "DejaVuSansMono.ttf",
+    "DejaVuSansMono-Bold.ttf",
 )
 # Calibrated so that the CPU protocol (256², train on [::2, ::2], 300 steps) separates the mappings as the paper's
 # text set does at 512² (docs/spectral.md has the measurements): letter heights of 9–18 % of the image, so even
@@ -42,7 +47,7 @@ SATURATION, VALUE = (0.5, 1.0), (0.15, 0.85)
 SUPERSAMPLING = 4  # glyphs rendered at 4× and box-filtered: coverage anti-aliasing at every target size
 
 
-@lru_cache(maxsize=None)
+@cache
 def font_directory() -> Optional[Path]:
     """Where matplotlib keeps its bundled TrueType fonts (None without matplotlib)."""
     try:

@@ -1,5 +1,6 @@
 """``CTDataModule``: 2D parallel-beam CT — a sinogram (simulated from a randomised Shepp–Logan phantom, or
 read from ``.npy`` files with its angles) and the ``ParallelBeamProjection`` that relates it to the field."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -61,7 +62,11 @@ class CTDataModule(MeasurementDataModule):
         self._angles: Optional[Tensor] = None
 
     def describe(self) -> str:
-        return str(self.sinogram_path) if self.sinogram_path else f"Shepp–Logan phantom {self.shape_arg[0]}² (seed {self.phantom_seed})"
+        return (
+            str(self.sinogram_path)
+            if self.sinogram_path
+            else f"Shepp–Logan phantom {self.shape_arg[0]}² (seed {self.phantom_seed})"
+        )
 
     def load_values(self) -> Tensor:
         check_grid_memory(self, self.shape_arg, 1)
@@ -71,7 +76,9 @@ class CTDataModule(MeasurementDataModule):
                 return torch.zeros(*self.shape_arg, 1)
             truth = read_array(self.truth_path, "ground truth")
             if truth.shape != self.shape_arg:
-                raise InputError(f"{self.truth_path}: ground truth of shape {truth.shape}, expected {self.shape_arg} (data.resolution)")
+                raise InputError(
+                    f"{self.truth_path}: ground truth of shape {truth.shape}, expected {self.shape_arg} (data.resolution)"
+                )
             return unit_values(truth, str(self.truth_path))
         return shepp_logan_phantom(self.shape_arg, seed=self.phantom_seed)[..., None]  # (N, N) -> (N, N, 1)
 
@@ -87,8 +94,10 @@ class CTDataModule(MeasurementDataModule):
         else:
             angles = even_angles(self.angle_count)
         if len(angles) != sinogram.shape[0]:
-            raise InputError(f"{self.sinogram_path}: {sinogram.shape[0]} projections but {len(angles)} angles "
-                             f"({self.angles_path or 'data.angles'}); they must match")
+            raise InputError(
+                f"{self.sinogram_path}: {sinogram.shape[0]} projections but {len(angles)} angles "
+                f"({self.angles_path or 'data.angles'}); they must match"
+            )
         self._sinogram = torch.from_numpy(sinogram.astype(np.float32))[None]  # (K, D) -> (1, K, D)
         self._angles = angles
 

@@ -8,6 +8,7 @@ images) applies unchanged. Frames are converted like images (``inr.data.image``:
 axes, as the core does: training sees the even frames at the even pixels, the test the odd frames at the
 odd pixels, so the held-out score measures interpolation in time and in space together.
 """
+
 from __future__ import annotations
 
 import glob
@@ -154,8 +155,10 @@ class VideoDataModule(GridDataModule):
             return read_sequence(path, self.channels)
         if path.suffix and not path.exists():
             raise InputError(f"{path}: file not found")
-        raise InputError(f"{path}: unsupported video source {path.suffix!r}; use one of {', '.join(VIDEO_EXTENSIONS)} "
-                         f"({EXTRA_HINT} for all but .gif), a folder of images or a glob pattern")
+        raise InputError(
+            f"{path}: unsupported video source {path.suffix!r}; use one of {', '.join(VIDEO_EXTENSIONS)} "
+            f"({EXTRA_HINT} for all but .gif), a folder of images or a glob pattern"
+        )
 
     def load_values(self) -> Tensor:
         clip = self._read()[:: self.frame_stride]

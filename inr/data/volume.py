@@ -7,6 +7,7 @@ and floats are min–max rescaled over the volume. ``occupancy`` mode then thres
 Built-in shapes come from signed distances d (``inr.data.sdf``): occupancy = d < 0; density is the linear
 ramp clip(0.5 − d / (2w), 0, 1) across a shell of w = 2 voxels around the surface.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,7 +61,9 @@ def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.n
 def check_volume_array(array: np.ndarray, source: str) -> None:
     """Refuse arrays that are not a (D, H, W) or (D, H, W, C ≤ 4) grid of finite real numbers."""
     if array.ndim not in (3, 4):
-        raise InputError(f"{source}: a {array.ndim}-D array of shape {tuple(array.shape)} is not a volume; expected (D, H, W) or (D, H, W, C)")
+        raise InputError(
+            f"{source}: a {array.ndim}-D array of shape {tuple(array.shape)} is not a volume; expected (D, H, W) or (D, H, W, C)"
+        )
     if array.ndim == 4 and not 1 <= array.shape[3] <= 4:
         raise InputError(f"{source}: last axis of shape {tuple(array.shape)} is not a channel axis (1 to 4 channels)")
     if min(array.shape[:3]) < 2:

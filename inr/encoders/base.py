@@ -1,4 +1,5 @@
 """The encoder interface: a module mapping coordinates (N, in_dim) to features (N, out_dim)."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

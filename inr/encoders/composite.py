@@ -1,4 +1,5 @@
 """``CompositeEncoding``: different encoders on different input dimensions (time vs space), concatenated."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -75,7 +76,9 @@ class CompositeEncoding(Encoder):
         if v.shape[-1] != self.in_dim:
             raise ValueError(f"CompositeEncoding expects coordinates (..., {self.in_dim}), got {tuple(v.shape)}")
         # the loop is over the few parts, each a whole-batch tensor operation
-        feats = [enc(v.index_select(-1, getattr(self, f"dims_{i}"))) for i, enc in enumerate(self.encoders)]  # (..., |D_p|) -> (..., out_p)
+        feats = [
+            enc(v.index_select(-1, getattr(self, f"dims_{i}"))) for i, enc in enumerate(self.encoders)
+        ]  # (..., |D_p|) -> (..., out_p)
         return torch.cat(feats, dim=-1)  # (..., Σ out_p)
 
     def extra_repr(self) -> str:

@@ -1,4 +1,5 @@
 """Fourier-feature encodings of Tancik et al. 2020: basic, positional (log-linear) and Gaussian."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Multiresolution hash encoding (Müller et al. 2022, Instant-NGP) in vectorised PyTorch for 1D/2D/3D inputs."""
+
 from __future__ import annotations
 
 import math
@@ -168,7 +169,9 @@ class HashGridEncoding(Encoder):
                 raise InputError(f"HashGridEncoding: finest_resolution {finest_resolution} < base_resolution {base_resolution}")
             b = growth_factor(base_resolution, finest_resolution, n_levels)
             if per_level_scale is not None and not math.isclose(per_level_scale, b, rel_tol=1e-6):
-                raise InputError(f"HashGridEncoding: give per_level_scale or finest_resolution, not both ({per_level_scale} vs {b:.6g} implied)")
+                raise InputError(
+                    f"HashGridEncoding: give per_level_scale or finest_resolution, not both ({per_level_scale} vs {b:.6g} implied)"
+                )
             per_level_scale = b
         per_level_scale = 2.0 if per_level_scale is None else float(per_level_scale)  # tiny-cuda-nn default
         if per_level_scale < 1.0:
@@ -180,7 +183,9 @@ class HashGridEncoding(Encoder):
 
         resolutions = level_resolutions(n_levels, base_resolution, per_level_scale)
         if max(resolutions) >= 2**31:
-            raise InputError(f"HashGridEncoding: finest level resolution {max(resolutions)} exceeds 2^31; lower per_level_scale or n_levels")
+            raise InputError(
+                f"HashGridEncoding: finest level resolution {max(resolutions)} exceeds 2^31; lower per_level_scale or n_levels"
+            )
         dense = [(n + 1) ** in_dim <= self.hashmap_size for n in resolutions]
         sizes = [(n + 1) ** in_dim if d else self.hashmap_size for n, d in zip(resolutions, dense)]
         if sum(sizes) >= 2**31:  # row indices are int32
@@ -224,7 +229,10 @@ class HashGridEncoding(Encoder):
             ]  # d × (L', N, 2)
             return _corners(pairs, torch.bitwise_xor, out).add_(offsets)
         strides = self.dense_strides[sl][:, None, :]  # (L', 1, d)
-        pairs = [torch.stack([cell[..., k] * strides[..., k], (cell[..., k] + 1) * strides[..., k]], -1).to(torch.int32) for k in range(self.in_dim)]
+        pairs = [
+            torch.stack([cell[..., k] * strides[..., k], (cell[..., k] + 1) * strides[..., k]], -1).to(torch.int32)
+            for k in range(self.in_dim)
+        ]
         pairs[0] = pairs[0] + offsets  # adding o_l on one axis adds it to every corner, at 1/2^(d−1) the cost
         return _corners(pairs, torch.add, out)
 

@@ -1,4 +1,5 @@
 """The identity encoding: the raw coordinates ("no mapping" in Tancik et al. 2020)."""
+
 from __future__ import annotations
 
 from torch import Tensor

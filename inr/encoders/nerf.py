@@ -1,4 +1,5 @@
 """NeRF's positional encoding γ(p) = (sin 2^k π p, cos 2^k π p), k = 0..L−1 (Mildenhall et al. 2020, eq. 4)."""
+
 from __future__ import annotations
 
 import math

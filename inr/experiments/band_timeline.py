@@ -10,6 +10,7 @@ there within the run: at this budget the row did not learn it. With ``--target-p
 the held-out PSNR history (``progress``, every 10 steps) for the first step and training seconds at which each
 row reached each target, as the comparison's own columns do for its one target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,10 @@ def target_table(rows: Sequence[Mapping[str, Any]], targets: Sequence[float]) ->
     models = [r for r in rows if "progress" in r]
     if not models:
         raise ValueError("no model rows with a held-out PSNR history (progress)")
-    lines = ["| row | final test PSNR (dB) | " + " | ".join(f"step (s) to {t:g} dB" for t in targets) + " |",
-             "|---|---:|" + "---:|" * len(targets)]
+    lines = [
+        "| row | final test PSNR (dB) | " + " | ".join(f"step (s) to {t:g} dB" for t in targets) + " |",
+        "|---|---:|" + "---:|" * len(targets),
+    ]
     for r in models:
         h = r["progress"]
         cells = []

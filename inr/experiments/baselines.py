@@ -9,6 +9,7 @@ the same question the networks answer, so every table of the comparison carries 
 
 prints, per image, the share of its energy the training pixels cannot hold and the baselines' held-out PSNR.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,7 +18,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, Optional
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
@@ -106,8 +106,15 @@ def baseline_rows(dm: Any, num_bands: int = 16) -> list[dict[str, Any]]:
     train = target[:, ::2, ::2]
     rows = []
     for name, predict in BASELINES.items():
-        row = {"encoder": name, "kind": "baseline", "setting": BASELINE_SETTINGS[name], "params": 0,
-               "seconds": math.nan, "ms_per_step": math.nan, "lr": math.nan}
+        row = {
+            "encoder": name,
+            "kind": "baseline",
+            "setting": BASELINE_SETTINGS[name],
+            "params": 0,
+            "seconds": math.nan,
+            "ms_per_step": math.nan,
+            "lr": math.nan,
+        }
         row.update(score_prediction(predict(train, tuple(target.shape[1:])), target, dm, num_bands))
         rows.append(row)
     return rows
@@ -117,8 +124,11 @@ def describe_image(dm: Any) -> dict[str, Any]:
     """For a set-up every_other DataModule: the share of non-DC energy at or above the training grid's Nyquist
     (``aliased_energy_fraction``) and each baseline's held-out PSNR."""
     rows = baseline_rows(dm)
-    return {"image": dm.describe(), "above_nyquist": aliased_energy_fraction(dm.values_grid()),
-            **{f"{r['encoder']}_test_psnr": r["test_psnr"] for r in rows}}
+    return {
+        "image": dm.describe(),
+        "above_nyquist": aliased_energy_fraction(dm.values_grid()),
+        **{f"{r['encoder']}_test_psnr": r["test_psnr"] for r in rows},
+    }
 
 
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
@@ -133,7 +143,11 @@ def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     modules = [ImageDataModule(path=p, resolution=args.resolution, split="every_other") for p in args.image]
     try:
         modules += [TextImageDataModule(resolution=args.resolution, text_seed=int(s)) for s in args.text.split(",") if s.strip()]
-        print(f"| image ({args.resolution}²) | non-DC energy at or above the training Nyquist | " + " | ".join(f"{n} test PSNR (dB)" for n in BASELINES) + " |")
+        print(
+            f"| image ({args.resolution}²) | non-DC energy at or above the training Nyquist | "
+            + " | ".join(f"{n} test PSNR (dB)" for n in BASELINES)
+            + " |"
+        )
         print("|---|---:|" + "---:|" * len(BASELINES))
         out = []
         for dm in modules:

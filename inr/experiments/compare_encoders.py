@@ -17,6 +17,7 @@ held-out PSNR every 10 steps (``progress``) and the first step and training time
 ``--target-psnr``. Writes to ``--out``: ``results.md``, ``results.json``, ``spectral_heatmaps.png`` and
 one TensorBoard run per variant (with its ``spectral_history.npz``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,8 @@ from inr.experiments.baselines import baseline_rows, score_prediction
 from inr.experiments.compare_report import markdown_table, paper_note
 from inr.experiments.estimate import estimate_seconds, format_duration
 from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
-from inr.experiments.threads import torch_threads
 from inr.experiments.progress import HeldOutPSNRHistory
+from inr.experiments.threads import torch_threads
 from inr.networks import BACON, FINER, MFN, MLP, SIREN, WIRE, GaussMLP
 from inr.spectral.plots import comparison_figure
 from inr.tasks.base import NetworkFactory
@@ -138,7 +139,9 @@ def hashgrid_variant(log2_hashmap_size: int) -> Variant:
     resolution, a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam."""
     return Variant(
         lambda p: HashGridEncoding(in_dim=2, log2_hashmap_size=log2_hashmap_size, finest_resolution=p.resolution // 2),
-        lr=1e-2, adam=INSTANT_NGP_ADAM, network=lambda p: partial(MLP, width=64, depth=2, output_activation="sigmoid"),
+        lr=1e-2,
+        adam=INSTANT_NGP_ADAM,
+        network=lambda p: partial(MLP, width=64, depth=2, output_activation="sigmoid"),
         describe=hash_levels,
     )
 
@@ -148,17 +151,24 @@ VARIANTS: dict[str, Variant] = {
     "none": Variant(lambda p: IdentityEncoding(in_dim=2), mapping="none"),
     "basic": Variant(lambda p: BasicEncoding(in_dim=2), mapping="basic"),
     "positional": Variant(
-        lambda p: PositionalEncoding(in_dim=2, num_frequencies=p.settings.num_features // 2, sigma=2.0**p.positional_scale,
-                                     endpoint=True, minus_one=True),
-        mapping="positional", describe=lambda p, e: f"scale {p.positional_scale:g}",
+        lambda p: PositionalEncoding(
+            in_dim=2, num_frequencies=p.settings.num_features // 2, sigma=2.0**p.positional_scale, endpoint=True, minus_one=True
+        ),
+        mapping="positional",
+        describe=lambda p, e: f"scale {p.positional_scale:g}",
     ),
     "gaussian": Variant(
         lambda p: GaussianEncoding(in_dim=2, num_features=p.settings.num_features, sigma=p.gaussian_sigma, seed=p.seed),
-        mapping="gaussian", describe=lambda p, e: f"σ = {p.gaussian_sigma:g}",
+        mapping="gaussian",
+        describe=lambda p, e: f"σ = {p.gaussian_sigma:g}",
     ),
     # SIREN's image network (4 sine layers, ω₀ = 30) on raw coordinates; lr as configs/image_siren.yaml
-    "siren": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-4, network=lambda p: partial(SIREN, width=p.width, depth=4),
-                     describe=lambda p, e: f"4 × {p.width}, ω₀ = 30"),
+    "siren": Variant(
+        lambda p: IdentityEncoding(in_dim=2),
+        lr=5e-4,
+        network=lambda p: partial(SIREN, width=p.width, depth=4),
+        describe=lambda p, e: f"4 × {p.width}, ω₀ = 30",
+    ),
     # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
     "hashgrid": hashgrid_variant(19),
     "hashgrid_hashed": hashgrid_variant(12),
@@ -166,26 +176,41 @@ VARIANTS: dict[str, Variant] = {
     # (sources in each class's docstring and docs/architectures.md; the same as configs/image_<name>.yaml).
     # WIRE: 4 complex-Gabor layers, ω₀ = 20, s₀ = 10 (liuzhen0212/FINER run_wire.sh); lr 1e-3, as the released
     # 5e-3 stalls on the default image (configs/image_wire.yaml)
-    "wire": Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-3,
-                    network=lambda p: partial(WIRE, width=p.width, depth=4, first_omega_0=20.0, hidden_omega_0=20.0, scale=10.0),
-                    describe=lambda p, e: f"4 × {p.width} (complex {int(p.width / math.sqrt(2))}), ω₀ = 20, s₀ = 10"),
+    "wire": Variant(
+        lambda p: IdentityEncoding(in_dim=2),
+        lr=1e-3,
+        network=lambda p: partial(WIRE, width=p.width, depth=4, first_omega_0=20.0, hidden_omega_0=20.0, scale=10.0),
+        describe=lambda p, e: f"4 × {p.width} (complex {int(p.width / math.sqrt(2))}), ω₀ = 20, s₀ = 10",
+    ),
     # Gaussian activation exp(−(s z)²), s = 10 (vishwa91/wire get_INR), lr 2e-3 (wire_image_denoise.py: 1e-3 – 2e-3)
-    "gauss": Variant(lambda p: IdentityEncoding(in_dim=2), lr=2e-3,
-                     network=lambda p: partial(GaussMLP, width=p.width, depth=4, scale=10.0),
-                     describe=lambda p, e: f"4 × {p.width}, s = 10"),
+    "gauss": Variant(
+        lambda p: IdentityEncoding(in_dim=2),
+        lr=2e-3,
+        network=lambda p: partial(GaussMLP, width=p.width, depth=4, scale=10.0),
+        describe=lambda p, e: f"4 × {p.width}, s = 10",
+    ),
     # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 (liuzhen0212/FINER run_finer.sh)
-    "finer": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-4,
-                     network=lambda p: partial(FINER, width=p.width, depth=4, first_omega_0=30.0, hidden_omega_0=30.0),
-                     describe=lambda p, e: f"4 × {p.width}, ω₀ = 30"),
+    "finer": Variant(
+        lambda p: IdentityEncoding(in_dim=2),
+        lr=5e-4,
+        network=lambda p: partial(FINER, width=p.width, depth=4, first_omega_0=30.0, hidden_omega_0=30.0),
+        describe=lambda p, e: f"4 × {p.width}, ω₀ = 30",
+    ),
     # BACON: band limit = the training pixels' Nyquist, N/4 cycles per unit (train_img.py), split as its image
     # experiment; lr 5e-3 (config/img/bacon.ini)
-    "bacon": Variant(lambda p: IdentityEncoding(in_dim=2), lr=5e-3,
-                     network=lambda p: partial(BACON, width=p.width, depth=4, bandwidth=p.resolution / 4, filter_fractions=BACON_FRACTIONS),
-                     describe=lambda p, e: f"4 × {p.width}, band limit {bacon_band_limit(p)} cycles/unit"),
+    "bacon": Variant(
+        lambda p: IdentityEncoding(in_dim=2),
+        lr=5e-3,
+        network=lambda p: partial(BACON, width=p.width, depth=4, bandwidth=p.resolution / 4, filter_fractions=BACON_FRACTIONS),
+        describe=lambda p, e: f"4 × {p.width}, band limit {bacon_band_limit(p)} cycles/unit",
+    ),
     # GaborNet: 3 × 256, 4 filters, input_scale 256, α = 6, β = 1, lr 1e-2 (mfn/experiments/image_rep.py)
-    "mfn": Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-2,
-                   network=lambda p: partial(MFN, width=p.width, depth=3, filter="gabor", input_scale=256.0),
-                   describe=lambda p, e: f"GaborNet 3 × {p.width}, input_scale 256"),
+    "mfn": Variant(
+        lambda p: IdentityEncoding(in_dim=2),
+        lr=1e-2,
+        network=lambda p: partial(MFN, width=p.width, depth=3, filter="gabor", input_scale=256.0),
+        describe=lambda p, e: f"GaborNet 3 × {p.width}, input_scale 256",
+    ),
 }
 # The rows run when --encoders is not given: the coordinate encodings (``--encoders all`` runs every row).
 ENCODER_ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed")
@@ -206,7 +231,9 @@ def build_model(variant: Variant, protocol: Protocol, out_channels: int) -> Imag
     )
 
 
-def run_variant(name: str, variant: Variant, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path) -> dict[str, Any]:
+def run_variant(
+    name: str, variant: Variant, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path
+) -> dict[str, Any]:
     """Train one variant through a Lightning Trainer and return its scores and spectral history."""
     L.seed_everything(protocol.seed, verbose=False)
     dm = make_data()
@@ -252,16 +279,33 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     source.add_argument("--image", help="image file (PNG/JPEG/TIFF/BMP); default data/astronaut.png")
     source.add_argument("--text", action="store_true", help="a generated text image instead of a file")
     parser.add_argument("--text-seed", type=int, default=0, help="which generated text image (with --text)")
-    parser.add_argument("--kind", choices=KINDS, help="the paper's settings for natural images (default) or text (default with --text)")
+    parser.add_argument(
+        "--kind", choices=KINDS, help="the paper's settings for natural images (default) or text (default with --text)"
+    )
     parser.add_argument("--out", default="outputs/compare_encoders", help="output directory")
-    parser.add_argument("--paper", action="store_true", help="the paper's resolution and steps (512², 2000): a GPU job; prints its expected time first")
-    parser.add_argument("--estimate-only", action="store_true", help="print the expected time of the run (from a short probe) and stop")
-    parser.add_argument("--resolution", type=int, help=f"image side after a centre crop (default {CPU_RESOLUTION}, the paper's with --paper)")
+    parser.add_argument(
+        "--paper",
+        action="store_true",
+        help="the paper's resolution and steps (512², 2000): a GPU job; prints its expected time first",
+    )
+    parser.add_argument(
+        "--estimate-only", action="store_true", help="print the expected time of the run (from a short probe) and stop"
+    )
+    parser.add_argument(
+        "--resolution", type=int, help=f"image side after a centre crop (default {CPU_RESOLUTION}, the paper's with --paper)"
+    )
     parser.add_argument("--steps", type=int, help=f"training steps (default {CPU_STEPS}, the paper's with --paper)")
-    parser.add_argument("--encoders", default=",".join(ENCODER_ROWS),
-                        help=f"comma-separated subset of {', '.join(VARIANTS)}, or all (default: {','.join(ENCODER_ROWS)})")
-    parser.add_argument("--target-psnr", type=float, default=TARGET_PSNR,
-                        help=f"held-out PSNR (dB) whose first crossing the table reports (default {TARGET_PSNR:g})")
+    parser.add_argument(
+        "--encoders",
+        default=",".join(ENCODER_ROWS),
+        help=f"comma-separated subset of {', '.join(VARIANTS)}, or all (default: {','.join(ENCODER_ROWS)})",
+    )
+    parser.add_argument(
+        "--target-psnr",
+        type=float,
+        default=TARGET_PSNR,
+        help=f"held-out PSNR (dB) whose first crossing the table reports (default {TARGET_PSNR:g})",
+    )
     parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP")
     parser.add_argument("--init", choices=("paper", "torch"), default="paper", help="initialisation of the MLP rows")
     parser.add_argument("--seed", type=int, default=0)
@@ -319,9 +363,13 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.paper or args.estimate_only:
             seconds, per_step = estimate_seconds({n: partial(build_model, VARIANTS[n]) for n in args.names}, protocol, make_data)
             steps = ", ".join(f"{n} {1000 * s:.1f}" for n, s in per_step.items())
-            print(f"expected time: about {format_duration(seconds)} for {len(args.names)} rows × {protocol.steps} steps "
-                  f"at {protocol.resolution}² (an estimate: measured ms/step {steps}, from a short probe, "
-                  "scaled; spectral measurements and scoring add to it)", file=sys.stderr, flush=True)
+            print(
+                f"expected time: about {format_duration(seconds)} for {len(args.names)} rows × {protocol.steps} steps "
+                f"at {protocol.resolution}² (an estimate: measured ms/step {steps}, from a short probe, "
+                "scaled; spectral measurements and scoring add to it)",
+                file=sys.stderr,
+                flush=True,
+            )
             if args.estimate_only:
                 return []
         out.mkdir(parents=True, exist_ok=True)
@@ -331,16 +379,22 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         for name in args.names:
             rows.append(run_variant(name, VARIANTS[name], protocol, make_data, out))
             r = rows[-1]
-            print(f"{name}: train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB, {r['seconds']:.0f} s, "
-                  f"target {protocol.target_psnr:g} dB at step {r['target_step']}", file=sys.stderr, flush=True)
+            print(
+                f"{name}: train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB, {r['seconds']:.0f} s, "
+                f"target {protocol.target_psnr:g} dB at step {r['target_step']}",
+                file=sys.stderr,
+                flush=True,
+            )
         rows += baseline_rows(probe, protocol.num_bands)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     table = markdown_table(rows)
     title = f"{label}, {protocol.resolution}², {protocol.steps} steps, the paper's {protocol.kind} settings"
-    target = (f"Target: held-out PSNR ≥ {protocol.target_psnr:g} dB, checked every {protocol.steps_per_epoch} steps; its time "
-              "counts training steps only (forward, backward, update), not the measurements.")
+    target = (
+        f"Target: held-out PSNR ≥ {protocol.target_psnr:g} dB, checked every {protocol.steps_per_epoch} steps; its time "
+        "counts training steps only (forward, backward, update), not the measurements."
+    )
     (out / "results.md").write_text(f"{title}\n\n{table}\n\n{target}\n\n{paper_note(protocol.kind)}\n")
     saved = {"source": label, "protocol": asdict(protocol), "paper_settings": _plain(asdict(protocol.settings)), "rows": rows}
     (out / "results.json").write_text(json.dumps(_plain(saved), indent=1, allow_nan=False))

@@ -1,5 +1,6 @@
 """The encoder comparison's report: its Markdown table (model rows and baselines alike) and the note that
 quotes the paper's settings and reported results beside it."""
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,10 @@ def cell(value: Optional[Any], spec: str) -> str:
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     """The results as a Markdown table with ``COLUMNS``; the first five are row | setting | lr | train PSNR | test PSNR."""
-    lines = ["| " + " | ".join(h for h, _, _ in COLUMNS) + " |",
-             "|" + "|".join("---" if spec == "s" else "---:" for _, _, spec in COLUMNS) + "|"]
+    lines = [
+        "| " + " | ".join(h for h, _, _ in COLUMNS) + " |",
+        "|" + "|".join("---" if spec == "s" else "---:" for _, _, spec in COLUMNS) + "|",
+    ]
     for r in rows:
         lines.append("| " + " | ".join(cell(r.get(key), spec) for _, key, spec in COLUMNS) + " |")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ Measured on the held-out patches: PSNR and Δ_b = ‖F[x̂ − x]‖_b / ‖F[x]
 the two upsampling stages put copies of the code's DC. Baselines from a code of the same size, in the same
 run: PCA (the best affine code in MSE), area-downsampling + bilinear / bicubic interpolation, the patch mean.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,6 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
-from inr.experiments.threads import torch_threads
 from inr.conv_decoders.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
 from inr.conv_decoders.patch_metrics import (
     band_groups,
@@ -41,6 +40,8 @@ from inr.conv_decoders.patch_metrics import (
 )
 from inr.conv_decoders.patches import PatchSet
 from inr.conv_decoders.seeds import mean_interval
+from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
+from inr.experiments.threads import torch_threads
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4
@@ -60,8 +61,13 @@ def measure(rec: torch.Tensor, test: torch.Tensor, edges: torch.Tensor, fine_edg
     reconstructed held-out patches."""
     mse = float(((rec - test) ** 2).mean())
     dc, bands = patch_band_errors(rec, test, edges)
-    return {"psnr": -10 * math.log10(mse), "dc": float(dc), "bands": bands.tolist(),
-            "fine": patch_band_errors(rec, test, fine_edges)[1].tolist(), "copies": bins_relative_error(rec, test, bins)}
+    return {
+        "psnr": -10 * math.log10(mse),
+        "dc": float(dc),
+        "bands": bands.tolist(),
+        "fine": patch_band_errors(rec, test, fine_edges)[1].tolist(),
+        "copies": bins_relative_error(rec, test, bins),
+    }
 
 
 def baseline_reconstructions(patches: PatchSet, test: torch.Tensor, code_numbers: int) -> dict[str, torch.Tensor]:
@@ -146,7 +152,9 @@ def plot(base: dict, runs: dict, fine_edges: torch.Tensor, kernels: list[int], b
         ax.set_title(f"{name}, seed 0", fontsize=9)
         ax.set(xlabel="v (DC at the centre)", ylabel="u")
         bottom.colorbar(img, ax=ax, shrink=0.8, label="log₁₀ relative error per bin")
-    bottom.suptitle("held-out relative error per DFT bin, Σ_n |F[x̂_n − x_n]|² / Σ_n |F[x_n]|², square root; cyan: copies of the code's DC")
+    bottom.suptitle(
+        "held-out relative error per DFT bin, Σ_n |F[x̂_n − x_n]|² / Σ_n |F[x_n]|², square root; cyan: copies of the code's DC"
+    )
     fig.savefig(out / "conv_autoencoder.png", dpi=100)
 
 
@@ -186,16 +194,29 @@ def run(args: argparse.Namespace) -> dict:
     bins = copy_bins(args.patch, args.patch // 4)
     code_numbers = args.code_channels * (args.patch // 4) ** 2
     start = time.perf_counter()
-    base = {name: measure(rec, test, edges, fine_edges, bins) for name, rec in baseline_reconstructions(patches, test, code_numbers).items()}
+    base = {
+        name: measure(rec, test, edges, fine_edges, bins)
+        for name, rec in baseline_reconstructions(patches, test, code_numbers).items()
+    }
     runs = run_grid(patches, test, args, edges, fine_edges, bins)
     elapsed = time.perf_counter() - start
     names = band_groups(edges.tolist())
     plot(base, runs, fine_edges, args.kernels, bins, out)
-    results = {"args": vars(args), "band_edges": edges.tolist(), "fine_edges": fine_edges.tolist(), "copy_bins": bins.tolist(),
-               "heldout_patches": len(test), "baselines": base, "runs": runs, "seconds": elapsed}
+    results = {
+        "args": vars(args),
+        "band_edges": edges.tolist(),
+        "fine_edges": fine_edges.tolist(),
+        "copy_bins": bins.tolist(),
+        "heldout_patches": len(test),
+        "baselines": base,
+        "runs": runs,
+        "seconds": elapsed,
+    }
     (out / "conv_autoencoder.json").write_text(json.dumps(results, indent=1))
-    print(f"{len(test)} held-out {args.patch}×{args.patch} patches; bands in cycles per patch; mean ± 95 % t-interval over seeds; "
-          f"{args.steps} steps of batch {args.batch_size} per model; {elapsed:.0f} s in all\n")
+    print(
+        f"{len(test)} held-out {args.patch}×{args.patch} patches; bands in cycles per patch; mean ± 95 % t-interval over seeds; "
+        f"{args.steps} steps of batch {args.batch_size} per model; {elapsed:.0f} s in all\n"
+    )
     print(markdown_table(base, runs, names, code_numbers, args.seeds))
     print(f"\nfigure: {out / 'conv_autoencoder.png'}")
     return results

@@ -10,6 +10,7 @@
 
 The shift study is ``inr.experiments.conv_shift``, trained auto-encoders ``inr.experiments.conv_autoencoder``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,6 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from inr.data.grid import grid_coordinates
-from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
-from inr.experiments.threads import torch_threads
 from inr.conv_decoders import (
     band_ratio,
     copy_energy_fraction,
@@ -36,6 +34,9 @@ from inr.conv_decoders import (
     strongest_frequencies,
 )
 from inr.conv_decoders.training import first_below, fit
+from inr.data.grid import grid_coordinates
+from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
+from inr.experiments.threads import torch_threads
 from inr.networks import MLP, ConvDecoder
 from inr.spectral.plots import draw_heatmap, error_norm
 
@@ -77,15 +78,22 @@ def padding_study(seeds: int) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for mean in (0.0, 0.1):
         for padding in ("circular", "zeros", "reflect"):
+
             def make(seed, padding=padding, mean=mean):
                 torch.manual_seed(seed)
-                return ConvDecoder(CHANNELS, CHANNELS, CHANNELS, BASE["depth"], 3, padding, relu=False, weight_mean=mean, bias=False).double()
+                return ConvDecoder(
+                    CHANNELS, CHANNELS, CHANNELS, BASE["depth"], 3, padding, relu=False, weight_mean=mean, bias=False
+                ).double()
 
             gain = expected_power_gain(make, SIZE, CHANNELS, seeds=seeds, inputs=8)
             out[f"{padding} μ={mean}"] = {"profile": radial_profile(gain, BANDS)[0], "padding": padding, "mean": mean}
     deviations: dict[str, list] = {}
     x = torch.randn(8, CHANNELS, *SIZE, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    for name, kw in {"relu circular": dict(relu=True), "linear zeros": dict(padding="zeros"), "relu zeros": dict(relu=True, padding="zeros")}.items():
+    for name, kw in {
+        "relu circular": dict(relu=True),
+        "linear zeros": dict(padding="zeros"),
+        "relu zeros": dict(relu=True, padding="zeros"),
+    }.items():
         kw = {"relu": False, **kw}
         for seed in range(seeds):
             torch.manual_seed(seed)
@@ -102,9 +110,11 @@ def upsampling_study(top: int = 6) -> dict[str, dict]:
     x = gray(16)[None].double()  # (1, 1, 16, 16), strong low frequencies
     freqs = strongest_frequencies(torch.fft.fft2(x), top)
     nets = {}
-    for name, kw in {"zero insertion ×2, 2 linear convs": dict(depth=2, upsample=[1], upsample_mode="zero", relu=False),
-                     "nearest ×2 twice, 3 linear convs": dict(depth=3, upsample=[1, 2], relu=False),
-                     "nearest ×2 twice, 3 convs + ReLU": dict(depth=3, upsample=[1, 2], relu=True)}.items():
+    for name, kw in {
+        "zero insertion ×2, 2 linear convs": dict(depth=2, upsample=[1], upsample_mode="zero", relu=False),
+        "nearest ×2 twice, 3 linear convs": dict(depth=3, upsample=[1, 2], relu=False),
+        "nearest ×2 twice, 3 convs + ReLU": dict(depth=3, upsample=[1, 2], relu=True),
+    }.items():
         torch.manual_seed(0)
         nets[name] = ConvDecoder(1, 1, 8, kernel_size=3, bias=False, **kw).double()
     cases = {"input": (x, freqs[None], 1)}
@@ -116,8 +126,14 @@ def upsampling_study(top: int = 6) -> dict[str, dict]:
         for name, (y, predicted, s) in cases.items():
             spectrum = torch.fft.fft2(y)
             energy, bins = copy_energy_fraction(spectrum, predicted, (16, 16)) if s > 1 else (math.nan, math.nan)
-            out[name] = {"spectrum": spectrum[0, 0], "predicted": predicted.reshape(-1, 2), "hit": copy_hit_rate(spectrum, predicted),
-                         "factor": s, "energy": energy, "bins": bins}
+            out[name] = {
+                "spectrum": spectrum[0, 0],
+                "predicted": predicted.reshape(-1, 2),
+                "hit": copy_hit_rate(spectrum, predicted),
+                "factor": s,
+                "energy": energy,
+                "bins": bins,
+            }
     return out
 
 
@@ -150,9 +166,15 @@ def plot_gains(sweeps, out: Path) -> None:
             fixed = f"depth {BASE['depth']}, μ = {SCALED_MEAN_K2:g}/k²"
         else:
             fixed = ", ".join(f"{k} {v}" for k, v in BASE.items() if k != key)
-        ax.set(title=f"sweep {key.split(',')[0]} ({fixed})", xlabel="radial frequency (cycles/sample)", ylabel="gain / its mean over bands")
+        ax.set(
+            title=f"sweep {key.split(',')[0]} ({fixed})",
+            xlabel="radial frequency (cycles/sample)",
+            ylabel="gain / its mean over bands",
+        )
         ax.legend(fontsize=7)
-    fig.suptitle("random initialisation, no training. solid: Monte-Carlo E‖T(u,v)‖₂ over initialisations; dashed: exact √E‖T‖_F²; C = 8, 32×32 maps")
+    fig.suptitle(
+        "random initialisation, no training. solid: Monte-Carlo E‖T(u,v)‖₂ over initialisations; dashed: exact √E‖T‖_F²; C = 8, 32×32 maps"
+    )
     fig.savefig(out / "conv_gain.png", dpi=110)
 
 
@@ -167,7 +189,11 @@ def plot_padding(padding, centres, out: Path) -> None:
         ax.semilogy(c, row["profile"].numpy(), style, label=name)
         circular = padding[f"circular μ={row['mean']}"]["profile"]
         rax.semilogy(c, (row["profile"] / circular).numpy(), style, label=name)
-    ax.set(title="power gain of white noise (linear, depth 4, C = 8)", xlabel="radial frequency (cycles/sample)", ylabel="E Σ|F[net(x)]|² / HW")
+    ax.set(
+        title="power gain of white noise (linear, depth 4, C = 8)",
+        xlabel="radial frequency (cycles/sample)",
+        ylabel="E Σ|F[net(x)]|² / HW",
+    )
     rax.set(title="relative to circular padding", xlabel="radial frequency (cycles/sample)", ylabel="gain / circular gain")
     ax.legend(fontsize=7)
     rax.legend(fontsize=7)
@@ -184,8 +210,12 @@ def plot_upsampling(study, out: Path) -> None:
         pts = row["predicted"].numpy()
         ys, xs = (pts[:, 0] + h // 2) % h, (pts[:, 1] + w // 2) % w  # to fftshifted pixel positions
         ax.scatter(xs, ys, s=60, facecolors="none", edgecolors="red", lw=1)
-        share = "" if row["factor"] == 1 else f"\nout-of-band energy on copies {row['energy']:.0%} ({row['bins']:.1%} of its bins)"
-        ax.set_title(f"{name}\nred: predicted copies of the {len(pts) // row['factor'] ** 2} strongest input bins{share}", fontsize=8)
+        share = (
+            "" if row["factor"] == 1 else f"\nout-of-band energy on copies {row['energy']:.0%} ({row['bins']:.1%} of its bins)"
+        )
+        ax.set_title(
+            f"{name}\nred: predicted copies of the {len(pts) // row['factor'] ** 2} strongest input bins{share}", fontsize=8
+        )
         ax.set(xlabel="v (fftshift: DC at the centre)", ylabel="u")
         fig.colorbar(img, ax=ax, shrink=0.8, label="log₁₀ |F|")
     fig.savefig(out / "conv_upsampling.png", dpi=110)
@@ -197,8 +227,9 @@ def plot_training(study, out: Path) -> None:
     runs = study["runs"]
     norm = error_norm(*[r[k].numpy() for r in runs.values() for k in ("band_errors", "dc_errors")])
     for ax, (name, r) in zip(axes, runs.items()):
-        mesh = draw_heatmap(ax, r["steps"].numpy(), r["band_edges"].numpy(), r["band_errors"].numpy(), norm, name,
-                            dc=r["dc_errors"].numpy())
+        mesh = draw_heatmap(
+            ax, r["steps"].numpy(), r["band_edges"].numpy(), r["band_errors"].numpy(), norm, name, dc=r["dc_errors"].numpy()
+        )
     fig.colorbar(mesh, ax=axes, label="band relative error")
     fig.suptitle("one 64×64 grey image, one seed each, full-batch Adam")
     fig.savefig(out / "conv_training.png", dpi=110)
@@ -217,7 +248,9 @@ def print_table(sweeps, padding, upsampling, training) -> None:
     for name, row in padding.items():
         if name != "deviation":
             print(f"{name:22s} {float(band_ratio(row['profile'])):10.3g}")
-    print("\n== deviation from the linear circular prediction (μ = 0.1, depth 4): relative ‖ΔF‖/‖F‖, measured/linear power in 4 bands ==")
+    print(
+        "\n== deviation from the linear circular prediction (μ = 0.1, depth 4): relative ‖ΔF‖/‖F‖, measured/linear power in 4 bands =="
+    )
     for name, (rel, ratio) in padding["deviation"].items():
         print(f"{name:16s} {rel:8.3g}   {[round(float(r), 3) for r in ratio]}")
     print("\n== upsampling: copies of the 6 strongest input bins (16×16 image) ==")
@@ -227,8 +260,10 @@ def print_table(sweeps, padding, upsampling, training) -> None:
     print("\n== training: first step each band's error < 0.5 (bands 1, 4, 8, 12, 16 of 16) ==")
     for name, r in training["runs"].items():
         first = first_below(r["band_errors"], r["steps"], 0.5)
-        print(f"{name:40s} {[float(first[i]) for i in (0, 3, 7, 11, 15)]}  final rel. error {float(r['rel_error'][-1]):.3f}, "
-              f"DC {float(r['dc_errors'][-1]):.3f}")
+        print(
+            f"{name:40s} {[float(first[i]) for i in (0, 3, 7, 11, 15)]}  final rel. error {float(r['rel_error'][-1]):.3f}, "
+            f"DC {float(r['dc_errors'][-1]):.3f}"
+        )
 
 
 def main(argv=None) -> None:
@@ -253,7 +288,9 @@ def run(args: argparse.Namespace) -> None:
     plot_upsampling(upsampling, out)
     plot_training(training, out)
     print_table(sweeps, padding, upsampling, training)
-    print(f"\nfigures: {', '.join(str(out / n) for n in ('conv_gain.png', 'conv_padding.png', 'conv_upsampling.png', 'conv_training.png'))}")
+    print(
+        f"\nfigures: {', '.join(str(out / n) for n in ('conv_gain.png', 'conv_padding.png', 'conv_upsampling.png', 'conv_training.png'))}"
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ there, the final error and ‖θ − θ₀‖. The same decoder without ReLU is 
 kernel plus a constant (biases), which maps each frequency only to itself: its trained error, and the
 least-squares floor of every such filter (``best_filter_error``), which no seed or training length can beat.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,10 +25,10 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from inr.experiments.conv_bottlenecks import gray
-from inr.experiments.threads import torch_threads
 from inr.conv_decoders.seeds import format_interval, mean_interval
 from inr.conv_decoders.training import best_filter_error, fit, modulate
+from inr.experiments.conv_bottlenecks import gray
+from inr.experiments.threads import torch_threads
 from inr.networks import ConvDecoder
 
 SIZE, WIDTH, DEPTH, KERNEL = 32, 16, 4, 3
@@ -67,7 +68,10 @@ def markdown_table(study: dict[int, dict], steps: int, threshold: float) -> str:
     ]
     for shift, row in sorted(study.items()):
         step, _, reached = mean_interval(row["hit_step"])
-        cells = [format_interval(*mean_interval(row[k])[:2]) for k in ("hit_step", "hit_distance", "final_error", "final_distance", "linear_error")]
+        cells = [
+            format_interval(*mean_interval(row[k])[:2])
+            for k in ("hit_step", "hit_distance", "final_error", "final_distance", "linear_error")
+        ]
         label = f"{shift} (Nyquist)" if shift == SIZE // 2 else str(shift)
         lines.append(f"| {label} | {reached}/{len(row['hit_step'])} | " + " | ".join(cells) + f" | {row['linear_floor']:.3f} |")
     return "\n".join(lines)
@@ -120,7 +124,9 @@ def run(args: argparse.Namespace) -> dict[int, dict]:
     study = shift_study(args.shifts, args.seeds, args.steps, args.lr, args.threshold)
     plot(study, args.threshold, args.steps, out)
     (out / "conv_shift.json").write_text(json.dumps({str(k): v for k, v in study.items()}, indent=1, allow_nan=True))
-    print(f"mean ± 95 % t-interval over {args.seeds} seeds; a 32×32 grey astronaut, ReLU decoder width {WIDTH}, depth {DEPTH}, k {KERNEL}, Adam lr {args.lr}\n")
+    print(
+        f"mean ± 95 % t-interval over {args.seeds} seeds; a 32×32 grey astronaut, ReLU decoder width {WIDTH}, depth {DEPTH}, k {KERNEL}, Adam lr {args.lr}\n"
+    )
     print(markdown_table(study, args.steps, args.threshold))
     print(f"\nfigure: {out / 'conv_shift.png'}")
     return study

@@ -1,5 +1,6 @@
 """How long a comparison will take: a few training steps of each row through the real Trainer, timed after
 a warm-up step, scaled to the full number of steps. An estimate, printed before a long (GPU) run starts."""
+
 from __future__ import annotations
 
 import statistics
@@ -20,7 +21,9 @@ class StepTimer(L.Callback):
     def __init__(self) -> None:
         self.times: list[float] = []
 
-    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         if pl_module.device.type == "cuda":
             torch.cuda.synchronize(pl_module.device)
         self.times.append(time.perf_counter())
@@ -29,15 +32,27 @@ class StepTimer(L.Callback):
 def step_seconds(model: L.LightningModule, datamodule: L.LightningDataModule, probe_steps: int = PROBE_STEPS) -> float:
     """Median seconds per training step of ``model`` on ``datamodule``, over ``probe_steps`` steps after one."""
     timer = StepTimer()
-    trainer = L.Trainer(max_steps=probe_steps + 1, logger=False, callbacks=[timer], limit_val_batches=0,
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, devices=1)
+    trainer = L.Trainer(
+        max_steps=probe_steps + 1,
+        logger=False,
+        callbacks=[timer],
+        limit_val_batches=0,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        devices=1,
+    )
     trainer.fit(model, datamodule=datamodule)
     gaps = [b - a for a, b in zip(timer.times, timer.times[1:])]
     return statistics.median(gaps)
 
 
-def estimate_seconds(factories: Mapping[str, Callable[[Any, int], L.LightningModule]], protocol: Any,
-                     make_data: Callable[[], Any], probe_steps: int = PROBE_STEPS) -> tuple[float, dict[str, float]]:
+def estimate_seconds(
+    factories: Mapping[str, Callable[[Any, int], L.LightningModule]],
+    protocol: Any,
+    make_data: Callable[[], Any],
+    probe_steps: int = PROBE_STEPS,
+) -> tuple[float, dict[str, float]]:
     """Σ over rows of protocol.steps × the measured seconds per step; returns (total, per-step by row).
 
     ``factories`` build each row's model from (protocol, out_channels); ``make_data`` a fresh DataModule.

@@ -20,6 +20,7 @@ fields with their means removed first, so the DC term is reported apart and coun
 mask) and prints the mean over seeds with the range (min–max) of PSNR and SSIM. With ``--out`` the table, a
 JSON of every number and the reconstructions (``.npy``, one folder per seed) are written there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,10 +30,11 @@ import math
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import lightning as L
 import numpy as np
@@ -72,7 +74,9 @@ class Protocol:
         if name == "basic":
             return BasicEncoding(in_dim=d)
         if name == "positional":  # the notebooks: 2^linspace(0, s, embedding_size // d) − 1 on each axis
-            return PositionalEncoding(in_dim=d, num_frequencies=EMBEDDING_SIZE // d, sigma=2.0**self.pe_scale, endpoint=True, minus_one=True)
+            return PositionalEncoding(
+                in_dim=d, num_frequencies=EMBEDDING_SIZE // d, sigma=2.0**self.pe_scale, endpoint=True, minus_one=True
+            )
         return GaussianEncoding(in_dim=d, num_features=EMBEDDING_SIZE, sigma=self.gaussian_sigma, seed=0)
 
 
@@ -89,12 +93,18 @@ PROTOCOLS = {
 
 def make_data(args: argparse.Namespace, seed: int) -> MeasurementDataModule:
     if args.task == "ct":
-        return CTDataModule(resolution=args.resolution or 64, angles=args.angles, phantom_seed=seed, noise_std=args.noise, seed=seed)
+        return CTDataModule(
+            resolution=args.resolution or 64, angles=args.angles, phantom_seed=seed, noise_std=args.noise, seed=seed
+        )
     if args.task == "mri":
         return MRIDataModule(resolution=args.resolution or 32, phantom_seed=seed, mask_seed=seed, noise_std=args.noise, seed=seed)
     if args.task == "inpaint":
-        return InpaintingDataModule(path=args.image, resolution=args.resolution or 128, keep=args.keep, seed=seed, noise_std=args.noise)
-    return SuperResolutionDataModule(path=args.image, resolution=args.resolution or 128, factor=args.factor, noise_std=args.noise, seed=seed)
+        return InpaintingDataModule(
+            path=args.image, resolution=args.resolution or 128, keep=args.keep, seed=seed, noise_std=args.noise
+        )
+    return SuperResolutionDataModule(
+        path=args.image, resolution=args.resolution or 128, factor=args.factor, noise_std=args.noise, seed=seed
+    )
 
 
 def classical(task: str, dm: MeasurementDataModule) -> tuple[str, Callable[[], torch.Tensor]]:
@@ -132,8 +142,15 @@ def fit_network(task: str, encoding: str, dm: MeasurementDataModule, steps: int,
         out_channels=dm.out_channels,
         optimizer=partial(torch.optim.Adam, lr=protocol.lr[encoding]),
     )
-    trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, limit_val_batches=0, num_sanity_val_steps=0)
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+    )
     trainer.fit(model, datamodule=dm)
     model.eval()
     return model.render().cpu()
@@ -155,7 +172,10 @@ def run(args: argparse.Namespace, seed: int) -> list[dict]:
     for encoding in ENCODINGS:
         record(encoding, lambda e=encoding: fit_network(args.task, e, dm, args.steps, args.width))
     record(*classical(args.task, dm))
-    record("grid optimisation", lambda: baselines.grid_optimisation(dm.operator.cpu(), dm.measurements, dm.out_channels, args.steps, GRID_LR))
+    record(
+        "grid optimisation",
+        lambda: baselines.grid_optimisation(dm.operator.cpu(), dm.measurements, dm.out_channels, args.steps, GRID_LR),
+    )
     return rows
 
 
@@ -177,12 +197,17 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     """The Markdown table of ``summarise(rows)``: with several seeds, PSNR and SSIM read mean (min–max)."""
-    lines = ["| method | PSNR (dB) | SSIM | DC error | low-band error | high-band error | time (s) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| method | PSNR (dB) | SSIM | DC error | low-band error | high-band error | time (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in summarise(rows):
         spread = r["seeds"] > 1
         psnr = f"{r['psnr']:.2f}" + (f" ({r['psnr_min']:.2f}–{r['psnr_max']:.2f})" if spread else "")
         ssim = f"{r['ssim']:.3f}" + (f" ({r['ssim_min']:.3f}–{r['ssim_max']:.3f})" if spread else "")
-        lines.append(f"| {r['method']} | {psnr} | {ssim} | {r['dc']:.3f} | {r['low']:.3f} | {r['high']:.3f} | {r['seconds']:.0f} |")
+        lines.append(
+            f"| {r['method']} | {psnr} | {ssim} | {r['dc']:.3f} | {r['low']:.3f} | {r['high']:.3f} | {r['seconds']:.0f} |"
+        )
     return "\n".join(lines)
 
 

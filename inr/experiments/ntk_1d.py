@@ -11,6 +11,7 @@ even samples of a power-law signal (``power_law_signal``, α = 1), with a small 
 its train and test MSE are plotted against ``predict_gd_mse`` with the analytic kernel and with the
 network's own NTK at initialisation (``ntk_1d_dynamics.png``); a table of final errors is printed and saved.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -102,7 +103,10 @@ def train_and_predict(enc: Encoder, y: Tensor, s: Setup) -> dict[str, object]:
     out: dict[str, object] = {"lr": lr, "steps": steps, "observed": observed}
     for name, (ktt, kst) in {"analytic": (ana_tt, ana_st), "empirical": (emp_tt, emp_st)}.items():
         pred = predict_gd_mse(ktt.double(), y_train.double(), lr, t, kst.double(), f0_train.double(), f0_test.double())
-        out[name] = {"train": ((pred.train - y_train.double()) ** 2).mean(1).tolist(), "test": ((pred.test - y_test.double()) ** 2).mean(1).tolist()}
+        out[name] = {
+            "train": ((pred.train - y_train.double()) ** 2).mean(1).tolist(),
+            "test": ((pred.test - y_test.double()) ** 2).mean(1).tolist(),
+        }
     return out
 
 
@@ -161,15 +165,26 @@ def run(s: Setup, out: Path) -> dict[str, dict]:
     dynamics_figure(runs, s, out / "ntk_1d_dynamics.png")
     rows = []
     for name, r in runs.items():
-        rows.append({"encoding": name, "lr": r["lr"], **{f"{split}_{src}": (r[src][split][-1] if src != "observed" else r["observed"][split][-1])
-                                                      for split in ("train", "test") for src in ("observed", "analytic", "empirical")}})
+        rows.append(
+            {
+                "encoding": name,
+                "lr": r["lr"],
+                **{
+                    f"{split}_{src}": (r[src][split][-1] if src != "observed" else r["observed"][split][-1])
+                    for split in ("train", "test")
+                    for src in ("observed", "analytic", "empirical")
+                },
+            }
+        )
     (out / "results.json").write_text(json.dumps({"setup": asdict(s), "rows": rows, "runs": runs}, indent=1))
     print(f"final MSE after {s.steps} GD steps (width {s.width}); predictions from the ∞-width NTK and the NTK at init")
     print("| encoding | η | train observed | train ∞-width | train at init | test observed | test ∞-width | test at init |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['encoding']} | {r['lr']:.3g} | {r['train_observed']:.3g} | {r['train_analytic']:.3g} | {r['train_empirical']:.3g} "
-              f"| {r['test_observed']:.3g} | {r['test_analytic']:.3g} | {r['test_empirical']:.3g} |")
+        print(
+            f"| {r['encoding']} | {r['lr']:.3g} | {r['train_observed']:.3g} | {r['train_analytic']:.3g} | {r['train_empirical']:.3g} "
+            f"| {r['test_observed']:.3g} | {r['test_analytic']:.3g} | {r['test_empirical']:.3g} |"
+        )
     print(f"figures: {out / 'ntk_1d_kernels.png'}, {out / 'ntk_1d_dynamics.png'} ({time.perf_counter() - start:.0f} s)")
     return runs
 
@@ -184,7 +199,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     args = parser.parse_args(argv)
     if args.length < 8 or args.length % 2 or args.steps < 1 or args.width < 1 or args.log_every < 1:
         parser.error("--length must be even and ≥ 8; --steps, --width, --log-every ≥ 1")
-    s = Setup(length=args.length, depth=args.depth, width=args.width, steps=args.steps, log_every=args.log_every, seed=args.seed, rate=args.rate)
+    s = Setup(
+        length=args.length,
+        depth=args.depth,
+        width=args.width,
+        steps=args.steps,
+        log_every=args.log_every,
+        seed=args.seed,
+        rate=args.rate,
+    )
     return run(s, args.out)
 
 

@@ -12,6 +12,7 @@ loss ½·mean((f − y)²), full-batch Adam, every network initialised by stax (
 ``configs/encoders/*.yaml`` (natural images) and ``configs/encoders/text/*.yaml`` carry the same numbers; a
 test checks that they agree with this table.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -48,24 +49,26 @@ class PaperSettings:
         return self.lr[mapping]
 
 
-PAPER_SETTINGS: Mapping[str, PaperSettings] = MappingProxyType({
-    "natural": PaperSettings(
-        kind="natural",
-        lr={"none": 1e-2, "basic": 1e-2, "positional": 1e-3, "gaussian": 1e-3},
-        positional_scale=6.0,
-        gaussian_sigma=10.0,
-        test_psnr={"none": 19.32, "basic": 21.72, "positional": 24.95, "gaussian": 25.57},
-        dataset="32 DIV2K images, 512² (the notebook's data_div2k.npz)",
-    ),
-    "text": PaperSettings(
-        kind="text",
-        lr={"none": 1e-3, "basic": 1e-3, "positional": 1e-3, "gaussian": 1e-3},
-        positional_scale=5.0,
-        gaussian_sigma=14.0,
-        test_psnr={"none": 18.40, "basic": 20.48, "positional": 27.57, "gaussian": 30.47},
-        dataset="32 text images, 512² (the notebook's data_2d_text.npz)",
-    ),
-})
+PAPER_SETTINGS: Mapping[str, PaperSettings] = MappingProxyType(
+    {
+        "natural": PaperSettings(
+            kind="natural",
+            lr={"none": 1e-2, "basic": 1e-2, "positional": 1e-3, "gaussian": 1e-3},
+            positional_scale=6.0,
+            gaussian_sigma=10.0,
+            test_psnr={"none": 19.32, "basic": 21.72, "positional": 24.95, "gaussian": 25.57},
+            dataset="32 DIV2K images, 512² (the notebook's data_div2k.npz)",
+        ),
+        "text": PaperSettings(
+            kind="text",
+            lr={"none": 1e-3, "basic": 1e-3, "positional": 1e-3, "gaussian": 1e-3},
+            positional_scale=5.0,
+            gaussian_sigma=14.0,
+            test_psnr={"none": 18.40, "basic": 20.48, "positional": 27.57, "gaussian": 30.47},
+            dataset="32 text images, 512² (the notebook's data_2d_text.npz)",
+        ),
+    }
+)
 KINDS = tuple(PAPER_SETTINGS)
 
 

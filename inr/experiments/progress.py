@@ -1,5 +1,6 @@
 """How fast a run reaches a held-out PSNR: ``HeldOutPSNRHistory`` records the held-out PSNR and the time spent
 in training steps every few steps, ``first_reach`` reads off when a target was first met."""
+
 from __future__ import annotations
 
 import time
@@ -48,7 +49,9 @@ class HeldOutPSNRHistory(L.Callback):
         _synchronize(pl_module.device)
         self._start = time.perf_counter()
 
-    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         _synchronize(pl_module.device)  # a GPU step is finished only when its kernels are
         self._seconds += time.perf_counter() - self._start
         if trainer.global_step % self.every_n_steps == 0:

@@ -1,5 +1,6 @@
 """``torch_threads``: run a block with a given number of torch CPU threads, then restore the previous number
 (an experiment called from a test must not change the threads of the rest of the process)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -16,6 +16,7 @@ the relative error of the held-out views at DC and, pooled, in the lower and upp
 bands (2D spectra per view and channel, ``inr.spectral.spectral_summary``), the training time, ms per step and parameters. ``--out`` also writes
 ``table.md``, ``results.json``, the renders (``renders.npz``) and ``views.png`` (held-out views per row).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,8 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import lightning as L
+import numpy as np
 import torch
 from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
 
@@ -49,13 +50,25 @@ NUM_BANDS = 8
 MAPPINGS = {
     "none": {"encoder": "inr.encoders.IdentityEncoding", "init": {"in_dim": 3}, "lr": 1e-2},
     "basic": {"encoder": "inr.encoders.BasicEncoding", "init": {"in_dim": 3}, "lr": 5e-3},
-    "positional": {"encoder": "inr.encoders.PositionalEncoding",
-                   "init": {"in_dim": 3, "num_frequencies": 42, "sigma": 2**4.5, "endpoint": True, "minus_one": True}, "lr": 5e-3},
+    "positional": {
+        "encoder": "inr.encoders.PositionalEncoding",
+        "init": {"in_dim": 3, "num_frequencies": 42, "sigma": 2**4.5, "endpoint": True, "minus_one": True},
+        "lr": 5e-3,
+    },
     "gaussian": {"encoder": None, "init": {}, "lr": None},  # nerf.yaml's own: Gaussian m = 128, σ = 8, lr 5e-3
-    "hashgrid": {"encoder": "inr.encoders.HashGridEncoding",
-                 "init": {"in_dim": 3, "n_levels": 12, "n_features_per_level": 2, "log2_hashmap_size": 17,
-                          "base_resolution": 8, "finest_resolution": 128},
-                 "lr": 1e-2, "network": {"width": 64, "depth": 2}},
+    "hashgrid": {
+        "encoder": "inr.encoders.HashGridEncoding",
+        "init": {
+            "in_dim": 3,
+            "n_levels": 12,
+            "n_features_per_level": 2,
+            "log2_hashmap_size": 17,
+            "base_resolution": 8,
+            "finest_resolution": 128,
+        },
+        "lr": 1e-2,
+        "network": {"width": 64, "depth": 2},
+    },
 }
 
 
@@ -79,8 +92,15 @@ def build(name: str, args: argparse.Namespace):
     if args.steps is not None:
         common += ["--trainer.max_steps", str(args.steps)]
     cli = build_cli(resolve_config_names([*common, *overrides(name), *args.override]))
-    trainer = L.Trainer(max_steps=cli.trainer.max_steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, limit_val_batches=0, num_sanity_val_steps=0)
+    trainer = L.Trainer(
+        max_steps=cli.trainer.max_steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+    )
     return cli.model, cli.datamodule, trainer
 
 
@@ -125,25 +145,46 @@ def run(args: argparse.Namespace) -> tuple[list[dict], dict[str, torch.Tensor]]:
         truth = dm.heldout_images()
         renders[name], renders[f"{name} depth"] = held["rgb"].cpu(), held["depth"].cpu()
         params = sum(p.numel() for p in model.parameters())
-        rows.append({"method": name, **score(held["rgb"].cpu(), truth), "train_psnr": summary["train/psnr"], "seconds": seconds,
-                     "ms_per_step": 1000 * seconds / max(trainer.global_step, 1), "params": params})
+        rows.append(
+            {
+                "method": name,
+                **score(held["rgb"].cpu(), truth),
+                "train_psnr": summary["train/psnr"],
+                "seconds": seconds,
+                "ms_per_step": 1000 * seconds / max(trainer.global_step, 1),
+                "params": params,
+            }
+        )
         print(f"  {name}: held-out PSNR {rows[-1]['psnr']:.2f} dB, {seconds:.0f} s", file=sys.stderr, flush=True)
     if truth is None:
         raise InputError("--encodings: choose at least one")
     for name, pred in baselines(dm).items():
-        rows.append({"method": name, **score(pred, truth), "train_psnr": float("nan"), "seconds": 0.0, "ms_per_step": float("nan"), "params": 0})
+        rows.append(
+            {
+                "method": name,
+                **score(pred, truth),
+                "train_psnr": float("nan"),
+                "seconds": 0.0,
+                "ms_per_step": float("nan"),
+                "params": 0,
+            }
+        )
         renders[name] = pred
     renders["ground truth"] = truth
     return rows, renders
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| method | held-out PSNR (dB) | held-out SSIM | train PSNR (dB) | DC error | low-band error | high-band error | time (s) | ms/step | params |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| method | held-out PSNR (dB) | held-out SSIM | train PSNR (dB) | DC error | low-band error | high-band error | time (s) | ms/step | params |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         dash = lambda v, fmt: "–" if v != v or v == 0 else format(v, fmt)  # NaN or zero: not applicable
-        lines.append(f"| {r['method']} | {r['psnr']:.2f} | {r['ssim']:.3f} | {dash(r['train_psnr'], '.2f')} | {r['dc']:.3f} | {r['low']:.3f} | "
-                     f"{r['high']:.3f} | {dash(r['seconds'], '.0f')} | {dash(r['ms_per_step'], '.0f')} | {dash(r['params'], ',')} |")
+        lines.append(
+            f"| {r['method']} | {r['psnr']:.2f} | {r['ssim']:.3f} | {dash(r['train_psnr'], '.2f')} | {r['dc']:.3f} | {r['low']:.3f} | "
+            f"{r['high']:.3f} | {dash(r['seconds'], '.0f')} | {dash(r['ms_per_step'], '.0f')} | {dash(r['params'], ',')} |"
+        )
     return "\n".join(lines)
 
 
@@ -176,7 +217,12 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=None, help="training steps of every row (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--out", type=Path, default=None, help="directory for table.md, results.json, renders.npz, views.png")
-    parser.add_argument("--override", nargs=argparse.REMAINDER, default=[], help="further config overrides for every row, e.g. --data.init_args.resolution 32")
+    parser.add_argument(
+        "--override",
+        nargs=argparse.REMAINDER,
+        default=[],
+        help="further config overrides for every row, e.g. --data.init_args.resolution 32",
+    )
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         raise InputError(f"--steps must be ≥ 1, got {args.steps}")
@@ -199,7 +245,9 @@ def main(argv: Optional[list[str]] = None) -> list[dict]:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "table.md").write_text(text + "\n")
-        (args.out / "results.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))
+        (args.out / "results.json").write_text(
+            json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1)
+        )
         np.savez_compressed(args.out / "renders.npz", **{k.replace(" ", "_"): v.numpy() for k, v in renders.items()})
         views_figure(renders, args.out / "views.png")
     return rows

@@ -1,4 +1,5 @@
 """Export of learned fields to other formats: meshes of 3D level sets (``inr.export.mesh``)."""
+
 from __future__ import annotations
 
 import importlib

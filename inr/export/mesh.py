@@ -9,6 +9,7 @@ render sits at (i/D, j/H, k/W) ∈ [0, 1)³, the same positions the network was 
 (z, y, x) = the grid's axes). Faces are oriented with normals pointing to lower field values: out of an
 occupancy or density shape, into the positive side of a signed distance.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,8 @@ import torch
 from torch import Tensor
 
 from inr.errors import EXIT_INPUT, InputError, check_memory
-from inr.run.files import atomic_write
 from inr.modes import eval_mode
+from inr.run.files import atomic_write
 from inr.sizes import grid_size
 
 MESH_EXTENSIONS = (".ply", ".obj")
@@ -158,7 +159,9 @@ def check_video_target(path: Union[str, Path], frames: int) -> None:
 
     suffix = Path(path).suffix.lower()
     if suffix not in WRITABLE:
-        raise InputError(f"--turntable {path}: unsupported video extension {Path(path).suffix!r}; use one of {', '.join(WRITABLE)}")
+        raise InputError(
+            f"--turntable {path}: unsupported video extension {Path(path).suffix!r}; use one of {', '.join(WRITABLE)}"
+        )
     if suffix in ENCODERS:
         require_pyav(f"--turntable {suffix}")
     if frames < 1:

@@ -8,6 +8,7 @@ depth range, scene box, background and orbit radius are those the field was trai
 checkpoint. Written by ``inr.export.video.write_video`` (``.gif``, ``.mp4``, ``.webm``); the file appears whole or
 not at all. (``inr.export.turntable`` is the mesh preview of ``inr-mesh --turntable``.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,15 +26,18 @@ from inr.export.video import WRITABLE, write_video
 
 
 @torch.no_grad()
-def turntable_frames(model, frames: int = 60, elevation: float = 30.0, radius: Optional[float] = None,
-                     resolution: Optional[int] = None) -> np.ndarray:
+def turntable_frames(
+    model, frames: int = 60, elevation: float = 30.0, radius: Optional[float] = None, resolution: Optional[int] = None
+) -> np.ndarray:
     """``frames`` views of ``model`` (a ``RadianceFieldFitting``) from a circle at ``elevation`` degrees and
     ``radius`` (default: the training cameras' mean distance), as uint8 (T, H, W, 3); ``resolution`` sets the
     width (height in proportion)."""
     if frames < 1:
         raise InputError(f"--frames must be ≥ 1, got {frames}")
     if not hasattr(model, "render_view"):
-        raise InputError(f"a turntable needs a radiance field (RadianceFieldFitting); this checkpoint holds a {type(model).__name__}")
+        raise InputError(
+            f"a turntable needs a radiance field (RadianceFieldFitting); this checkpoint holds a {type(model).__name__}"
+        )
     intrinsics = model.intrinsics
     if resolution is not None:
         if resolution < 8:
@@ -48,7 +52,9 @@ def turntable_frames(model, frames: int = 60, elevation: float = 30.0, radius: O
 
 def main(argv: Optional[list[str]] = None) -> Path:
     """``python -m inr.export.radiance_turntable``: checkpoint -> video; bad input -> one line, exit 2."""
-    parser = argparse.ArgumentParser(prog="python -m inr.export.radiance_turntable", description="Render a turntable video of a trained radiance field.")
+    parser = argparse.ArgumentParser(
+        prog="python -m inr.export.radiance_turntable", description="Render a turntable video of a trained radiance field."
+    )
     parser.add_argument("--ckpt", required=True, help="checkpoint of a RadianceFieldFitting run")
     parser.add_argument("--out", required=True, help="output video: .gif, .mp4 or .webm")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")

@@ -11,6 +11,7 @@ shown mapped linearly from its own [min, max], and the ``.npy`` keeps the values
 hidden folder inside the output folder and moved into place when all are written: each output is whole or
 absent, and an interrupted or failed render leaves the folder as it was.
 """
+
 from __future__ import annotations
 
 import os
@@ -79,8 +80,9 @@ def _plot(path: Path, field: np.ndarray) -> None:
         fig.savefig(f, format="png", dpi=110)
 
 
-def write_field(field: Tensor, out: Path, kind: Literal["signal", "image", "video", "volume"],
-                video: Optional[str] = None, fps: float = 8.0) -> list[Path]:
+def write_field(
+    field: Tensor, out: Path, kind: Literal["signal", "image", "video", "volume"], video: Optional[str] = None, fps: float = 8.0
+) -> list[Path]:
     """Write ``field`` (C, *shape) as the files of ``kind`` into ``out`` (see the module docstring);
     ``video``: ``mp4`` | ``webm`` | ``gif`` | None. Returns the paths written (folders for frame sets)."""
     if kind not in KINDS:

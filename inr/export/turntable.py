@@ -5,6 +5,7 @@ screen through the Agg renderer: a preview of a learned shape, not a renderer. D
 the triangle count (matplotlib sorts every triangle each frame), so large meshes are decimated by keeping
 every k-th triangle up to ``max_triangles``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,9 @@ import numpy as np
 from inr.errors import InputError
 
 
-def turntable_frames(verts: np.ndarray, faces: np.ndarray, frames: int = 36, size: int = 256,
-                     elevation: float = 20.0, max_triangles: int = 20_000) -> np.ndarray:
+def turntable_frames(
+    verts: np.ndarray, faces: np.ndarray, frames: int = 36, size: int = 256, elevation: float = 20.0, max_triangles: int = 20_000
+) -> np.ndarray:
     """Frames (T, size, size, 3) uint8 of the mesh seen from azimuths 360°·t/T at ``elevation`` degrees.
 
     The grid's axes (z, y, x) are drawn as (x, y) horizontal and z up; the view is centred on the mesh
@@ -37,8 +39,11 @@ def turntable_frames(verts: np.ndarray, faces: np.ndarray, frames: int = 36, siz
     figure = Figure(figsize=(size / 100, size / 100), dpi=100)
     canvas = FigureCanvasAgg(figure)
     ax = figure.add_axes((0, 0, 1, 1), projection="3d")
-    ax.add_collection3d(Poly3DCollection(triangles, facecolors=(0.55, 0.7, 0.9), linewidths=0,
-                                         shade=True, lightsource=LightSource(azdeg=315, altdeg=45)))
+    ax.add_collection3d(
+        Poly3DCollection(
+            triangles, facecolors=(0.55, 0.7, 0.9), linewidths=0, shade=True, lightsource=LightSource(azdeg=315, altdeg=45)
+        )
+    )
     for axis, c in zip("xyz", centre):
         getattr(ax, f"set_{axis}lim")(c - half, c + half)
     ax.set_box_aspect((1, 1, 1), zoom=1.3)  # 3-D axes keep wide margins; the default leaves the shape small

@@ -5,6 +5,7 @@ Frames are (T, H, W, C) with C ∈ {1, 3}: floats in [0, 1] or uint8. MP4 and We
 the pixel format every player decodes, which needs even sides: an odd height or width is padded by
 repeating the last row or column. Files are written atomically (``inr.run.files``).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -79,8 +80,9 @@ def write_video(path: Union[str, Path], frames: Union[Tensor, np.ndarray], fps: 
             iio.imwrite(f, frames[..., 0] if frames.shape[-1] == 1 else frames, extension=".gif", duration=1000.0 / fps, loop=0)
         return path
     require_pyav(f"writing {suffix}")
-    import av
     from fractions import Fraction
+
+    import av
 
     container_format, codec = ENCODERS[suffix]
     frames = _rgb_even(frames)
@@ -121,12 +123,15 @@ def read_video(path: Union[str, Path], max_frames: Optional[int] = None) -> np.n
             if not container.streams.video:
                 raise InputError(f"{path}: no video stream")
             stream = container.streams.video[0]
-            count = stream.frames or math.ceil(float((stream.duration or 0) * (stream.time_base or 0) * (stream.average_rate or 0)))
+            count = stream.frames or math.ceil(
+                float((stream.duration or 0) * (stream.time_base or 0) * (stream.average_rate or 0))
+            )
             width, height = stream.codec_context.width, stream.codec_context.height
         wanted = min(count, max_frames) if count and max_frames else (count or max_frames or 0)
         # uint8 frames (1 byte a value), their float32 copy and one converted float32 copy (4 + 4)
-        check_memory(f"{path}: {wanted:,} frames of {width}×{height}", 9 * 3 * wanted * width * height,
-                     advice="choose fewer data.frames")
+        check_memory(
+            f"{path}: {wanted:,} frames of {width}×{height}", 9 * 3 * wanted * width * height, advice="choose fewer data.frames"
+        )
         frames = []
         for frame in _decoded(path):
             frames.append(frame)
@@ -139,4 +144,3 @@ def read_video(path: Union[str, Path], max_frames: Optional[int] = None) -> np.n
     if not frames:
         raise InputError(f"{path}: the video holds no frames")
     return np.stack(frames)  # (T, H, W, 3)
-

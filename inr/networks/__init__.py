@@ -1,4 +1,5 @@
 """Networks that map encoded coordinates to values; each takes ``(in_dim, out_dim, ...)``."""
+
 from inr.networks.activations import activation_names, make_activation
 from inr.networks.bacon import BACON, BandLimitedSineFilter
 from inr.networks.conv_decoder import ConvDecoder, ZeroInsertion, zero_insertion
@@ -10,7 +11,25 @@ from inr.networks.siren import SIREN, Sine
 from inr.networks.wire import WIRE, ComplexGabor, ComplexLinear
 
 __all__ = [
-    "MLP", "make_activation", "activation_names", "ConvDecoder", "ZeroInsertion", "zero_insertion", "SIREN", "Sine",
-    "WIRE", "ComplexGabor", "ComplexLinear", "GaussMLP", "GaussActivation", "FINER", "FinerSine",
-    "MFN", "FourierFilter", "GaborFilter", "MultiplicativeFilterNetwork", "BACON", "BandLimitedSineFilter",
+    "MLP",
+    "make_activation",
+    "activation_names",
+    "ConvDecoder",
+    "ZeroInsertion",
+    "zero_insertion",
+    "SIREN",
+    "Sine",
+    "WIRE",
+    "ComplexGabor",
+    "ComplexLinear",
+    "GaussMLP",
+    "GaussActivation",
+    "FINER",
+    "FinerSine",
+    "MFN",
+    "FourierFilter",
+    "GaborFilter",
+    "MultiplicativeFilterNetwork",
+    "BACON",
+    "BandLimitedSineFilter",
 ]

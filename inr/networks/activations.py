@@ -1,5 +1,6 @@
 """Activation functions: the one list of those known to act elementwise, and names for configs
 (``activation: relu``)."""
+
 from __future__ import annotations
 
 from torch import nn
@@ -7,8 +8,21 @@ from torch import nn
 # Parameter-free activations that act on each entry alone (each output depends only on the matching
 # input): the structured NTK relies on this; a custom activation joins by setting ``elementwise = True``.
 ELEMENTWISE_ACTIVATIONS: tuple[type[nn.Module], ...] = (
-    nn.ReLU, nn.LeakyReLU, nn.Tanh, nn.Sigmoid, nn.GELU, nn.Softplus, nn.SiLU, nn.ELU, nn.CELU, nn.SELU,
-    nn.Mish, nn.Hardtanh, nn.Softsign, nn.Tanhshrink, nn.Identity,
+    nn.ReLU,
+    nn.LeakyReLU,
+    nn.Tanh,
+    nn.Sigmoid,
+    nn.GELU,
+    nn.Softplus,
+    nn.SiLU,
+    nn.ELU,
+    nn.CELU,
+    nn.SELU,
+    nn.Mish,
+    nn.Hardtanh,
+    nn.Softsign,
+    nn.Tanhshrink,
+    nn.Identity,
 )
 
 # names a config may use, each one of the elementwise activations above

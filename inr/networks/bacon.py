@@ -1,4 +1,5 @@
 """BACON (Lindell et al. 2022): a multiplicative filter network whose spectrum is band-limited by construction."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """``ConvDecoder``: a cascade of 2D convolutions with optional upsampling stages, and zero-insertion upsampling."""
+
 from __future__ import annotations
 
 import math
@@ -128,7 +129,9 @@ class ConvDecoder(nn.Sequential):
         for i in range(depth):
             if i in upsample:
                 layers.append(make_upsample(upsample_mode, scale_factor))
-            layers.append(nn.Conv2d(channels[i], channels[i + 1], kernel_size, padding=kernel_size // 2, padding_mode=padding, bias=bias))
+            layers.append(
+                nn.Conv2d(channels[i], channels[i + 1], kernel_size, padding=kernel_size // 2, padding_mode=padding, bias=bias)
+            )
             if relu and i < depth - 1:
                 layers.append(nn.ReLU())
         if output_activation.lower() not in ("none", "identity"):

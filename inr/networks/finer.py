@@ -1,4 +1,5 @@
 """FINER: SIREN's layers with the variable-periodic activation sin(ω₀(|z| + 1)z) of Liu et al. 2024."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """An MLP with the Gaussian activation exp(−(s z)²) of Ramasinghe & Lucey 2022."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Pieces the coordinate networks share: input rescaling, uniform initialisation, size checks, output heads."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -52,6 +53,6 @@ def output_layers(output_activation: str) -> list[nn.Module]:
     return [] if output_activation.lower() in ("none", "identity") else [make_activation(output_activation)]
 
 
-def scalar(value: float, trainable: bool) -> "float | nn.Parameter":
+def scalar(value: float, trainable: bool) -> float | nn.Parameter:
     """A hyper-parameter as a plain float, or as a trainable 0-d parameter initialised at ``value``."""
     return nn.Parameter(torch.tensor(float(value))) if trainable else float(value)

@@ -1,4 +1,5 @@
 """Multiplicative filter networks (Fathony et al. 2021): products of filters instead of compositions."""
+
 from __future__ import annotations
 
 import math
@@ -66,7 +67,9 @@ class MultiplicativeFilterNetwork(nn.Module):
         output_activation: str = "none",
     ) -> None:
         if len(filters) != len(linears) + 1:
-            raise ValueError(f"a multiplicative filter network needs one filter more than linears: {len(filters)}, {len(linears)}")
+            raise ValueError(
+                f"a multiplicative filter network needs one filter more than linears: {len(filters)}, {len(linears)}"
+            )
         super().__init__()
         self.input_map = input_map if input_map is not None else nn.Identity()
         self.filters, self.linears, self.head = nn.ModuleList(filters), nn.ModuleList(linears), head

@@ -1,4 +1,5 @@
 """The multilayer perceptron every coordinate network starts from, with PyTorch's or the paper's initialisation."""
+
 from __future__ import annotations
 
 import math

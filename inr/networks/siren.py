@@ -1,4 +1,5 @@
 """SIREN: an MLP with sine activations and the initialisation of Sitzmann et al. 2020."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """WIRE: an MLP with the complex Gabor wavelet activation of Saragadam et al. 2023, in real arithmetic."""
+
 from __future__ import annotations
 
 import math
@@ -135,4 +136,3 @@ class WIRE(nn.Sequential):
         layers.append(ComplexLinear(hidden, out_dim, real_output=True))
         super().__init__(*layers, *output_layers(output_activation))
         self.in_dim, self.out_dim, self.width, self.depth, self.hidden_width = in_dim, out_dim, width, depth, hidden
-

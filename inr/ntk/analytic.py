@@ -15,6 +15,7 @@ With ρ = Σ^l(x,x′)/√(Σ^l(x,x) Σ^l(x′,x′)) and θ = arccos ρ (Cho & 
 Inputs are whatever reaches the first layer, so ``analytic_ntk(enc(v), enc(v′), depth)`` is the kernel of
 encoder + MLP; for Fourier features with constant ‖γ(v)‖ it depends on v − v′ only (Tancik et al. 2020).
 """
+
 from __future__ import annotations
 
 import math

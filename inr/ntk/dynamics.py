@@ -11,6 +11,7 @@ for λ → 0, so a singular K is fine). As t → ∞ the test form is kernel reg
 For the mean over N·C entries, L = (1/NC)‖f − y‖², pass lr = 2η and the full (N·C)² kernel (or, in the
 wide limit Θ_{oo′} = δ_{oo′}Θ, per channel lr = 2η/C).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple, Optional, Union
@@ -59,7 +60,9 @@ def predict_gd_mse(
     """
     n = k_train_train.shape[0]
     if k_train_train.shape != (n, n) or y_train.shape[0] != n:
-        raise ValueError(f"predict_gd_mse: K must be (N, N) and y (N, ...), got {tuple(k_train_train.shape)} and {tuple(y_train.shape)}")
+        raise ValueError(
+            f"predict_gd_mse: K must be (N, N) and y (N, ...), got {tuple(k_train_train.shape)} and {tuple(y_train.shape)}"
+        )
     dtype = torch.promote_types(k_train_train.dtype, torch.float64)
     lam, vec = kernel_eigh(k_train_train.to(dtype))
     lam = lam.clamp_min(0.0)  # round-off can leave tiny negative eigenvalues of a PSD kernel

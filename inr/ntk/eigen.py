@@ -1,4 +1,5 @@
 """Eigen-decompositions of kernel matrices: sorted spectra, mode decay under gradient descent, circulant spectra."""
+
 from __future__ import annotations
 
 from typing import Union

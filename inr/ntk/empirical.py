@@ -19,6 +19,7 @@ Which one is fastest (``benchmarks/ntk.py``, default image MLP, 263,683 paramete
 Parameters are the model's trainable ones (``requires_grad``); buffers (the frequency matrix of a
 Fourier encoder) are constants. The model must treat rows independently (no batch statistics).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -77,7 +78,9 @@ def empirical_ntk(
     """
     method = _parse_method(method)
     if x1.ndim != 2 or (x2 is not None and (x2.ndim != 2 or x2.shape[1] != x1.shape[1])):
-        raise ValueError(f"empirical_ntk expects inputs (N, d) with equal d, got {tuple(x1.shape)} and {None if x2 is None else tuple(x2.shape)}")
+        raise ValueError(
+            f"empirical_ntk expects inputs (N, d) with equal d, got {tuple(x1.shape)} and {None if x2 is None else tuple(x2.shape)}"
+        )
     if method is NTKMethod.AUTO:
         try:
             mlp_structure(model)
@@ -98,8 +101,15 @@ def _parse_method(method: Union[NTKMethod, str]) -> NTKMethod:
 
 
 def _fill(
-    n1: int, n2: int, chunk: int, symmetric: bool, row: Callable[[int, int], Any], col: Callable[[int, int], Any],
-    pair: Callable[[Any, Any], Tensor], full: bool, reuse: bool = False,
+    n1: int,
+    n2: int,
+    chunk: int,
+    symmetric: bool,
+    row: Callable[[int, int], Any],
+    col: Callable[[int, int], Any],
+    pair: Callable[[Any, Any], Tensor],
+    full: bool,
+    reuse: bool = False,
 ) -> Tensor:
     """Assemble Θ from blocks ``pair(row(i0, i1), col(j0, j1))``; a symmetric Θ computes j ≥ i and mirrors.
 
@@ -155,8 +165,17 @@ def _structured(model: nn.Module, x1: Tensor, x2: Optional[Tensor], full: bool, 
     def sl(feats, i0: int, i1: int):
         return [a[i0:i1] for a in feats[0]], [g[i0:i1] for g in feats[1]]
 
-    theta = _fill(len(x1), len(x2), chunk, symmetric, lambda i0, i1: sl(f1, i0, i1), lambda j0, j1: sl(f2, j0, j1),
-                  lambda r, c: structured_block(structure, r, c, full), full, reuse=True)
+    theta = _fill(
+        len(x1),
+        len(x2),
+        chunk,
+        symmetric,
+        lambda i0, i1: sl(f1, i0, i1),
+        lambda j0, j1: sl(f2, j0, j1),
+        lambda r, c: structured_block(structure, r, c, full),
+        full,
+        reuse=True,
+    )
     prefix_ids = structure.prefix_parameter_ids()
     if prefix_ids:  # a trainable input map (a learned encoder): its share of Θ by the generic path
         names = [n for n, p in model.named_parameters() if id(p) in prefix_ids]
@@ -183,7 +202,13 @@ def _parameter_places(model: nn.Module) -> dict[str, list[str]]:
 
 @torch.no_grad()  # the transforms differentiate inside; nothing outside needs a graph
 def _generic(
-    model: nn.Module, x1: Tensor, x2: Optional[Tensor], full: bool, chunk_size: Optional[int], names: list[str], method: NTKMethod,
+    model: nn.Module,
+    x1: Tensor,
+    x2: Optional[Tensor],
+    full: bool,
+    chunk_size: Optional[int],
+    names: list[str],
+    method: NTKMethod,
 ) -> Tensor:
     """Θ over the parameters ``names`` (the others held fixed) by Jacobian contraction or NTK-vector products."""
     named = dict(model.named_parameters())
@@ -216,6 +241,7 @@ def _generic(
         return {n: r.reshape(i1 - i0, out_dim, -1) for n, r in rows.items()}  # name -> (c, O, k)
 
     if method is NTKMethod.JACOBIAN:
+
         def pair(j1: dict[str, Tensor], j2: dict[str, Tensor]) -> Tensor:
             theta = None
             for n in j1:  # summed parameter tensor by parameter tensor: J is never concatenated
@@ -229,7 +255,9 @@ def _generic(
                 theta = term if theta is None else theta.add_(term)
             return theta
 
-        return _fill(len(x1), len(x2), chunk, symmetric, lambda a, b: jac(a, b, x1), lambda a, b: jac(a, b, x2), pair, full, reuse=True)
+        return _fill(
+            len(x1), len(x2), chunk, symmetric, lambda a, b: jac(a, b, x1), lambda a, b: jac(a, b, x2), pair, full, reuse=True
+        )
 
     def tangents(j0: int, j1: int) -> dict[str, Tensor]:
         # J(x₂)ᵀ e for each basis cotangent e of the block: name -> (c2·O, *shape)
@@ -242,4 +270,3 @@ def _generic(
         return theta if full else theta.diagonal(dim1=2, dim2=3).sum(-1)
 
     return _fill(len(x1), len(x2), chunk, symmetric, lambda a, b: x1[a:b], tangents, pair_ntvp, full)
-

@@ -1,4 +1,5 @@
 """The MLP in the NTK parametrization of Jacot et al. 2018, whose wide limit ``analytic_ntk`` describes."""
+
 from __future__ import annotations
 
 import math

@@ -8,6 +8,7 @@ g_o = ∂f_o/∂z, so that layer's share of Θ_{oo′}(x, x′) = Σ_θ ∂_θ f
 a product of two small Gram matrices. Summing over layers gives Θ without ever forming the Jacobian
 (N × P per output); the cost per layer is N₁N₂(n_in + O·n_out) instead of N₁N₂·O·n_in·n_out.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -19,7 +20,6 @@ from torch.func import jvp
 
 from inr.networks.activations import ELEMENTWISE_ACTIVATIONS
 from inr.ntk.ntk_mlp import NTKLinear
-
 
 
 def is_elementwise(module: nn.Module) -> bool:
@@ -109,7 +109,9 @@ def mlp_structure(model: nn.Module) -> MLPStructure:
         start += 1
     if start == len(modules):
         last = type(modules[-1]).__name__ if modules else "nothing"
-        raise ValueError(f"{type(model).__name__} does not end in linear layers and elementwise activations (last module: {last})")
+        raise ValueError(
+            f"{type(model).__name__} does not end in linear layers and elementwise activations (last module: {last})"
+        )
     layers: list[MLPLayer] = []
     for module in modules[start:]:
         if _is_linear(module):
@@ -132,10 +134,12 @@ def mlp_features(structure: MLPStructure, x: Tensor) -> tuple[list[Tensor], list
         inputs.append(h)
         z = layer.linear(h)
         if layer.activations:
+
             def act(u: Tensor, acts=layer.activations) -> Tensor:
                 for a in acts:
                     u = a(u)
                 return u
+
             h, slope = jvp(act, (z,), (torch.ones_like(z),))  # φ′(z) elementwise
         else:
             h, slope = z, None

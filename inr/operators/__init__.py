@@ -1,5 +1,6 @@
 """Measurement operators A (y = A x of a field on its grid), each with its adjoint, and the classical
 reconstructions that serve as baselines."""
+
 from inr.operators.base import Operator, real_inner
 from inr.operators.kspace import KSpaceSampling, centred_dft, centred_idft, gaussian_kspace_mask
 from inr.operators.sampling import AdditiveNoise, Downsample, PixelMask

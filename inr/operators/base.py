@@ -1,4 +1,5 @@
 """``Operator``: a linear measurement y = A x of a field x sampled on a regular grid, with its adjoint."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,6 +1,7 @@
 """Classical reconstructions from measurements, the baselines of every inverse-problem table: filtered back-
 projection (CT), zero-filled inverse FFT (MRI), cubic interpolation (inpainting, super-resolution), and the
 paper's grid optimisation (the pixel grid itself fitted through the operator)."""
+
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
 """``KSpaceSampling``: the MRI measurement — the discrete Fourier transform of the field on its grid, read at
 the k-space positions of a mask — and the paper's Gaussian sampling mask."""
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,9 @@ def centred_idft(k: Tensor) -> Tensor:
     return torch.fft.ifftn(torch.fft.ifftshift(k, dim=dims), dim=dims, norm="ortho")
 
 
-def gaussian_kspace_mask(shape: Sequence[int], samples: int | None = None, sigma_fraction: float = PAPER_MRI_SIGMA_FRACTION,
-                         seed: int = 0) -> Tensor:
+def gaussian_kspace_mask(
+    shape: Sequence[int], samples: int | None = None, sigma_fraction: float = PAPER_MRI_SIGMA_FRACTION, seed: int = 0
+) -> Tensor:
     """A centred k-space mask: ``samples`` positions drawn from N(N//2, (σN)² I) per axis, rounded toward
     zero like the paper's ``astype(int32)``, clipped to the grid; duplicates count once.
 

@@ -17,6 +17,7 @@ define (inverse transform sampling), and renders the union again.
 This operator is not linear in the field and queries it where it decides, so it takes the field as a
 function ``points (..., 3) -> (density (...), colour (..., C))`` rather than values on a grid.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -43,7 +44,9 @@ class RenderedRays(NamedTuple):
     opacity: Tensor
 
 
-def ray_box_interval(origins: Tensor, directions: Tensor, box: Tensor, near: Union[float, Tensor], far: Union[float, Tensor]) -> tuple[Tensor, Tensor]:
+def ray_box_interval(
+    origins: Tensor, directions: Tensor, box: Tensor, near: Union[float, Tensor], far: Union[float, Tensor]
+) -> tuple[Tensor, Tensor]:
     """[t₀, t₁] = [near, far] ∩ {t : o + t d ∈ box} per ray (slab method), (N, 3) each -> (N,), (N,).
 
     ``box`` is (2, 3): its lower and upper corners. A ray that misses the box gets t₁ = t₀ (an empty interval).
@@ -74,7 +77,9 @@ def stratified_bins(t0: Tensor, t1: Tensor, count: int, jitter: Optional[Tensor]
     return edges, edges[:, :-1] + (edges[:, 1:] - edges[:, :-1]) * u
 
 
-def composite(density: Tensor, colour: Tensor, edges: Tensor, samples: Tensor, ray_norm: Tensor, background: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def composite(
+    density: Tensor, colour: Tensor, edges: Tensor, samples: Tensor, ray_norm: Tensor, background: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Alpha compositing of S samples per ray (module docstring): density (N, S), colour (N, S, C), bin edges
     (N, S+1), sample positions (N, S), ‖d‖ (N,), background (C,) -> colour (N, C), expected depth (N,),
     opacity (N,), weights (N, S).
@@ -133,7 +138,9 @@ class VolumeRenderer(nn.Module):
     def __init__(self, samples: int = 64, importance_samples: int = 0) -> None:
         super().__init__()
         if samples < 1 or importance_samples < 0:
-            raise InputError(f"volume rendering needs samples ≥ 1 and importance_samples ≥ 0, got {samples}, {importance_samples}")
+            raise InputError(
+                f"volume rendering needs samples ≥ 1 and importance_samples ≥ 0, got {samples}, {importance_samples}"
+            )
         self.samples, self.importance_samples = samples, importance_samples
 
     def forward(
@@ -169,8 +176,15 @@ class VolumeRenderer(nn.Module):
         return torch.rand(shape, generator=generator, device=like.device, dtype=like.dtype)
 
     @staticmethod
-    def _pass(field: RadianceField, origins: Tensor, directions: Tensor, edges: Tensor, samples: Tensor, ray_norm: Tensor,
-              background: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def _pass(
+        field: RadianceField,
+        origins: Tensor,
+        directions: Tensor,
+        edges: Tensor,
+        samples: Tensor,
+        ray_norm: Tensor,
+        background: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         points = origins[:, None, :] + samples[..., None] * directions[:, None, :]  # (N, S, 3)
         density, colour = field(points)  # (N, S), (N, S, C)
         return composite(density, colour, edges, samples, ray_norm, background.to(colour.dtype))

@@ -1,5 +1,6 @@
 """Operators that sample the field on its own grid: ``PixelMask`` (inpainting), ``Downsample`` (super-
 resolution), and ``AdditiveNoise`` for simulated measurements."""
+
 from __future__ import annotations
 
 import math

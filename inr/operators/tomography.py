@@ -1,5 +1,6 @@
 """``ParallelBeamProjection``: the parallel-beam X-ray transform (Radon transform) of a 2D field — the CT
 sinogram — as differentiable line integrals sampled with bilinear interpolation."""
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,9 @@ class ParallelBeamProjection(Operator):
         detectors: D, the number of detector bins.
     """
 
-    def __init__(self, angles: Union[int, Sequence[float], Tensor], field_shape: Sequence[int], detectors: Optional[int] = None) -> None:
+    def __init__(
+        self, angles: Union[int, Sequence[float], Tensor], field_shape: Sequence[int], detectors: Optional[int] = None
+    ) -> None:
         super().__init__(field_shape)
         if len(self.field_shape) != 2:
             raise ValueError(f"ParallelBeamProjection: a 2D grid is needed, got {self.field_shape}")

@@ -4,14 +4,15 @@ Every checkpoint this project reads goes through ``read_checkpoint``: ``torch.lo
 unpickles tensors, containers and plain values only, so a crafted file cannot run code on load (it is
 refused with one line naming what it asked to run).
 """
+
 from __future__ import annotations
 
 import os
 import pickle
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 import lightning as L
 import torch
@@ -51,8 +52,12 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             except OSError as exc:
                 raise OSError(exc.errno, exc.strerror, str(path)) from None
 
-    def load_checkpoint(self, path: Union[str, Path], map_location: Optional[Callable] = lambda storage, loc: storage,
-                        weights_only: Optional[bool] = None) -> dict[str, Any]:
+    def load_checkpoint(
+        self,
+        path: Union[str, Path],
+        map_location: Optional[Callable] = lambda storage, loc: storage,
+        weights_only: Optional[bool] = None,
+    ) -> dict[str, Any]:
         return super().load_checkpoint(path, map_location=map_location, weights_only=True)
 
 
@@ -93,8 +98,11 @@ def check_matches_model(checkpoint: dict[str, Any], model: nn.Module, path: Unio
     saved, expected = checkpoint["state_dict"], model.state_dict()
     missing = [k for k in expected if k not in saved]
     extra = [k for k in saved if k not in expected]
-    shapes = [(k, tuple(getattr(saved[k], "shape", ())), tuple(v.shape)) for k, v in expected.items()
-              if k in saved and tuple(getattr(saved[k], "shape", ())) != tuple(v.shape)]
+    shapes = [
+        (k, tuple(getattr(saved[k], "shape", ())), tuple(v.shape))
+        for k, v in expected.items()
+        if k in saved and tuple(getattr(saved[k], "shape", ())) != tuple(v.shape)
+    ]
     if not (missing or extra or shapes):
         return
     if shapes:

@@ -6,6 +6,7 @@ would then expand them. The node graph is composed first and its expanded size c
 shared node counted once per reference (memoised), and a config over ``MAX_NODES`` is refused before
 anything walks it. Registered with jsonargparse as the parser mode ``PARSER_MODE``.
 """
+
 from __future__ import annotations
 
 import os
@@ -73,7 +74,11 @@ def load_config_text(stream: str, path: str = "") -> Any:
     except yaml.MarkedYAMLError as exc:
         if not source:
             raise  # a command-line value: jsonargparse decides whether it was meant as plain text
-        context = f" ({exc.context} at {exc.context_mark.line + 1}:{exc.context_mark.column + 1})" if exc.context and exc.context_mark else ""
+        context = (
+            f" ({exc.context} at {exc.context_mark.line + 1}:{exc.context_mark.column + 1})"
+            if exc.context and exc.context_mark
+            else ""
+        )
         raise InputError(f"{_where(source, exc.problem_mark)}: {exc.problem}{context}") from None
     except RecursionError:
         raise InputError(f"{source or 'a config value'}: nested too deeply") from None

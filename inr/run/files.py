@@ -1,4 +1,5 @@
 """Files that are either whole or absent: write to a temporary file beside the target, fsync, rename."""
+
 from __future__ import annotations
 
 import contextlib

@@ -3,6 +3,7 @@
 The kernel releases the lock when its process ends in any way (even SIGKILL), so a lock is never stale;
 the file holds the owner's pid for the message a second process gets.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,7 +46,7 @@ class RunLock:
         self.path = self.run_dir / LOCK_NAME
         self._fd: Optional[int] = None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         if fcntl is None:
             return self
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -57,7 +58,9 @@ class RunLock:
                 holder = os.read(fd, 32).decode(errors="replace").strip()
                 os.close(fd)
                 pid = f" (pid {holder})" if holder.isdigit() else ""
-                raise RunInUse(f"{self.run_dir} is in use by another training process{pid}; wait for it to end or stop it first") from None
+                raise RunInUse(
+                    f"{self.run_dir} is in use by another training process{pid}; wait for it to end or stop it first"
+                ) from None
             # the previous owner may have removed the file between our open and flock: lock the file that is there
             try:
                 same = os.stat(self.path).st_ino == os.fstat(fd).st_ino

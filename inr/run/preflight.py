@@ -5,13 +5,14 @@ traceback (or silently write somewhere unexpected): an output location that cann
 directory or callback file outside the run, two callbacks with the same state, an optimizer that
 rejects its arguments, a training batch that would not fit in memory.
 """
+
 from __future__ import annotations
 
 import os
 import tempfile
 from collections import Counter
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -25,7 +26,11 @@ def check_output_location(trainer: L.Trainer) -> None:
     creatable in one; probed by creating and removing a temporary file, since permission bits do not tell
     about read-only file systems or root."""
     logger = trainer.logger
-    target = Path(getattr(logger, "save_dir", None) or trainer.default_root_dir) if logger is not None else Path(trainer.default_root_dir)
+    target = (
+        Path(getattr(logger, "save_dir", None) or trainer.default_root_dir)
+        if logger is not None
+        else Path(trainer.default_root_dir)
+    )
     check_writable(target, "output location")
 
 
@@ -51,7 +56,9 @@ def check_paths_inside_run(trainer: L.Trainer) -> None:
         for key in ("name", "version", "sub_dir"):
             value = getattr(logger, f"_{key}", None) if key != "name" else getattr(logger, "name", None)
             if isinstance(value, str) and (".." in Path(value).parts or Path(value).is_absolute()):
-                raise InputError(f"trainer.logger.init_args.{key} {value!r}: must not leave the log directory (no '..' or absolute paths)")
+                raise InputError(
+                    f"trainer.logger.init_args.{key} {value!r}: must not leave the log directory (no '..' or absolute paths)"
+                )
         save_dir, log_dir = Path(logger.save_dir).resolve(), Path(logger.log_dir).resolve()
         if save_dir != log_dir and save_dir not in log_dir.parents:
             raise InputError(f"trainer.logger: the run directory {log_dir} lies outside save_dir {save_dir}")
@@ -59,7 +66,9 @@ def check_paths_inside_run(trainer: L.Trainer) -> None:
         filename = getattr(cb, "filename", None)
         if isinstance(filename, str) and hasattr(cb, "run_dir"):  # a callback writing a file into the run directory
             if filename in ("", ".", "..") or os.path.basename(filename) != filename or "\\" in filename:
-                raise InputError(f"{type(cb).__name__}.filename {filename!r}: must be a plain file name (it is written in the run directory)")
+                raise InputError(
+                    f"{type(cb).__name__}.filename {filename!r}: must be a plain file name (it is written in the run directory)"
+                )
 
 
 def check_unique_callbacks(callbacks: Iterable[L.Callback]) -> None:
@@ -121,9 +130,18 @@ def check_batch_memory(trainer: L.Trainer, model: L.LightningModule, datamodule:
     if device.type == "cuda":
         available, where = torch.cuda.mem_get_info(device)[0], f" on {device}"
     share = f", a 1/{trainer.world_size} share per rank" if trainer.world_size > 1 else ""
-    what = f"data.batch_size null (every training point each step{share})" if datamodule.batch_size is None else f"data.batch_size {batch:,}"
-    check_memory(f"{what}: {batch:,} points", int(batch * per_point), advice="choose a smaller data.batch_size",
-                 available=available, where=where)
+    what = (
+        f"data.batch_size null (every training point each step{share})"
+        if datamodule.batch_size is None
+        else f"data.batch_size {batch:,}"
+    )
+    check_memory(
+        f"{what}: {batch:,} points",
+        int(batch * per_point),
+        advice="choose a smaller data.batch_size",
+        available=available,
+        where=where,
+    )
 
 
 def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:

@@ -5,6 +5,7 @@ A run directory keeps the ``config.yaml`` of the command that created it. A resu
 records its own command's config as ``config.resume-N.yaml`` once the checkpoint has loaded; a resume that
 fails writes nothing there.
 """
+
 from __future__ import annotations
 
 import re
@@ -89,8 +90,7 @@ def plan_resume(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optiona
         directory = run_dir(trainer)
         if holds_a_run(directory):
             raise InputError(
-                f"{directory} already holds a run; resume it with --ckpt_path last, or choose another "
-                "trainer.logger version"
+                f"{directory} already holds a run; resume it with --ckpt_path last, or choose another trainer.logger version"
             )
         return ResumePlan()
     if ckpt_path == "last":
@@ -200,10 +200,15 @@ class RunConfigRecorder(SaveConfigCallback):
         if not original.is_file():
             return
         before, now = yaml.safe_load(original.read_text()) or {}, yaml.safe_load(text) or {}
-        changed = [k for k in ("optimizer", "scheduler") if _section(before, "model", "init_args", k) != _section(now, "model", "init_args", k)]
+        changed = [
+            k
+            for k in ("optimizer", "scheduler")
+            if _section(before, "model", "init_args", k) != _section(now, "model", "init_args", k)
+        ]
         if changed:
             print(
                 f"note: model.init_args.{' and '.join(changed)} differ from {original.name}; the optimizer state saved in "
                 f"the checkpoint (learning rate included) is what continues; this command's config is in {record.name}",
-                file=sys.stderr, flush=True,
+                file=sys.stderr,
+                flush=True,
             )

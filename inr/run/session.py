@@ -6,6 +6,7 @@ the held-out split (``val/...``, ``test/...``); ``predict`` renders a checkpoint
 (``inr.callbacks.predictions``). Each writes into a run directory of the configured logger that it
 creates, like a new run, and removes it again when it fails before writing results.
 """
+
 from __future__ import annotations
 
 import math
@@ -64,7 +65,9 @@ def render_shape(data_shape: tuple[int, ...], shape: Optional[list[int]], scale:
     """
     if shape is not None:
         if len(shape) != len(data_shape) or min(shape) < 1:
-            raise InputError(f"--shape {shape}: give {len(data_shape)} sizes ≥ 1, one per axis of the data's grid {list(data_shape)}")
+            raise InputError(
+                f"--shape {shape}: give {len(data_shape)} sizes ≥ 1, one per axis of the data's grid {list(data_shape)}"
+            )
         return tuple(int(s) for s in shape)
     if scale is not None and not (scale > 0 and math.isfinite(scale)):
         raise InputError(f"--scale must be a finite number > 0, got {scale}")
@@ -133,11 +136,16 @@ class Session:
             check_writable(Path(config.get("out")), "--out")
         data.setup("predict")
         if config.get("video") in (None, "auto") and video is None and data.ndim == 3:
-            self.plan.notes.append("without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4")
+            self.plan.notes.append(
+                "without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4"
+            )
         shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"))
         # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
-        check_memory(f"a render of {list(shape)} × {model.out_channels} channels", 4 * model.out_channels * math.prod(shape) * 4,
-                     advice="choose a smaller --shape or --scale")
+        check_memory(
+            f"a render of {list(shape)} × {model.out_channels} channels",
+            4 * model.out_channels * math.prod(shape) * 4,
+            advice="choose a smaller --shape or --scale",
+        )
         self.writer = FieldWriter(config.get("out"), video=video, fps=float(config.get("fps") or 8.0))
         self.cli.trainer.callbacks.append(self.writer)
 
@@ -161,11 +169,16 @@ class Session:
         elif self.command == "predict":
             shapes = ", ".join("×".join(map(str, s)) for s in self.writer.shapes)
             files = ", ".join(p.name + ("/" if p.is_dir() else "") for p in self.writer.written)
-            print(f"predict: {shapes} from {self.plan.checkpoint} | {files} in {self.writer.output_dir} | {seconds:.1f} s", flush=True)
+            print(
+                f"predict: {shapes} from {self.plan.checkpoint} | {files} in {self.writer.output_dir} | {seconds:.1f} s",
+                flush=True,
+            )
         else:
             scores = {k: float(v) for r in results or [] for k, v in r.items()}
             parts = [f"{k} {v:.4g}" for k, v in sorted(scores.items())]
-            print(f"{self.command}: {' | '.join(parts)} | {self.plan.checkpoint} (step {self.plan.step}) | logs {where}", flush=True)
+            print(
+                f"{self.command}: {' | '.join(parts)} | {self.plan.checkpoint} (step {self.plan.step}) | logs {where}", flush=True
+            )
 
     # --- endings --------------------------------------------------------------------------------------
     def stopped(self) -> None:
@@ -197,8 +210,10 @@ class Session:
         if self.command != "fit":
             if not self.finished:
                 self.cleanup()
-            say(f"interrupted by {name} {'after' if self.finished else 'during'} {self.command}: "
-                f"{'its results are written' if self.finished else 'nothing was written'}")
+            say(
+                f"interrupted by {name} {'after' if self.finished else 'during'} {self.command}: "
+                f"{'its results are written' if self.finished else 'nothing was written'}"
+            )
         elif self.finished:
             say(f"interrupted by {name} after training finished; {self._last_good()}")
         else:
@@ -238,6 +253,8 @@ class Session:
 def _remove_empty_run_dir(path: Path, untrained: bool) -> None:
     """After a failure, drop a run directory that holds nothing but the saved config and the lock (and, when
     the failure came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
-    disposable = lambda p: p.name in ("config.yaml", "hparams.yaml", LOCK_NAME) or (untrained and p.name.startswith("events.out.tfevents."))
+    disposable = lambda p: (
+        p.name in ("config.yaml", "hparams.yaml", LOCK_NAME) or (untrained and p.name.startswith("events.out.tfevents."))
+    )
     if path.is_dir() and all(disposable(p) for p in path.iterdir()):
         shutil.rmtree(path, ignore_errors=True)

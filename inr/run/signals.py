@@ -14,6 +14,7 @@ starts and after it ends there is nothing to save: the signal raises ``RunInterr
 Signals that arrive while the command is already stopping are ignored, so that the save and the clean-up
 finish.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,7 +61,7 @@ class GracefulStop(Checkpoint):
         self._previous: dict[int, Any] = {}
 
     # --- handlers -------------------------------------------------------------------------------------
-    def install(self) -> "GracefulStop":
+    def install(self) -> GracefulStop:
         """Take over SIGINT and SIGTERM (main thread only; elsewhere Python allows no handlers)."""
         for signum in HANDLED:
             try:

@@ -20,6 +20,7 @@ Bands are radial: band b holds the DFT bins whose radial frequency |k| = (Σ_i k
 Linear spacing: e_b = b·f/B. Log spacing: e_b = f^{b/B} for b ≥ 1 and e_0 = 0 (so band 0 holds every
 0 < |k| < f^{1/B}). A band holding no bins, or whose target energy is at rounding level, reports NaN.
 """
+
 from __future__ import annotations
 
 import math
@@ -355,8 +356,13 @@ def radial_power_spectrum(
     return bands.mean(grid_dft(x).abs().square()), bands.edges
 
 
-def radial_spectra(pred: Tensor, target: Tensor, num_bands: Optional[int] = None, spacing: str = "linear",
-                   max_frequency: MaxFrequency = "nyquist") -> dict[str, Tensor]:
+def radial_spectra(
+    pred: Tensor,
+    target: Tensor,
+    num_bands: Optional[int] = None,
+    spacing: str = "linear",
+    max_frequency: MaxFrequency = "nyquist",
+) -> dict[str, Tensor]:
     """Radially averaged power spectra of the target, the prediction and the residual pred − target,
     each (B,), and their common ``edges`` (B+1,)."""
     if pred.shape != target.shape:

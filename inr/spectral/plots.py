@@ -3,6 +3,7 @@
 Figures are built on ``matplotlib.figure.Figure`` directly (no pyplot state, no backend switch), so they
 can be drawn from a training process, a thread or a test alike.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -41,8 +42,15 @@ def error_norm(*errors: np.ndarray) -> LogNorm:
     return LogNorm(vmin=min(lo, hi / 10), vmax=max(hi, lo * 10))
 
 
-def draw_heatmap(ax: Axes, steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, norm: LogNorm, title: str = "",
-                 dc: Optional[np.ndarray] = None):
+def draw_heatmap(
+    ax: Axes,
+    steps: Sequence[float],
+    edges: np.ndarray,
+    errors: np.ndarray,
+    norm: LogNorm,
+    title: str = "",
+    dc: Optional[np.ndarray] = None,
+):
     """Band errors (E, B) as cells [e_b, e_{b+1}) × (step); NaN bands (no target energy) in grey.
 
     ``dc`` (E,), the DC error, is drawn as a column of half a band's width left of |k| = 0, set apart by a
@@ -72,8 +80,9 @@ def _single_axes(right: float = 0.97) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def heatmap_figure(steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, title: str = "",
-                   dc: Optional[np.ndarray] = None) -> Figure:
+def heatmap_figure(
+    steps: Sequence[float], edges: np.ndarray, errors: np.ndarray, title: str = "", dc: Optional[np.ndarray] = None
+) -> Figure:
     """One history's heatmap with its colour bar (and its DC column when ``dc`` is given)."""
     fig, ax = _single_axes(right=0.86)
     parts = [np.asarray(errors)] + ([np.asarray(dc)] if dc is not None else [])
@@ -119,7 +128,7 @@ def comparison_figure(histories: Mapping[str, Mapping[str, np.ndarray]], title: 
     for name in names:
         h = histories[name]
         edges = np.asarray(h["edges"])
-        line, = last.semilogy((edges[1:] + edges[:-1]) / 2, np.asarray(h["errors"])[-1], marker=".", label=name)
+        (line,) = last.semilogy((edges[1:] + edges[:-1]) / 2, np.asarray(h["errors"])[-1], marker=".", label=name)
         if h.get("dc") is not None and len(h["dc"]) and np.isfinite(h["dc"][-1]) and h["dc"][-1] > 0:
             last.semilogy([0.0], [h["dc"][-1]], marker="s", linestyle="none", color=line.get_color())
     last.set_xlabel("radial frequency |k| (cycles per unit)")

@@ -1,4 +1,5 @@
 """Tasks: LightningModules that fit a field to a target; each a small subclass of ``INRModule``."""
+
 from inr.tasks.base import INRModule, NetworkFactory
 from inr.tasks.conv import ConvFitting
 from inr.tasks.image import ImageFitting
@@ -8,4 +9,14 @@ from inr.tasks.signal import SignalFitting
 from inr.tasks.video import VideoFitting
 from inr.tasks.volume import VolumeFitting
 
-__all__ = ["INRModule", "NetworkFactory", "ImageFitting", "ConvFitting", "InverseFitting", "RadianceFieldFitting", "SignalFitting", "VolumeFitting", "VideoFitting"]
+__all__ = [
+    "INRModule",
+    "NetworkFactory",
+    "ImageFitting",
+    "ConvFitting",
+    "InverseFitting",
+    "RadianceFieldFitting",
+    "SignalFitting",
+    "VolumeFitting",
+    "VideoFitting",
+]

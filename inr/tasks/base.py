@@ -18,6 +18,7 @@ Extension points (override only what differs):
   ``make_train_metrics`` says otherwise, the training batches);
 - ``on_heldout_grid(pred, target)``: extra metrics on the held-out split as a regular grid (SSIM, IoU).
 """
+
 from __future__ import annotations
 
 import re
@@ -36,8 +37,8 @@ from torchmetrics import MetricCollection
 from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
-from inr.networks import MLP
 from inr.modes import eval_mode
+from inr.networks import MLP
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
 # held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
@@ -194,7 +195,9 @@ class INRModule(L.LightningModule):
         if dm is None:
             return
         if dm.ndim != self.encoder.in_dim:
-            raise InputError(f"model.encoder expects {self.encoder.in_dim}-D coordinates but the data is {dm.ndim}-D; set in_dim: {dm.ndim}")
+            raise InputError(
+                f"model.encoder expects {self.encoder.in_dim}-D coordinates but the data is {dm.ndim}-D; set in_dim: {dm.ndim}"
+            )
         if dm.out_channels != self.out_channels:
             raise InputError(f"model.out_channels is {self.out_channels} but the data has {dm.out_channels} channels")
 
@@ -305,7 +308,7 @@ class INRModule(L.LightningModule):
     # --- `test` runs the validation hooks on the held-out split; what they log as val/... is test/... ----
     def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None:
         if name.startswith("val/") and self._trainer is not None and self.trainer.testing:
-            name = "test/" + name[len("val/"):]
+            name = "test/" + name[len("val/") :]
         super().log(name, value, *args, **kwargs)
 
     def test_step(self, batch: dict[str, Any], batch_idx: int) -> None:

@@ -1,8 +1,9 @@
 """``ConvFitting``: an image represented by a convolutional decoder applied to a fixed input code."""
+
 from __future__ import annotations
 
-from functools import partial
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Literal, Optional, Union
 
 import torch
@@ -70,7 +71,12 @@ class ConvFitting(ImageFitting):
             raise InputError(f"model.code_channels must be ≥ 1, got {code_channels}")
         factory = network or partial(ConvDecoder, width=64, depth=4, output_activation="sigmoid")
         in_channels = out_channels if code == "lowres" else code_channels
-        super().__init__(network=lambda _in_dim, out_dim: factory(in_channels, out_dim), out_channels=out_channels, optimizer=optimizer, scheduler=scheduler)
+        super().__init__(
+            network=lambda _in_dim, out_dim: factory(in_channels, out_dim),
+            out_channels=out_channels,
+            optimizer=optimizer,
+            scheduler=scheduler,
+        )
         self.code_kind, self.code_channels, self.code_size_arg = code, in_channels, code_size
         self.code_std, self.code_seed = code_std, code_seed
         # the code is rebuilt from its seed or from the data in setup, so it is not part of the checkpoint
@@ -87,7 +93,9 @@ class ConvFitting(ImageFitting):
         scale = int(getattr(self.network, "total_scale", 1))
         h, w = self.grid_shape
         if h % scale or w % scale:
-            raise InputError(f"model.network upsamples by {scale}, which does not divide the image size {h}×{w}; set model.code_size or data.resolution")
+            raise InputError(
+                f"model.network upsamples by {scale}, which does not divide the image size {h}×{w}; set model.code_size or data.resolution"
+            )
         return h // scale, w // scale
 
     def make_code(self) -> Tensor:
@@ -113,13 +121,17 @@ class ConvFitting(ImageFitting):
             out_shape = tuple(self.network(self.code).shape)
         expected = (1, self.out_channels, *self.grid_shape)
         if out_shape != expected:
-            raise InputError(f"model.network maps the code {tuple(self.code.shape)} to {out_shape}, not the image's {expected}; check model.code_size and the network's upsample stages")
+            raise InputError(
+                f"model.network maps the code {tuple(self.code.shape)} to {out_shape}, not the image's {expected}; check model.code_size and the network's upsample stages"
+            )
 
     # --- the field ----------------------------------------------------------------------------------
     def decode(self) -> Tensor:
         """Raw decoder output on the data's grid, (C, H, W)."""
         if self.code.numel() == 0:
-            raise RuntimeError("ConvFitting has no code yet: attach it to a Trainer with an image DataModule (setup builds the code)")
+            raise RuntimeError(
+                "ConvFitting has no code yet: attach it to a Trainer with an image DataModule (setup builds the code)"
+            )
         return self.network(self.code.to(self.device))[0]
 
     def field(self, batch: dict[str, Any]) -> Tensor:

@@ -1,12 +1,13 @@
 """``ImageFitting``: an image as a field (y, x) -> colour, trained with MSE and scored by PSNR and SSIM."""
+
 from __future__ import annotations
 
 from torch import Tensor
 from torchmetrics import MetricCollection
 from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
 
-from inr.tasks.base import INRModule
 from inr.modes import eval_mode
+from inr.tasks.base import INRModule
 
 
 class ImageFitting(INRModule):
@@ -32,7 +33,9 @@ class ImageFitting(INRModule):
         with eval_mode(self):
             pred, target = self.render()[None], self.target_grid()[None]  # (1, C, H, W)
         results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
-        results["full/ssim"] = float(StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
+        results["full/ssim"] = float(
+            StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target)
+        )
         return results
 
     def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:

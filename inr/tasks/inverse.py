@@ -1,5 +1,6 @@
 """``InverseFitting``: a field fitted through a measurement operator (CT, MRI, inpainting, super-resolution):
 loss = mean |A(f_θ) − y|², scored against the ground truth on the field's grid (PSNR, SSIM)."""
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -12,9 +13,9 @@ from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMe
 
 from inr.encoders import Encoder
 from inr.errors import InputError
+from inr.modes import eval_mode
 from inr.operators.base import Operator
 from inr.tasks.base import INRModule, NetworkFactory
-from inr.modes import eval_mode
 
 # torchmetrics' SSIM uses an 11-tap Gaussian window; smaller grids are scored by PSNR alone.
 SSIM_MIN_SIDE = 11
@@ -119,7 +120,9 @@ class InverseFitting(INRModule):
         super().setup(stage)
         dm = getattr(self.trainer, "datamodule", None)
         if dm is not None and not hasattr(dm, "operator"):
-            raise InputError(f"{type(self).__name__} needs a MeasurementDataModule (measurements and their operator), got {type(dm).__name__}")
+            raise InputError(
+                f"{type(self).__name__} needs a MeasurementDataModule (measurements and their operator), got {type(dm).__name__}"
+            )
 
     # --- validation ---------------------------------------------------------------------------------
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
@@ -158,13 +161,17 @@ class InverseFitting(INRModule):
             y = dm.measurements.to(self.device)
             train = train.to(self.device)
             residual = (measured - y).index_select(1, train)
-            results["train/residual"] = float((residual.abs().square().sum() / y.index_select(1, train).abs().square().sum()).sqrt())
+            results["train/residual"] = float(
+                (residual.abs().square().sum() / y.index_select(1, train).abs().square().sum()).sqrt()
+            )
             heldout = self.heldout_residual()
             if heldout is not None:
                 results["test/residual"] = float(heldout)
             if dm.has_ground_truth:
                 truth = self.target_grid()
-                results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(field, truth))
+                results["full/psnr"] = float(
+                    PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(field, truth)
+                )
                 ssim = grid_ssim(field, truth)
                 if ssim is not None:
                     results["full/ssim"] = float(ssim)

@@ -7,6 +7,7 @@ notebook). It is observed only through the volume-rendering operator (``inr.oper
 step is the framework's ``loss(measure(field(batch), batch), values)`` with ``field`` returning the field as
 a function of points: the renderer decides where along each ray to query it.
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal, Optional
@@ -74,14 +75,18 @@ class RadianceFieldFitting(INRModule):
         sampling_seed: int = 0,
     ) -> None:
         if density_activation not in DENSITY_ACTIVATIONS:
-            raise InputError(f"model.density_activation: unknown {density_activation!r}; choose one of {', '.join(DENSITY_ACTIVATIONS)}")
+            raise InputError(
+                f"model.density_activation: unknown {density_activation!r}; choose one of {', '.join(DENSITY_ACTIVATIONS)}"
+            )
         if eval_train_views < 1:
             raise InputError(f"model.eval_train_views must be ≥ 1, got {eval_train_views}")
         # the network outputs density and colour: one channel more than the images
         super().__init__(encoder, network, out_channels + 1, optimizer, scheduler, render_chunk, cache_encoding, compile)
         self.out_channels = out_channels
         if any(isinstance(m, nn.Sigmoid) for m in list(self.network.modules())[-1:]):
-            raise InputError("model.network: the radiance field decodes density and colour from raw outputs; use output_activation: none")
+            raise InputError(
+                "model.network: the radiance field decodes density and colour from raw outputs; use output_activation: none"
+            )
         self.renderer = VolumeRenderer(samples, importance_samples)
         self.perturb, self.density_activation = perturb, density_activation
         self.eval_train_views, self.sampling_seed = eval_train_views, sampling_seed
@@ -157,8 +162,11 @@ class RadianceFieldFitting(INRModule):
         if chunk < 1:
             raise InputError(f"render chunk must be ≥ 1 rays, got {chunk}")
         parts = [self._render(self.query, o, d) for o, d in zip(origins.split(chunk), directions.split(chunk))]
-        return {"rgb": torch.cat([p.rgb[-1] for p in parts]).clamp(0, 1), "depth": torch.cat([p.depth for p in parts]),
-                "opacity": torch.cat([p.opacity for p in parts])}
+        return {
+            "rgb": torch.cat([p.rgb[-1] for p in parts]).clamp(0, 1),
+            "depth": torch.cat([p.depth for p in parts]),
+            "opacity": torch.cat([p.opacity for p in parts]),
+        }
 
     @property
     def intrinsics(self) -> Intrinsics:
@@ -172,7 +180,11 @@ class RadianceFieldFitting(INRModule):
         origins, directions = view_rays(pose.to(self.device, torch.float32), intrinsics)
         out = self.render_rays(origins, directions)
         h, w = intrinsics.height, intrinsics.width
-        return {"rgb": out["rgb"].T.reshape(-1, h, w), "depth": out["depth"].reshape(h, w), "opacity": out["opacity"].reshape(h, w)}
+        return {
+            "rgb": out["rgb"].T.reshape(-1, h, w),
+            "depth": out["depth"].reshape(h, w),
+            "opacity": out["opacity"].reshape(h, w),
+        }
 
     @torch.no_grad()
     def render_views(self, poses: Tensor, intrinsics: Optional[Intrinsics] = None) -> dict[str, Tensor]:
@@ -217,9 +229,13 @@ class RadianceFieldFitting(INRModule):
         if dm is None:
             return
         if not isinstance(dm, RaysDataModule):
-            raise InputError(f"{type(self).__name__} learns from posed images: use data.class_path inr.data.RaysDataModule, not {type(dm).__name__}")
+            raise InputError(
+                f"{type(self).__name__} learns from posed images: use data.class_path inr.data.RaysDataModule, not {type(dm).__name__}"
+            )
         if self.encoder.in_dim != 3:
-            raise InputError(f"model.encoder takes {self.encoder.in_dim}-D coordinates but a radiance field is queried at 3-D points; set in_dim: 3")
+            raise InputError(
+                f"model.encoder takes {self.encoder.in_dim}-D coordinates but a radiance field is queried at 3-D points; set in_dim: 3"
+            )
         if dm.out_channels != self.out_channels:
             raise InputError(f"model.out_channels is {self.out_channels} but the images have {dm.out_channels} channels")
         b = dm.bound
@@ -235,12 +251,19 @@ class RadianceFieldFitting(INRModule):
         keeps per point, measured on the configured network) + the rays' own buffers."""
         from inr.run.preflight import activation_bytes_per_point
 
-        passes = self.renderer.samples + (self.renderer.samples + self.renderer.importance_samples if self.renderer.importance_samples else 0)
+        passes = self.renderer.samples + (
+            self.renderer.samples + self.renderer.importance_samples if self.renderer.importance_samples else 0
+        )
         per_point = 2 * activation_bytes_per_point(self, 3) + 4 * (3 + 4 + 6)  # + points, outputs, compositing terms
         device = self.trainer.strategy.root_device
         available, where = (torch.cuda.mem_get_info(device)[0], f" on {device}") if device.type == "cuda" else (None, "")
-        check_memory(f"data.batch_size {dm.batch_size:,} rays × {passes} samples", int(dm.batch_size * passes * per_point),
-                     advice="choose a smaller data.batch_size or fewer model.samples", available=available, where=where)
+        check_memory(
+            f"data.batch_size {dm.batch_size:,} rays × {passes} samples",
+            int(dm.batch_size * passes * per_point),
+            advice="choose a smaller data.batch_size or fewer model.samples",
+            available=available,
+            where=where,
+        )
 
     # --- final report -------------------------------------------------------------------------------
     @torch.no_grad()

@@ -1,4 +1,5 @@
 """``SignalFitting``: a 1D signal as a field t -> amplitude, trained with MSE and scored by PSNR."""
+
 from __future__ import annotations
 
 from typing import Optional

@@ -1,4 +1,5 @@
 """``VideoFitting``: a clip as a field (t, y, x) -> colour, scored by PSNR and per-frame SSIM."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -6,9 +7,9 @@ from typing import Optional
 from torch import Tensor
 from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
 
+from inr.modes import eval_mode
 from inr.tasks.base import INRModule
 from inr.tasks.image import ImageFitting
-from inr.modes import eval_mode
 
 # torchmetrics' SSIM pads by half its 11-tap window, which needs frames larger than 5 pixels.
 SSIM_MIN_SIDE = 6

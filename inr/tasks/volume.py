@@ -5,6 +5,7 @@
 (torchmetrics ``BinaryJaccardIndex``; 0 when both sets are empty), the measure of the 3D shape
 experiment of Tancik et al. 2020. ``density``: loss MSE on values in [0, 1], metrics MSE and PSNR.
 """
+
 from __future__ import annotations
 
 from functools import partial

@@ -1,4 +1,5 @@
 """A non-finite loss stops training with one message naming the step, and the weights stay good."""
+
 import lightning as L
 import pytest
 import torch
@@ -21,8 +22,14 @@ class DivergesAtStep(ImageFitting):
 
 def test_nan_loss_stops_before_the_weights_change(tmp_path):
     model = DivergesAtStep(7, encoder=GaussianEncoding(num_features=8), out_channels=3)
-    trainer = L.Trainer(max_steps=20, logger=False, default_root_dir=tmp_path, enable_progress_bar=False,
-                        limit_val_batches=0, enable_model_summary=False)
+    trainer = L.Trainer(
+        max_steps=20,
+        logger=False,
+        default_root_dir=tmp_path,
+        enable_progress_bar=False,
+        limit_val_batches=0,
+        enable_model_summary=False,
+    )
     snapshot = {}
 
     class Snapshot(L.Callback):

@@ -1,5 +1,6 @@
 """Images and figures reach any logger: PNG files in the run directory whatever the logger (CSVLogger here),
 and the loggers that show images (a W&B-style ``log_image`` logger, an MLflow-style client) get them too."""
+
 from functools import partial
 from types import SimpleNamespace
 
@@ -41,12 +42,21 @@ class ImageCapableLogger(Logger):
 def _fit(logger, tmp_path, steps=10):
     L.seed_everything(0, verbose=False)
     dm = ImageDataModule(resolution=16, split="every_other")
-    model = ImageFitting(encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=4.0, seed=0),
-                         network=partial(MLP, width=16, depth=2, output_activation="sigmoid"),
-                         optimizer=partial(torch.optim.Adam, lr=1e-2))
-    trainer = L.Trainer(max_steps=steps, logger=logger, default_root_dir=str(tmp_path),
-                        callbacks=[ImageLogger(every_n_epochs=1), SpectralBiasCallback(figure_every_n_epochs=0)],
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0)
+    model = ImageFitting(
+        encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=4.0, seed=0),
+        network=partial(MLP, width=16, depth=2, output_activation="sigmoid"),
+        optimizer=partial(torch.optim.Adam, lr=1e-2),
+    )
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=logger,
+        default_root_dir=str(tmp_path),
+        callbacks=[ImageLogger(every_n_epochs=1), SpectralBiasCallback(figure_every_n_epochs=0)],
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+    )
     trainer.fit(model, datamodule=dm)
     return model, dm
 
@@ -57,8 +67,13 @@ def test_csv_logger_runs_keep_their_images_and_figures_as_png_files(tmp_path):
     media = tmp_path / "csv/version_0/media"
     pngs = sorted(p.relative_to(media).as_posix() for p in media.rglob("*.png"))
     # ImageLogger every epoch (10 steps) and at the end; the spectral figures when training ends
-    assert pngs == ["images/abs_error/step_000010.png", "images/reconstruction/step_000010.png",
-                    "images/target/step_000010.png", "spectral/heatmap/step_000010.png", "spectral/spectra/step_000010.png"]
+    assert pngs == [
+        "images/abs_error/step_000010.png",
+        "images/reconstruction/step_000010.png",
+        "images/target/step_000010.png",
+        "spectral/heatmap/step_000010.png",
+        "spectral/spectra/step_000010.png",
+    ]
     model.eval()
     expected = np.round(model.render().clamp(0, 1).permute(1, 2, 0).numpy() * 255).astype(np.uint8)  # (C, H, W) -> (H, W, C)
     assert np.array_equal(iio.imread(media / "images/reconstruction/step_000010.png"), expected)
@@ -80,7 +95,9 @@ def test_a_logger_with_log_image_gets_the_images_and_the_files_are_written_too(t
 
 def test_an_mlflow_style_client_gets_artifact_paths_and_tensorboard_style_writers_get_hwc(tmp_path):
     calls = []
-    client = SimpleNamespace(log_image=lambda run_id, image, artifact_file: calls.append(("mlflow", run_id, image.shape, artifact_file)))
+    client = SimpleNamespace(
+        log_image=lambda run_id, image, artifact_file: calls.append(("mlflow", run_id, image.shape, artifact_file))
+    )
     writer = SimpleNamespace(add_image=lambda tag, image, step, dataformats: calls.append(("tb", tag, image.shape, dataformats)))
     mlflow = SimpleNamespace(experiment=client, run_id="abc")
     tensorboard = SimpleNamespace(experiment=writer)

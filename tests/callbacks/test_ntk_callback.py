@@ -1,5 +1,6 @@
 """NTKCallback in tiny real Trainers: tags in the event file, the loss prediction under SGD, eval mode,
 a resumed run keeping K₀, and configuration from YAML."""
+
 import textwrap
 from functools import partial
 
@@ -95,7 +96,8 @@ def test_resumed_run_keeps_its_reference_kernel(tmp_path, tiny_trainer):
 
 def test_configurable_from_yaml(tmp_path):
     overlay = tmp_path / "ntk.yaml"
-    overlay.write_text(textwrap.dedent(f"""\
+    overlay.write_text(
+        textwrap.dedent(f"""\
         trainer:
           logger:
             class_path: lightning.pytorch.loggers.TensorBoardLogger
@@ -103,9 +105,20 @@ def test_configurable_from_yaml(tmp_path):
           callbacks:
             - class_path: inr.callbacks.NTKCallback
               init_args: {{every_n_epochs: 1, num_probes: 24, method: structured, slice_resolution: 8}}
-        """))
-    args = ["--config", "image.yaml", "--config", str(overlay), "--data.init_args.resolution", "16",
-            "--trainer.max_steps", "10", "--model.init_args.network.init_args.width", "16"]
+        """)
+    )
+    args = [
+        "--config",
+        "image.yaml",
+        "--config",
+        str(overlay),
+        "--data.init_args.resolution",
+        "16",
+        "--trainer.max_steps",
+        "10",
+        "--model.init_args.network.init_args.width",
+        "16",
+    ]
     cli = cli_main(args)
     cb = [c for c in cli.trainer.callbacks if isinstance(c, NTKCallback)][0]
     assert cb.num_probes == 24 and cb.k0.shape == (24, 24, 3, 3) and "ntk/drift" in cb.last
@@ -118,8 +131,11 @@ def test_one_dimensional_task_logs_a_profile_plot(tmp_path, tiny_trainer):
     assert slice_plane((10,), resolution=4)[1:] == ((4,), 5)  # every 3rd sample, centre sample 5
     torch.manual_seed(0)
     dm = SignalDataModule(generator="power_law", length=32, steps_per_epoch=2)
-    model = SignalFitting(encoder=GaussianEncoding(in_dim=1, num_features=8, sigma=2.0), network=partial(MLP, width=16, depth=1),
-                          optimizer=partial(torch.optim.SGD, lr=0.1))
+    model = SignalFitting(
+        encoder=GaussianEncoding(in_dim=1, num_features=8, sigma=2.0),
+        network=partial(MLP, width=16, depth=1),
+        optimizer=partial(torch.optim.SGD, lr=0.1),
+    )
     trainer = tiny_trainer(tmp_path, [NTKCallback(every_n_epochs=1, num_probes=8, slice_resolution=16)], max_epochs=1)
     trainer.fit(model, datamodule=dm)
     acc = EventAccumulator(trainer.log_dir, size_guidance={"images": 0})

@@ -1,5 +1,6 @@
 """SpectralBiasCallback in tiny real Trainers: tags logged, history written and resumed, reuse without a
 second forward pass, train mode restored, memory skip, and the error falling with training."""
+
 import os
 import subprocess
 import sys
@@ -156,7 +157,8 @@ def test_resumed_run_continues_the_history(tmp_path, tiny_trainer):
 
 def test_configurable_from_yaml(tmp_path):
     overlay = tmp_path / "spectral.yaml"
-    overlay.write_text(textwrap.dedent(f"""\
+    overlay.write_text(
+        textwrap.dedent(f"""\
         trainer:
           logger:
             class_path: lightning.pytorch.loggers.TensorBoardLogger
@@ -164,9 +166,20 @@ def test_configurable_from_yaml(tmp_path):
           callbacks:
             - class_path: inr.callbacks.SpectralBiasCallback
               init_args: {{num_bands: 6, spacing: log, figure_every_n_epochs: 0}}
-        """))
-    args = ["--config", "image.yaml", "--config", str(overlay), "--data.init_args.resolution", "16",
-            "--trainer.max_steps", "20", "--model.init_args.network.init_args.width", "32"]
+        """)
+    )
+    args = [
+        "--config",
+        "image.yaml",
+        "--config",
+        str(overlay),
+        "--data.init_args.resolution",
+        "16",
+        "--trainer.max_steps",
+        "20",
+        "--model.init_args.network.init_args.width",
+        "32",
+    ]
     cli = cli_main(args)
     cb = [c for c in cli.trainer.callbacks if isinstance(c, SpectralBiasCallback)][0]
     assert cb.spacing == "log" and len(cb.history["edges"]) == 7
@@ -199,8 +212,9 @@ def test_ddp_two_ranks_do_not_deadlock(tmp_path):
     script.write_text(DDP_SCRIPT)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     # a collective inside rank-0-only code would hang here: the timeout turns that into a failure
-    out = subprocess.run([sys.executable, str(script), str(tmp_path)], cwd=REPO, env=env, capture_output=True,
-                         text=True, timeout=300)  # generous: two processes start slowly on a loaded machine
+    out = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )  # generous: two processes start slowly on a loaded machine
     assert out.returncode == 0, out.stderr[-2000:]
     # each rank trains on its share of the full batch, so rank 0 renders the training grid at the ends of the
     # two epochs (steps 2 and 4) instead of reusing a step's prediction; the closing measurement is step 4's

@@ -1,6 +1,7 @@
 """SpectralBiasCallback on the 1D signal and 3D volume tasks: it measures their grids (the training grid
 reused from full batches for signals, the rendered full grid for randomly batched volumes) and agrees with
 ``band_relative_error`` computed independently on the final field."""
+
 from functools import partial
 
 import lightning as L
@@ -18,9 +19,14 @@ from inr.tasks import SignalFitting, VolumeFitting
 
 def fit(tmp_path, model, data, epochs, callback):
     trainer = L.Trainer(
-        max_epochs=epochs, logger=TensorBoardLogger(str(tmp_path), name="run"), callbacks=[callback],
-        enable_progress_bar=False, enable_model_summary=False, enable_checkpointing=False,
-        num_sanity_val_steps=0, limit_val_batches=0,
+        max_epochs=epochs,
+        logger=TensorBoardLogger(str(tmp_path), name="run"),
+        callbacks=[callback],
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
     )
     trainer.fit(model, datamodule=data)
     return trainer
@@ -46,8 +52,11 @@ def test_signal_spectral_bias_is_measured_low_band_first(tmp_path):
 def test_volume_with_random_batches_is_measured_on_its_rendered_grid(tmp_path):
     data = VolumeDataModule(builtin="sphere", resolution=12, batch_size=512, steps_per_epoch=5)
     model = VolumeFitting(
-        GaussianEncoding(in_dim=3, num_features=16, sigma=1.0, seed=0), partial(MLP, width=32, depth=2), 1,
-        partial(torch.optim.Adam, lr=1e-2), mode="occupancy",
+        GaussianEncoding(in_dim=3, num_features=16, sigma=1.0, seed=0),
+        partial(MLP, width=32, depth=2),
+        1,
+        partial(torch.optim.Adam, lr=1e-2),
+        mode="occupancy",
     )
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=3, figure_every_n_epochs=0)
     fit(tmp_path, model, data, epochs=3, callback=callback)

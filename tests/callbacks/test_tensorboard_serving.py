@@ -1,4 +1,5 @@
 """TensorBoard serves the spectral scalars: a real server on 127.0.0.1 is asked for a run's scalar tags."""
+
 import json
 import socket
 import subprocess
@@ -10,7 +11,6 @@ from functools import partial
 from pathlib import Path
 
 import lightning as L
-import torch
 from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.callbacks import SpectralBiasCallback
@@ -31,16 +31,34 @@ def free_port() -> int:
 
 def test_tensorboard_serves_spectral_tags(tmp_path):
     model = ImageFitting(encoder=GaussianEncoding(2, 16, 4.0), network=partial(MLP, width=16, depth=1), out_channels=3)
-    trainer = L.Trainer(max_epochs=2, logger=TensorBoardLogger(str(tmp_path), name="serve"), enable_progress_bar=False,
-                        callbacks=[SpectralBiasCallback(num_bands=4, figure_every_n_epochs=0)],
-                        enable_model_summary=False, enable_checkpointing=False, limit_val_batches=0)
+    trainer = L.Trainer(
+        max_epochs=2,
+        logger=TensorBoardLogger(str(tmp_path), name="serve"),
+        enable_progress_bar=False,
+        callbacks=[SpectralBiasCallback(num_bands=4, figure_every_n_epochs=0)],
+        enable_model_summary=False,
+        enable_checkpointing=False,
+        limit_val_batches=0,
+    )
     trainer.fit(model, datamodule=ImageDataModule(resolution=16, steps_per_epoch=2))
 
     port = free_port()
     server = subprocess.Popen(
-        [str(TENSORBOARD), "--logdir", str(tmp_path), "--host", "127.0.0.1", "--port", str(port), "--load_fast", "false",
-         "--reload_interval", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            str(TENSORBOARD),
+            "--logdir",
+            str(tmp_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--load_fast",
+            "false",
+            "--reload_interval",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     tags, deadline = {}, time.monotonic() + STARTUP_SECONDS
     try:

@@ -1,10 +1,11 @@
 """The auto-encoder: shapes, the transposed-conv equivalence its docstring states, and that training learns."""
+
 import torch
 import torch.nn.functional as F
 
-from inr.experiments.threads import torch_threads
 from inr.conv_decoders.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
 from inr.conv_decoders.patches import PatchSet
+from inr.experiments.threads import torch_threads
 from inr.networks import zero_insertion
 
 

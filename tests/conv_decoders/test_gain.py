@@ -1,4 +1,5 @@
 """Gain maps and their expectation over initialisations: closed form vs Monte-Carlo, and the low-pass claim."""
+
 import math
 
 import torch

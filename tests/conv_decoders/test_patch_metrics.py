@@ -1,4 +1,5 @@
 """Per-band errors of patch sets against numpy.fft, the copy bins, and the classical reconstructions."""
+
 import math
 
 import numpy as np
@@ -54,7 +55,9 @@ def test_patch_mean_is_exact_at_dc_and_learns_nothing_else():
 
 def test_copy_bins_and_their_error_against_numpy():
     bins = copy_bins(16, 4)
-    assert len(bins) == 15 and {tuple(b) for b in bins.tolist()} == {(4 * a, 4 * b) for a in range(4) for b in range(4)} - {(0, 0)}
+    assert len(bins) == 15 and {tuple(b) for b in bins.tolist()} == {(4 * a, 4 * b) for a in range(4) for b in range(4)} - {
+        (0, 0)
+    }
     g = torch.Generator().manual_seed(3)
     target = torch.rand(3, 1, 16, 16, generator=g, dtype=torch.float64)
     pred = target + torch.randn(3, 1, 16, 16, generator=g, dtype=torch.float64)
@@ -68,7 +71,9 @@ def test_copy_bins_and_their_error_against_numpy():
 def test_pca_reconstruction_is_the_projection_on_the_top_singular_vectors():
     """Against numpy.linalg.svd of the centred data (1e-8), and exact with every component."""
     g = torch.Generator().manual_seed(4)
-    train = torch.randn(300, 1, 4, 4, generator=g, dtype=torch.float64) * torch.linspace(0.1, 2, 16, dtype=torch.float64).reshape(1, 1, 4, 4)
+    train = torch.randn(300, 1, 4, 4, generator=g, dtype=torch.float64) * torch.linspace(0.1, 2, 16, dtype=torch.float64).reshape(
+        1, 1, 4, 4
+    )
     test = torch.randn(20, 1, 4, 4, generator=g, dtype=torch.float64)
     mean, basis = pca_basis(train)
     x = train.reshape(300, -1).numpy()

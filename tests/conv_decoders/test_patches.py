@@ -1,5 +1,6 @@
 """The checkerboard patch split: training crops and held-out patches never share a pixel, and the held-out
 patches tile their blocks exactly."""
+
 import numpy as np
 import torch
 

@@ -1,4 +1,5 @@
 """Mean and t-interval over seeds against a hand computation with a tabulated t quantile."""
+
 import math
 
 from inr.conv_decoders.seeds import format_interval, mean_interval

@@ -1,4 +1,5 @@
 """Feature spectra layer by layer: the frequency-domain prediction against fft2 of every stage's output."""
+
 import pytest
 import torch
 
@@ -10,7 +11,9 @@ from inr.networks import ConvDecoder
 def test_prediction_matches_every_stage_of_a_linear_circular_decoder(mode):
     """Convs with biases and two upsampling stages on a non-square code: every stage to 1e-10 (float64)."""
     torch.manual_seed(0)
-    net = ConvDecoder(3, 2, width=4, depth=4, kernel_size=3, upsample=[1, 3], upsample_mode=mode, relu=False, weight_mean=0.02).double()
+    net = ConvDecoder(
+        3, 2, width=4, depth=4, kernel_size=3, upsample=[1, 3], upsample_mode=mode, relu=False, weight_mean=0.02
+    ).double()
     with torch.no_grad():
         for conv in net.convs():
             conv.bias.normal_()

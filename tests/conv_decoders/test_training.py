@@ -1,4 +1,5 @@
 """Training probes: the modulated target's spectrum, the fit record, and copy energy after upsampling."""
+
 import math
 
 import pytest

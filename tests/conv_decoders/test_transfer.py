@@ -1,4 +1,5 @@
 """Transfer matrices of circular conv cascades against the network itself and against numpy.fft."""
+
 import numpy as np
 import pytest
 import torch
@@ -20,7 +21,10 @@ CASES = [
 
 def cascade(channels, kernels, dtype, bias=False, seed=0):
     torch.manual_seed(seed)
-    layers = [nn.Conv2d(channels[i], channels[i + 1], k, padding=k // 2, padding_mode="circular", bias=bias, dtype=dtype) for i, k in enumerate(kernels)]
+    layers = [
+        nn.Conv2d(channels[i], channels[i + 1], k, padding=k // 2, padding_mode="circular", bias=bias, dtype=dtype)
+        for i, k in enumerate(kernels)
+    ]
     net = nn.Sequential(*layers)
     with torch.no_grad():
         for conv in layers:  # weights of order one, so errors are relative to a unit-scale output

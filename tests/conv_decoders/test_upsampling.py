@@ -1,4 +1,5 @@
 """Upsampling in the frequency domain: closed forms against fft2 of the upsampled maps."""
+
 import pytest
 import torch
 import torch.nn.functional as F

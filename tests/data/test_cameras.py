@@ -1,4 +1,5 @@
 """Cameras: the ray of every pixel lands where an independent pinhole projection (numpy, float64) puts it."""
+
 import math
 
 import numpy as np

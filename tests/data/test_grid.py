@@ -1,4 +1,5 @@
 """The grid convention (v = i/N) and the splits are exact."""
+
 import numpy as np
 import pytest
 import torch

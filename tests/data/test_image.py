@@ -1,4 +1,5 @@
 """Image reading: bit depths and channel layouts are converted as documented; bad files are refused."""
+
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -91,9 +92,9 @@ def test_bad_files_refused_with_name(tmp_path, name, content, message):
 def test_constant_image_refused(tmp_path):
     path = _write(tmp_path, "flat.png", np.full((8, 8, 3), 7, dtype=np.uint8))
     with pytest.raises(InputError, match="constant"):
-        ImageDataModule(path=str(path)).values
+        _ = ImageDataModule(path=str(path)).values
 
 
 def test_huge_resolution_refused_before_allocating():
     with pytest.raises(InputError, match="GiB"):
-        ImageDataModule(resolution=1_000_000).values
+        _ = ImageDataModule(resolution=1_000_000).values

@@ -1,4 +1,5 @@
 """Batches are whole tensors gathered by index; random draws are reproducible per (seed, epoch, rank)."""
+
 import torch
 
 from inr.data import ImageDataModule

@@ -1,5 +1,6 @@
 """``RaysDataModule``: splits by view, rays gathered on the device, and the blender / npz readers read back
 what the writers wrote."""
+
 import math
 
 import imageio.v3 as iio
@@ -50,7 +51,13 @@ def test_a_batch_is_rays_of_its_pixels_with_their_colours(synthetic):
 
 def test_blender_layout_round_trip(tmp_path, synthetic):
     dm = synthetic
-    write_blender(tmp_path / "scene", dm.posed.images, dm.poses, dm.intrinsics, {"train": torch.arange(6), "test": torch.arange(6, 9), "val": torch.tensor([8])})
+    write_blender(
+        tmp_path / "scene",
+        dm.posed.images,
+        dm.poses,
+        dm.intrinsics,
+        {"train": torch.arange(6), "test": torch.arange(6, 9), "val": torch.tensor([8])},
+    )
     read = RaysDataModule(path=str(tmp_path / "scene"), resolution=None, heldout_views=None)
     read.setup("fit")
     assert read.shape == (9, 16, 16) and read.test_shape == (3, 16, 16)

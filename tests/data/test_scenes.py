@@ -1,4 +1,5 @@
 """The synthetic scene's ground truth: analytic hits against ray marching, shading against its formula."""
+
 import math
 
 import pytest

@@ -1,4 +1,5 @@
 """Signed-distance primitives against closed forms, and their unit gradient (float64 autograd)."""
+
 import math
 
 import torch

@@ -1,5 +1,6 @@
 """Sharded full batches under data parallelism: the shares cover the split once, and their weighted mean
 gradient, averaged over the ranks as DDP does, is the full batch's gradient."""
+
 from functools import partial
 from types import SimpleNamespace
 
@@ -15,7 +16,9 @@ from inr.tasks import ImageFitting
 
 
 def _as_rank(dm, rank, world_size):
-    dm.trainer = SimpleNamespace(global_rank=rank, world_size=world_size, current_epoch=0)  # what the DataModule reads of a Trainer
+    dm.trainer = SimpleNamespace(
+        global_rank=rank, world_size=world_size, current_epoch=0
+    )  # what the DataModule reads of a Trainer
     return dm
 
 
@@ -62,8 +65,10 @@ def test_a_split_smaller_than_the_ranks_is_refused():
 def test_weighted_share_gradients_averaged_over_ranks_equal_the_full_batch_gradient():
     """Uneven shares (13 and 12 of 25 points); float64, so the two sides agree to rounding (1e-12)."""
     torch.manual_seed(0)
-    model = ImageFitting(encoder=GaussianEncoding(in_dim=2, num_features=8, sigma=3.0),
-                         network=partial(MLP, width=16, depth=2, output_activation="sigmoid")).double()
+    model = ImageFitting(
+        encoder=GaussianEncoding(in_dim=2, num_features=8, sigma=3.0),
+        network=partial(MLP, width=16, depth=2, output_activation="sigmoid"),
+    ).double()
 
     def gradient(batch):
         model.zero_grad()
@@ -74,8 +79,10 @@ def test_weighted_share_gradients_averaged_over_ranks_equal_the_full_batch_gradi
         return torch.cat([p.grad.flatten() for p in model.parameters()])
 
     full = gradient(ImageDataModule(resolution=10, split="every_other").gather(None, torch.device("cpu")))
-    shares = [gradient(_as_rank(ImageDataModule(resolution=10, split="every_other"), r, 2).gather(None, torch.device("cpu")))
-              for r in range(2)]
+    shares = [
+        gradient(_as_rank(ImageDataModule(resolution=10, split="every_other"), r, 2).gather(None, torch.device("cpu")))
+        for r in range(2)
+    ]
     averaged = (shares[0] + shares[1]) / 2  # DDP's all-reduce mean
     torch.testing.assert_close(averaged, full, rtol=0, atol=1e-12)
     assert (shares[0] - full).abs().max() > 1e-4  # a share alone is not the full batch: the check can fail

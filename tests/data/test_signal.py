@@ -1,4 +1,5 @@
 """1D signals: exact grid coordinates, WAV reading, the two generators against numpy.fft, bad input."""
+
 import math
 
 import numpy as np
@@ -40,7 +41,9 @@ def test_sum_of_sinusoids_has_the_chosen_amplitudes_at_their_dft_bins():
 
 def test_power_law_is_band_limited_with_mean_power_decaying_as_the_law():
     n, k_max, alpha, seeds = 64, 16, 1.0, 400
-    spectra = np.stack([np.abs(np.fft.rfft(power_law_signal(n, alpha, k_max, seed=s).double().numpy())) ** 2 for s in range(seeds)])
+    spectra = np.stack(
+        [np.abs(np.fft.rfft(power_law_signal(n, alpha, k_max, seed=s).double().numpy())) ** 2 for s in range(seeds)]
+    )
     assert spectra[:, k_max:].max() < 1e-8 * spectra.max()
     # bin k ≥ 1 holds N c_k / 2 with E|c_k|² = 2 (1 + k)^(−2α): E|X_k|² = N²/2 (1 + k)^(−2α).
     # |X_k|² is exponential (std = mean); the mean of 400 has 5% relative std, so 25% is 5σ.

@@ -1,4 +1,5 @@
 """Tests of the text-image generator and TextImageDataModule."""
+
 import numpy as np
 import pytest
 import torch
@@ -21,8 +22,14 @@ def test_image_is_coloured_text_on_white():
 
 def test_fonts_are_the_bundled_dejavu_faces():
     families = {load_font(face, 20).getname() for face in FONT_FACES}
-    assert families == {("DejaVu Sans", "Book"), ("DejaVu Sans", "Bold"), ("DejaVu Serif", "Book"), ("DejaVu Serif", "Bold"),
-                        ("DejaVu Sans Mono", "Book"), ("DejaVu Sans Mono", "Bold")}
+    assert families == {
+        ("DejaVu Sans", "Book"),
+        ("DejaVu Sans", "Bold"),
+        ("DejaVu Serif", "Book"),
+        ("DejaVu Serif", "Bold"),
+        ("DejaVu Sans Mono", "Book"),
+        ("DejaVu Sans Mono", "Bold"),
+    }
 
 
 def test_deterministic_per_seed_and_shape():

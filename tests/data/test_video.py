@@ -1,4 +1,5 @@
 """Video: GIF and image-sequence readers on files written here, the (t, y, x) grid, its split, bad input."""
+
 import imageio.v3 as iio
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
 """Voxel volumes: exact 3D coordinates (lazy = materialised), readers on files written here, value
 mapping, the large-grid guards, and bad input."""
+
 import imageio.v3 as iio
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
 """Fourier-feature encoders against their closed forms, and B surviving a checkpoint."""
+
 import math
 
 import lightning as L
@@ -76,8 +77,14 @@ def test_gaussian_b_survives_checkpoint_round_trip(tmp_path):
         return GaussianEncoding(in_dim=2, num_features=16, sigma=10.0, seed=seed)
 
     model = ImageFitting(encoder=enc(7), out_channels=3)
-    trainer = L.Trainer(max_steps=2, logger=False, default_root_dir=tmp_path, enable_progress_bar=False,
-                        limit_val_batches=0, enable_model_summary=False)
+    trainer = L.Trainer(
+        max_steps=2,
+        logger=False,
+        default_root_dir=tmp_path,
+        enable_progress_bar=False,
+        limit_val_batches=0,
+        enable_model_summary=False,
+    )
     trainer.fit(model, datamodule=ImageDataModule(resolution=16, steps_per_epoch=2))
     path = next((tmp_path / "checkpoints").glob("*.ckpt"))
     # rebuilt with a differently seeded encoder, the checkpoint restores the trained B

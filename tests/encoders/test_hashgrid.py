@@ -1,4 +1,5 @@
 """Hash encoding against an independent numpy reference (uint32 hash, explicit multilinear weights)."""
+
 import itertools
 import math
 from pathlib import Path
@@ -18,7 +19,14 @@ PRIMES_U32 = np.array([1, 2654435761, 805459861], dtype=np.uint32)
 def small(d, **kw):
     """Levels N = 2, 3, 7, 13, 26 with tables of 2^3, 2^6, 2^8 rows (1D, 2D, 3D): the three (1D) or two
     coarsest levels dense, the finer ones hashed."""
-    args = dict(in_dim=d, n_levels=5, n_features_per_level=3, log2_hashmap_size={1: 3, 2: 6, 3: 8}[d], base_resolution=2, per_level_scale=1.9)
+    args = dict(
+        in_dim=d,
+        n_levels=5,
+        n_features_per_level=3,
+        log2_hashmap_size={1: 3, 2: 6, 3: 8}[d],
+        base_resolution=2,
+        per_level_scale=1.9,
+    )
     args.update(kw)
     return HashGridEncoding(**args)
 
@@ -161,7 +169,14 @@ def test_spatial_hash_matches_uint32_arithmetic():
 def test_gradcheck_table_and_coordinates(d):
     # float64 finite differences vs the custom backward, dense and hashed levels, w.r.t. θ and x
     torch.manual_seed(2)
-    enc = HashGridEncoding(in_dim=d, n_levels=3, n_features_per_level=2, log2_hashmap_size={1: 3, 2: 5, 3: 5}[d], base_resolution=2, per_level_scale=2.0).double()
+    enc = HashGridEncoding(
+        in_dim=d,
+        n_levels=3,
+        n_features_per_level=2,
+        log2_hashmap_size={1: 3, 2: 5, 3: 5}[d],
+        base_resolution=2,
+        per_level_scale=2.0,
+    ).double()
     assert 0 < enc.dense_levels < 3
     table = enc.params.detach().clone().uniform_(-1, 1).requires_grad_(True)
     # away from cell faces (finite differences of ±1e-6 must not cross one)
@@ -179,17 +194,28 @@ def test_gradcheck_table_and_coordinates(d):
 
 
 def test_cli_runs_hashgrid_config(tmp_path, capsys):
-    cli_main([
-        "--config", "image_hashgrid.yaml",
-        "--data.init_args.resolution", "16",
-        "--model.init_args.encoder.init_args.finest_resolution", "16",
-        "--model.init_args.encoder.init_args.n_levels", "4",
-        "--model.init_args.encoder.init_args.log2_hashmap_size", "8",
-        "--trainer.max_steps", "3",
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.logger.init_args.save_dir", str(tmp_path),
-        "--trainer.default_root_dir", str(tmp_path),
-    ])
+    cli_main(
+        [
+            "--config",
+            "image_hashgrid.yaml",
+            "--data.init_args.resolution",
+            "16",
+            "--model.init_args.encoder.init_args.finest_resolution",
+            "16",
+            "--model.init_args.encoder.init_args.n_levels",
+            "4",
+            "--model.init_args.encoder.init_args.log2_hashmap_size",
+            "8",
+            "--trainer.max_steps",
+            "3",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+            "--trainer.default_root_dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert "summary:" in out and "steps 3" in out
     assert list(Path(tmp_path).glob("image_hashgrid/version_0/config.yaml"))

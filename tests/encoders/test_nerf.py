@@ -1,4 +1,5 @@
 """NeRF positional encoding against its closed form, column by column in float64 numpy."""
+
 import numpy as np
 import pytest
 import torch

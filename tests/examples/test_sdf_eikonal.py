@@ -1,5 +1,6 @@
 """The "write your own task" example: its eikonal term on an exact distance, a training through the CLI
 whose zero level set is the sphere, and the example run as a script."""
+
 import runpy
 import sys
 from pathlib import Path
@@ -17,12 +18,18 @@ from inr.export.mesh import extract_mesh
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = str(ROOT / "examples" / "sdf_eikonal.yaml")
 TINY = [
-    "--config", CONFIG,
-    "--data.init_args.resolution", "16",
-    "--data.init_args.batch_size", "1024",
-    "--data.init_args.steps_per_epoch", "25",
-    "--trainer.max_steps", "150",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    CONFIG,
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.batch_size",
+    "1024",
+    "--data.init_args.steps_per_epoch",
+    "25",
+    "--trainer.max_steps",
+    "150",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 
@@ -67,8 +74,17 @@ def test_sdf_task_trains_through_the_cli_and_its_zero_set_is_the_sphere(example,
 
 def test_example_runs_as_a_script(tmp_path, monkeypatch, capsys):
     # `python examples/sdf_eikonal.py ...`, executed in this process to spare an interpreter start
-    argv = ["sdf_eikonal.py", "--trainer.max_steps", "3", "--data.init_args.resolution", "8",
-            "--trainer.enable_progress_bar", "false", "--trainer.logger.init_args.save_dir", str(tmp_path)]
+    argv = [
+        "sdf_eikonal.py",
+        "--trainer.max_steps",
+        "3",
+        "--data.init_args.resolution",
+        "8",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.logger.init_args.save_dir",
+        str(tmp_path),
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the script prepends the repository root
     runpy.run_path(str(ROOT / "examples" / "sdf_eikonal.py"), run_name="__main__")

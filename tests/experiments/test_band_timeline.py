@@ -1,4 +1,5 @@
 """band_timeline: the first step below a threshold per band, read from a comparison's results.json."""
+
 import json
 
 import pytest
@@ -7,8 +8,11 @@ from inr.experiments.band_timeline import first_below, main, target_table, timel
 
 
 def rows():
-    history = {"steps": [9, 19, 29], "edges": [0.0, 2.0, 4.0, 6.0],
-               "errors": [[0.5, 1.0, None], [0.09, 0.6, None], [0.2, 0.05, None]]}  # band 3 holds no target energy
+    history = {
+        "steps": [9, 19, 29],
+        "edges": [0.0, 2.0, 4.0, 6.0],
+        "errors": [[0.5, 1.0, None], [0.09, 0.6, None], [0.2, 0.05, None]],
+    }  # band 3 holds no target energy
     return [{"encoder": "net", "history": history}, {"encoder": "bicubic", "kind": "baseline"}]
 
 
@@ -33,8 +37,11 @@ def test_table_and_command(tmp_path, capsys):
 
 
 def test_target_table_reads_the_progress_history(tmp_path):
-    r = {"encoder": "net", "history": rows()[0]["history"],
-         "progress": {"steps": [0, 10, 20], "test_psnr": [10.0, 21.0, 23.5], "train_seconds": [0.0, 4.2, 8.9]}}
+    r = {
+        "encoder": "net",
+        "history": rows()[0]["history"],
+        "progress": {"steps": [0, 10, 20], "test_psnr": [10.0, 21.0, 23.5], "train_seconds": [0.0, 4.2, 8.9]},
+    }
     table = target_table([r], [20.0, 23.5, 30.0]).splitlines()
     assert table[0] == "| row | final test PSNR (dB) | step (s) to 20 dB | step (s) to 23.5 dB | step (s) to 30 dB |"
     assert table[2] == "| net | 23.50 | 10 (4) | 20 (9) | — |"

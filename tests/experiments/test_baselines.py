@@ -1,4 +1,5 @@
 """Interpolation baselines against closed forms and an independent numpy filter; the rows they produce."""
+
 import math
 
 import numpy as np

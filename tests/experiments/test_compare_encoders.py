@@ -1,4 +1,5 @@
 """The encoder comparison, run tiny through its real ``main(argv)``."""
+
 import json
 import math
 from pathlib import Path
@@ -42,7 +43,10 @@ def test_paper_network_and_optimisers():
     # at 256² (finest level 128) T = 2^19 holds every level densely; T = 2^12 hashes the six finest
     dense = build_model(VARIANTS["hashgrid"], Protocol(), 3).encoder
     assert dense.dense_levels == 16 and hashed.encoder.dense_levels == 10
-    assert VARIANTS["hashgrid_hashed"].describe(Protocol(), hashed.encoder) == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
+    assert (
+        VARIANTS["hashgrid_hashed"].describe(Protocol(), hashed.encoder)
+        == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
+    )
 
 
 def test_tiny_comparison_end_to_end(tmp_path, capsys):
@@ -51,7 +55,7 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
     assert table[0].startswith("| row | setting | lr | train PSNR (dB) | test PSNR (dB) |")
     assert "test Δ DC" in table[0] and len(table[0].split("|")) == len(COLUMNS) + 2
     assert [line.split("|")[1].strip() for line in table[2:]] == MODELS + BASELINE_ROWS
-    models, baselines = rows[: len(MODELS)], rows[len(MODELS):]
+    models, baselines = rows[: len(MODELS)], rows[len(MODELS) :]
     for r in models:
         assert 5 < r["train_psnr"] < 60 and 5 < r["test_psnr"] < 60 and r["seconds"] > 0
         errors = np.array(r["history"]["errors"])
@@ -67,7 +71,9 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
     saved = json.loads((tmp_path / "results.json").read_text())
     assert [r["encoder"] for r in saved["rows"]] == MODELS + BASELINE_ROWS
     assert saved["rows"][-1]["train_psnr"] is None  # ∞ written as null: the file stays strict JSON
-    assert saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
+    assert (
+        saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
+    )
     assert saved["paper_settings"]["lr"]["none"] == 1e-2
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
     history = np.load(tmp_path / "tb" / "gaussian" / "version_0" / "spectral_history.npz")
@@ -81,8 +87,23 @@ def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
     # adding a variant is one entry in the table
     monkeypatch.setitem(VARIANTS, "identity_slow", Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-4))
     threads = torch.get_num_threads()
-    rows = main(["--text", "--resolution", "24", "--steps", "3", "--width", "16", "--encoders", "none,identity_slow",
-                 "--threads", "1", "--out", str(tmp_path)])
+    rows = main(
+        [
+            "--text",
+            "--resolution",
+            "24",
+            "--steps",
+            "3",
+            "--width",
+            "16",
+            "--encoders",
+            "none,identity_slow",
+            "--threads",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert torch.get_num_threads() == threads  # --threads applies to the comparison only
     assert [r["encoder"] for r in rows] == ["none", "identity_slow"] + BASELINE_ROWS
     assert rows[0]["lr"] == 1e-3 and rows[1]["lr"] == 1e-4  # text: the paper's 1e-3 for no mapping
@@ -94,8 +115,21 @@ def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
 
 def test_estimate_only_prints_the_expected_time_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "out"
-    rows = main(["--text", "--paper", "--estimate-only", "--resolution", "32", "--width", "8", "--encoders", "gaussian,hashgrid",
-                 "--out", str(out)])
+    rows = main(
+        [
+            "--text",
+            "--paper",
+            "--estimate-only",
+            "--resolution",
+            "32",
+            "--width",
+            "8",
+            "--encoders",
+            "gaussian,hashgrid",
+            "--out",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert rows == [] and not out.exists()
     line = [l for l in err.splitlines() if l.startswith("expected time:")]
@@ -126,7 +160,13 @@ def test_protocol_from_arguments():
     assert ce.parse_args([]).names == MODELS
 
 
-ARCHITECTURES = {"wire": (WIRE, 1e-3), "gauss": (GaussMLP, 2e-3), "finer": (FINER, 5e-4), "bacon": (BACON, 5e-3), "mfn": (MFN, 1e-2)}
+ARCHITECTURES = {
+    "wire": (WIRE, 1e-3),
+    "gauss": (GaussMLP, 2e-3),
+    "finer": (FINER, 5e-4),
+    "bacon": (BACON, 5e-3),
+    "mfn": (MFN, 1e-2),
+}
 
 
 def test_architecture_rows_follow_their_configs():
@@ -151,8 +191,26 @@ def test_architecture_rows_follow_their_configs():
 
 def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
     names = list(ARCHITECTURES)
-    rows = main(["--image", "data/camera.png", "--resolution", "16", "--steps", "6", "--width", "8", "--encoders", ",".join(names),
-                 "--target-psnr", "11.5", "--threads", "1", "--out", str(tmp_path)])
+    rows = main(
+        [
+            "--image",
+            "data/camera.png",
+            "--resolution",
+            "16",
+            "--steps",
+            "6",
+            "--width",
+            "8",
+            "--encoders",
+            ",".join(names),
+            "--target-psnr",
+            "11.5",
+            "--threads",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     table = capsys.readouterr().out.strip().splitlines()
     assert table[0].rstrip().endswith("| params | steps to target | time to target (s) |")
     assert [r["encoder"] for r in rows] == names + BASELINE_ROWS
@@ -167,7 +225,7 @@ def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
             first = next(i for i, v in enumerate(h["test_psnr"]) if v >= 11.5)
             assert r["target_step"] == h["steps"][first] and r["target_seconds"] == h["train_seconds"][first]
             assert cells == [str(r["target_step"]), f"{r['target_seconds']:.1f}"]
-    for line in table[-len(BASELINE_ROWS):]:
+    for line in table[-len(BASELINE_ROWS) :]:
         assert line.rstrip().endswith("| — | — |")  # baselines do not train
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["protocol"]["target_psnr"] == 11.5 and "progress" in saved["rows"][0]

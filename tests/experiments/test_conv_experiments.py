@@ -1,4 +1,5 @@
 """The three conv-decoder experiments end to end at toy size: figures, tables and what they measure."""
+
 import json
 import math
 
@@ -26,8 +27,29 @@ def test_conv_shift_table_and_floor(tmp_path, capsys):
 
 
 def test_conv_autoencoder_table_has_baselines_and_sane_errors(tmp_path, capsys):
-    results = conv_autoencoder.main(["--out", str(tmp_path), "--modes", "zero", "nearest", "--kernels", "3", "--seeds", "2",
-                                     "--steps", "15", "--width", "4", "--resolution", "64", "--block", "16", "--threads", "1"])
+    results = conv_autoencoder.main(
+        [
+            "--out",
+            str(tmp_path),
+            "--modes",
+            "zero",
+            "nearest",
+            "--kernels",
+            "3",
+            "--seeds",
+            "2",
+            "--steps",
+            "15",
+            "--width",
+            "4",
+            "--resolution",
+            "64",
+            "--block",
+            "16",
+            "--threads",
+            "1",
+        ]
+    )
     assert (tmp_path / "conv_autoencoder.png").stat().st_size > 10_000
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert len(table) == 2 + 2 + 6  # header, separator, two AE configurations, six baselines
@@ -38,4 +60,6 @@ def test_conv_autoencoder_table_has_baselines_and_sane_errors(tmp_path, capsys):
     for runs in results["runs"].values():
         assert len(runs) == 2 and all(math.isfinite(r["psnr"]) and len(r["fine"]) == 7 for r in runs)
     saved = json.loads((tmp_path / "conv_autoencoder.json").read_text())
-    assert saved["heldout_patches"] == results["heldout_patches"] == 2 * 8  # 2 images × 8 held-out 16×16 blocks of a 64² image, one patch each
+    assert (
+        saved["heldout_patches"] == results["heldout_patches"] == 2 * 8
+    )  # 2 images × 8 held-out 16×16 blocks of a 64² image, one patch each

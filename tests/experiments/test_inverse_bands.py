@@ -1,4 +1,5 @@
 """The inverse-problem table's band columns: the DC error apart from the bands, pooled low/high errors."""
+
 import pytest
 import torch
 

@@ -1,4 +1,5 @@
 """python -m inr.experiments.inverse: several seeds summarised, the notebooks' feature counts, threads restored."""
+
 import json
 
 import numpy as np
@@ -10,8 +11,27 @@ from inr.experiments.inverse import PROTOCOLS, main, summarise, table
 
 def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys):
     threads = torch.get_num_threads()
-    rows = main(["--task", "ct", "--resolution", "16", "--angles", "8", "--steps", "2", "--width", "16",
-                 "--seeds", "0", "1", "--threads", "1", "--out", str(tmp_path)])
+    rows = main(
+        [
+            "--task",
+            "ct",
+            "--resolution",
+            "16",
+            "--angles",
+            "8",
+            "--steps",
+            "2",
+            "--width",
+            "16",
+            "--seeds",
+            "0",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert torch.get_num_threads() == threads  # --threads only inside the run
     assert [r["seed"] for r in rows] == [0] * 6 + [1] * 6
     fbp = [r for r in rows if r["method"] == "filtered back-projection"]

@@ -1,4 +1,5 @@
 """The 1D NTK experiment end to end at toy size: figures, table, and the kernels it plots."""
+
 import json
 
 import torch

@@ -1,4 +1,5 @@
 """The paper's settings table against the notebook's values, the configs and the comparison's rows."""
+
 from pathlib import Path
 
 import pytest
@@ -56,13 +57,20 @@ def test_encoder_overlays_carry_the_table(kind, folder):
             assert encoder["init_args"]["num_features"] == s.num_features
 
 
-@pytest.mark.parametrize("name,kind,resolution,steps", [("image.yaml", "natural", 256, 300), ("image_paper.yaml", "natural", 512, 2000),
-                                                        ("image_text.yaml", "text", 256, 300)])
+@pytest.mark.parametrize(
+    "name,kind,resolution,steps",
+    [("image.yaml", "natural", 256, 300), ("image_paper.yaml", "natural", 512, 2000), ("image_text.yaml", "text", 256, 300)],
+)
 def test_image_configs_use_the_paper_network_init_and_mapping(name, kind, resolution, steps):
     config = yaml.safe_load((CONFIGS / name).read_text())
     s = PAPER_SETTINGS[kind]
     network = config["model"]["init_args"]["network"]["init_args"]
-    assert (network["width"], network["depth"], network["output_activation"], network["init"]) == (s.width, s.depth, "sigmoid", "paper")
+    assert (network["width"], network["depth"], network["output_activation"], network["init"]) == (
+        s.width,
+        s.depth,
+        "sigmoid",
+        "paper",
+    )
     encoder = config["model"]["init_args"]["encoder"]["init_args"]
     assert (encoder["sigma"], encoder["num_features"]) == (s.gaussian_sigma, s.num_features)
     assert config["model"]["init_args"]["optimizer"]["init_args"]["lr"] == s.lr["gaussian"]

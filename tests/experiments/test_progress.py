@@ -1,5 +1,6 @@
 """HeldOutPSNRHistory in a tiny real Trainer: when it measures, what it measures (against numpy), the training
 time it counts, and the first step at which a target is met."""
+
 from functools import partial
 
 import lightning as L
@@ -27,12 +28,23 @@ def test_first_reach():
 def test_history_in_a_tiny_trainer(tmp_path):
     L.seed_everything(0, verbose=False)
     dm = ImageDataModule(path="data/camera.png", resolution=16, split="every_other")
-    model = ImageFitting(encoder=GaussianEncoding(in_dim=2, num_features=32, sigma=1.0, seed=0),
-                         network=partial(MLP, width=32, depth=2, output_activation="sigmoid"), out_channels=3,
-                         optimizer=partial(torch.optim.Adam, lr=1e-2))
+    model = ImageFitting(
+        encoder=GaussianEncoding(in_dim=2, num_features=32, sigma=1.0, seed=0),
+        network=partial(MLP, width=32, depth=2, output_activation="sigmoid"),
+        out_channels=3,
+        optimizer=partial(torch.optim.Adam, lr=1e-2),
+    )
     progress = HeldOutPSNRHistory(every_n_steps=4)
-    trainer = L.Trainer(max_steps=10, logger=False, callbacks=[progress], limit_val_batches=0, enable_checkpointing=False,
-                        enable_progress_bar=False, enable_model_summary=False, devices=1)
+    trainer = L.Trainer(
+        max_steps=10,
+        logger=False,
+        callbacks=[progress],
+        limit_val_batches=0,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        devices=1,
+    )
     trainer.fit(model, datamodule=dm)
     h = progress.history
     assert h["steps"] == [0, 4, 8, 10]  # before training, every 4 steps, and the final step

@@ -6,6 +6,7 @@ full-batch steps); measured there: lr 1e-3 (the paper's for text) ends with Δ =
 bands 1–3 (band 0 holds only DC at this size), lr 1e-2 (the paper's for natural images) with 1.000
 in every band.
 """
+
 import dataclasses
 from functools import partial
 
@@ -20,7 +21,9 @@ PROTOCOL = Protocol(resolution=64, steps=100, kind="text", width=64)
 
 def final_band_errors(lr, tmp_path):
     variant = dataclasses.replace(VARIANTS["none"], lr=lr)
-    row = run_variant("none", variant, PROTOCOL, partial(TextImageDataModule, resolution=PROTOCOL.resolution, text_seed=0), tmp_path)
+    row = run_variant(
+        "none", variant, PROTOCOL, partial(TextImageDataModule, resolution=PROTOCOL.resolution, text_seed=0), tmp_path
+    )
     # (15,) training-grid Δ_b of bands 1–15 after the last step, DC apart; band 0 (|k| < 1 on the 32² grid) holds only DC: NaN
     return np.array(row["history"]["errors"][-1])[1:]
 

@@ -1,5 +1,6 @@
 """python -m inr.experiments.view_synthesis at toy size: every mapping and both baselines in one table, the
 baselines scored exactly, the outputs written under --out and nothing in the working directory."""
+
 import json
 
 import pytest
@@ -9,9 +10,25 @@ from inr.data import RaysDataModule
 from inr.experiments.view_synthesis import ENCODINGS, baselines, main
 
 # 16×16 views, 8 samples per ray, 3 steps: the experiment's plumbing, not its result
-TOY = ["--steps", "3", "--threads", "1", "--override", "--data.init_args.resolution", "16", "--data.init_args.views", "6",
-       "--data.init_args.heldout_views", "2", "--data.init_args.batch_size", "64", "--model.init_args.samples", "8",
-       "--model.init_args.eval_train_views", "2"]
+TOY = [
+    "--steps",
+    "3",
+    "--threads",
+    "1",
+    "--override",
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.views",
+    "6",
+    "--data.init_args.heldout_views",
+    "2",
+    "--data.init_args.batch_size",
+    "64",
+    "--model.init_args.samples",
+    "8",
+    "--model.init_args.eval_train_views",
+    "2",
+]
 
 
 def test_every_mapping_and_the_baselines_in_one_table_written_under_out_only(tmp_path, monkeypatch, capsys):

@@ -1,5 +1,6 @@
 """Mesh export: a sphere's radius within one voxel (from a grid and from a model), PLY/OBJ round trips,
 the command on a checkpoint of a tiny run, and bad input."""
+
 from functools import partial
 
 import numpy as np
@@ -72,15 +73,38 @@ def test_bad_mesh_requests_are_refused(tmp_path):
 
 
 def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys):
-    cli_main([
-        "--config", "volume.yaml", "--data.init_args.builtin", "sphere", "--data.init_args.resolution", "16",
-        "--data.init_args.batch_size", "1024", "--data.init_args.steps_per_epoch", "10",
-        "--model.init_args.encoder.init_args.num_features", "32", "--model.init_args.encoder.init_args.sigma", "1",
-        "--model.init_args.network.init_args.width", "64", "--model.init_args.network.init_args.depth", "2",
-        "--model.init_args.optimizer.init_args.lr", "0.01", "--trainer.max_steps", "60",
-        "--trainer.enable_progress_bar", "false", "--trainer.callbacks", "null",
-        "--trainer.logger.init_args.save_dir", str(tmp_path),
-    ])
+    cli_main(
+        [
+            "--config",
+            "volume.yaml",
+            "--data.init_args.builtin",
+            "sphere",
+            "--data.init_args.resolution",
+            "16",
+            "--data.init_args.batch_size",
+            "1024",
+            "--data.init_args.steps_per_epoch",
+            "10",
+            "--model.init_args.encoder.init_args.num_features",
+            "32",
+            "--model.init_args.encoder.init_args.sigma",
+            "1",
+            "--model.init_args.network.init_args.width",
+            "64",
+            "--model.init_args.network.init_args.depth",
+            "2",
+            "--model.init_args.optimizer.init_args.lr",
+            "0.01",
+            "--trainer.max_steps",
+            "60",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.callbacks",
+            "null",
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+        ]
+    )
     ckpt = tmp_path / "volume/version_0/checkpoints/last.ckpt"
     out = main(["--ckpt", str(ckpt), "--out", str(tmp_path / "sphere.ply"), "--resolution", "32"])
     assert "vertices" in capsys.readouterr().out
@@ -88,7 +112,20 @@ def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys):
     # learned from 8³ training voxels in 60 steps (measured: mean error 0.011, max 0.047 here)
     err = np.abs(radii(verts) - SPHERE_RADIUS)
     assert len(faces) > 100 and err.mean() < 0.5 / 16 and err.max() < 1.5 / 16
-    main(["--ckpt", str(ckpt), "--out", str(tmp_path / "s.ply"), "--resolution", "16", "--turntable", str(tmp_path / "s.gif"), "--frames", "3"])
+    main(
+        [
+            "--ckpt",
+            str(ckpt),
+            "--out",
+            str(tmp_path / "s.ply"),
+            "--resolution",
+            "16",
+            "--turntable",
+            str(tmp_path / "s.gif"),
+            "--frames",
+            "3",
+        ]
+    )
     import imageio.v3 as iio
 
     assert iio.imread(tmp_path / "s.gif", index=None).shape[:2] == (3, 256)

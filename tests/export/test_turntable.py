@@ -1,4 +1,5 @@
 """Turntable videos of meshes: the shape is drawn, turns between frames, and comes full circle."""
+
 import numpy as np
 import pytest
 

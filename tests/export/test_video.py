@@ -1,5 +1,6 @@
 """Video files: MP4/WebM written and read back close to the frames, GIF exactly, a clip as a target, the
 missing extra refused in one line, and rendered fields as files that are whole or absent."""
+
 import imageio.v3 as iio
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
 """Shared pieces of the fault suite: a tiny training config, the CLI run in process with its exit code and
 stderr lines, and one small trained run per module to resume, copy and damage."""
+
 import shutil
 import subprocess
 import sys
@@ -13,16 +14,26 @@ from inr.cli import cli_main
 ROOT = Path(__file__).resolve().parents[2]
 # resolution 16, width 16, 5 steps per epoch, no image/spectral callbacks: a run of 10 steps takes about a second
 TINY = [
-    "--config", "image.yaml",
-    "--data.init_args.resolution", "16",
-    "--data.init_args.steps_per_epoch", "5",
-    "--model.init_args.network.init_args.width", "16",
-    "--model.init_args.encoder.init_args.num_features", "16",
-    "--trainer.max_steps", "10",
-    "--trainer.check_val_every_n_epoch", "2",
-    "--trainer.num_sanity_val_steps", "0",
-    "--trainer.enable_progress_bar", "false",
-    "--trainer.callbacks", "null",
+    "--config",
+    "image.yaml",
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.steps_per_epoch",
+    "5",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--trainer.max_steps",
+    "10",
+    "--trainer.check_val_every_n_epoch",
+    "2",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
 ]
 
 
@@ -63,8 +74,9 @@ def run_cli(capsys):
 
 def run_script(args: list[str], timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
     """The real ``train.py`` in a subprocess."""
-    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, **kwargs)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kwargs
+    )
 
 
 @pytest.fixture(scope="module")

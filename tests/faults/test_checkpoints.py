@@ -1,4 +1,5 @@
 """Checkpoints: never executed on load, written atomically, and a damaged last.ckpt does not block a resume."""
+
 import ast
 import os
 import resource
@@ -21,10 +22,19 @@ class RunsACommand:
 
 def test_every_torch_load_passes_weights_only_true(kit):
     calls = []
-    for path in [*kit.root.glob("inr/**/*.py"), *kit.root.glob("tests/**/*.py"), *kit.root.glob("benchmarks/*.py"),
-                 *kit.root.glob("examples/*.py"), kit.root / "train.py"]:
+    for path in [
+        *kit.root.glob("inr/**/*.py"),
+        *kit.root.glob("tests/**/*.py"),
+        *kit.root.glob("benchmarks/*.py"),
+        *kit.root.glob("examples/*.py"),
+        kit.root / "train.py",
+    ]:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "load" and getattr(node.func.value, "id", None) == "torch":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "load"
+                and getattr(node.func.value, "id", None) == "torch"
+            ):
                 flag = {k.arg: k.value for k in node.keywords}.get("weights_only")
                 calls.append((f"{path.name}:{node.lineno}", isinstance(flag, ast.Constant) and flag.value is True))
     assert calls, "the scan found no torch.load at all"

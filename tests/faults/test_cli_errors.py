@@ -1,6 +1,6 @@
 """Bad settings and files: one line on stderr, exit 2, no traceback, and no run directory left behind."""
+
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,30 +11,47 @@ from inr.experiments.compare_encoders import main as compare_main
 UNAVAILABLE_ACCELERATOR = "mps" if torch.cuda.is_available() else "gpu"  # an accelerator this machine lacks
 
 CASES = {
-    "negative lr": (["--model.init_args.optimizer.init_args.lr", "-0.001"], "model.init_args.optimizer: Invalid learning rate: -0.001"),
+    "negative lr": (
+        ["--model.init_args.optimizer.init_args.lr", "-0.001"],
+        "model.init_args.optimizer: Invalid learning rate: -0.001",
+    ),
     "max_steps below -1": (["--trainer.max_steps", "-5"], "`max_steps` must be a non-negative integer or -1"),
     "batch beyond memory": (["--data.init_args.batch_size", "100000000000"], "choose a smaller data.batch_size"),
     "missing accelerator": (["--trainer.accelerator", UNAVAILABLE_ACCELERATOR], "trainer: "),
     "eval chunk 0": (["--data.init_args.eval_chunk", "0"], "data.eval_chunk must be ≥ 1"),
     "render chunk -1": (["--model.init_args.render_chunk", "-1"], "model.render_chunk must be ≥ 1"),
-    "duplicate callback": (["--trainer.callbacks+=inr.callbacks.SpectralBiasCallback",
-                            "--trainer.callbacks+=inr.callbacks.SpectralBiasCallback"], "SpectralBiasCallback is given twice"),
+    "duplicate callback": (
+        ["--trainer.callbacks+=inr.callbacks.SpectralBiasCallback", "--trainer.callbacks+=inr.callbacks.SpectralBiasCallback"],
+        "SpectralBiasCallback is given twice",
+    ),
     "output under a file": (["--trainer.logger.init_args.save_dir", "{file}/runs"], "is a file, not a directory"),
     "not a checkpoint": (["--ckpt_path", "{file}"], "not a readable checkpoint"),
     "truncated checkpoint": (["--ckpt_path", "{truncated}"], "not a readable checkpoint"),
-    "another architecture": (["--model.init_args.encoder.init_args.num_features", "8", "--ckpt_path", "{checkpoint}"],
-                             "made by another model: encoder.b is [16, 2] there and [8, 2] in this config"),
-    "negative sigma": (["--model.init_args.encoder.init_args.sigma", "-3"], "GaussianEncoding needs num_features ≥ 1 and sigma ≥ 0"),
+    "another architecture": (
+        ["--model.init_args.encoder.init_args.num_features", "8", "--ckpt_path", "{checkpoint}"],
+        "made by another model: encoder.b is [16, 2] there and [8, 2] in this config",
+    ),
+    "negative sigma": (
+        ["--model.init_args.encoder.init_args.sigma", "-3"],
+        "GaussianEncoding needs num_features ≥ 1 and sigma ≥ 0",
+    ),
     "empty config": (["--config", "{empty}"], "empty.yaml: the config file is empty"),
 }
 if Path("/proc").is_dir():  # Linux: a location no process can create files in, whoever runs the suite
-    CASES["read-only output"] = (["--trainer.logger.init_args.save_dir", "/proc/inr-runs"], "output location /proc/inr-runs: cannot write in /proc")
+    CASES["read-only output"] = (
+        ["--trainer.logger.init_args.save_dir", "/proc/inr-runs"],
+        "output location /proc/inr-runs: cannot write in /proc",
+    )
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_settings_one_line_exit_2_nothing_written(tmp_path, run_cli, trained_run, kit, name):
-    files = {"file": tmp_path / "notes.txt", "truncated": tmp_path / "half.ckpt", "empty": tmp_path / "empty.yaml",
-             "checkpoint": trained_run / "checkpoints" / "last.ckpt"}
+    files = {
+        "file": tmp_path / "notes.txt",
+        "truncated": tmp_path / "half.ckpt",
+        "empty": tmp_path / "empty.yaml",
+        "checkpoint": trained_run / "checkpoints" / "last.ckpt",
+    }
     files["file"].write_text("not a checkpoint")
     files["truncated"].write_bytes(files["checkpoint"].read_bytes()[:3000])
     files["empty"].write_text("# nothing but a comment\n")
@@ -63,7 +80,9 @@ def test_a_config_that_multiplies_itself_is_refused_at_once(tmp_path, kit):
     laughs.write_text("\n".join(lines) + "\n")
     proc = kit.run_script(kit.tiny(tmp_path / "runs", "--config", str(laughs)), timeout=120)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert proc.returncode == 2 and len(errors) == 1 and "aliases expand to more than 100,000 values" in errors[0], proc.stderr[-2000:]
+    assert proc.returncode == 2 and len(errors) == 1 and "aliases expand to more than 100,000 values" in errors[0], proc.stderr[
+        -2000:
+    ]
     assert kit.files_under(tmp_path / "runs") == []
 
 

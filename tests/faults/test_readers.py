@@ -1,5 +1,6 @@
 """Readers: 16-bit colour PNGs read at 16 bits, constant images refused after resizing, WAV lengths and
 anti-phase channels, and render chunks that would render nothing."""
+
 import struct
 import zlib
 
@@ -30,7 +31,9 @@ def write_png16(path, array):
 
     colour = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
     header = struct.pack(">IIBBBBB", w, h, 16, colour, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes())) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes())) + chunk(b"IEND", b"")
+    )
     return path
 
 
@@ -50,16 +53,31 @@ def test_a_constant_image_is_refused_after_resizing(tmp_path, run_cli, kit):
     image = np.full((40, 60, 3), 77, dtype=np.uint8)
     image[:, :10] = image[:, -10:] = 200
     iio.imwrite(framed, image)
-    for path, expected in ((flat, "the image is constant (every pixel 0.302)"), (framed, "constant after cropping and resizing to 16")):
+    for path, expected in (
+        (flat, "the image is constant (every pixel 0.302)"),
+        (framed, "constant after cropping and resizing to 16"),
+    ):
         outcome = run_cli(kit.tiny(tmp_path / "runs", "--data.init_args.path", str(path)))
         assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
     assert kit.files_under(tmp_path / "runs") == []
 
 
 def _signal_args(kit, save_dir, wav, *extra):
-    return ["--config", "signal.yaml", "--data.init_args.path", str(wav), "--trainer.max_steps", "2",
-            "--model.init_args.network.init_args.width", "8", "--trainer.enable_progress_bar", "false",
-            "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+    return [
+        "--config",
+        "signal.yaml",
+        "--data.init_args.path",
+        str(wav),
+        "--trainer.max_steps",
+        "2",
+        "--model.init_args.network.init_args.width",
+        "8",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.logger.init_args.save_dir",
+        str(save_dir),
+        *extra,
+    ]
 
 
 def test_wav_length_and_anti_phase_channels_are_refused_in_one_line(tmp_path, run_cli, kit):
@@ -86,21 +104,47 @@ def volume_run(tmp_path_factory):
     from inr.cli import cli_main
 
     save_dir = tmp_path_factory.mktemp("volume")
-    cli_main(["--config", "volume.yaml", "--data.init_args.builtin", "sphere", "--data.init_args.resolution", "8",
-              "--data.init_args.batch_size", "64", "--data.init_args.steps_per_epoch", "2",
-              "--model.init_args.encoder.init_args.num_features", "8", "--model.init_args.network.init_args.width", "8",
-              "--trainer.max_steps", "2", "--trainer.callbacks", "null", "--trainer.enable_progress_bar", "false",
-              "--trainer.logger.init_args.save_dir", str(save_dir)])
+    cli_main(
+        [
+            "--config",
+            "volume.yaml",
+            "--data.init_args.builtin",
+            "sphere",
+            "--data.init_args.resolution",
+            "8",
+            "--data.init_args.batch_size",
+            "64",
+            "--data.init_args.steps_per_epoch",
+            "2",
+            "--model.init_args.encoder.init_args.num_features",
+            "8",
+            "--model.init_args.network.init_args.width",
+            "8",
+            "--trainer.max_steps",
+            "2",
+            "--trainer.callbacks",
+            "null",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.logger.init_args.save_dir",
+            str(save_dir),
+        ]
+    )
     return save_dir / "volume" / "version_0" / "checkpoints" / "last.ckpt"
 
 
-@pytest.mark.parametrize("extra, expected", [
-    (["--chunk", "0"], "--chunk must be at least 1"),
-    (["--chunk", "-5"], "--chunk must be at least 1"),
-    (["--resolution", "0"], "--resolution must be at least 2"),
-    (["--resolution", "200000"], "GiB"),  # 8·10¹⁵ grid points: refused before allocating
-])
-def test_mesh_export_refuses_chunks_and_resolutions_that_render_nothing_or_too_much(tmp_path, capsys, volume_run, extra, expected):
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        (["--chunk", "0"], "--chunk must be at least 1"),
+        (["--chunk", "-5"], "--chunk must be at least 1"),
+        (["--resolution", "0"], "--resolution must be at least 2"),
+        (["--resolution", "200000"], "GiB"),  # 8·10¹⁵ grid points: refused before allocating
+    ],
+)
+def test_mesh_export_refuses_chunks_and_resolutions_that_render_nothing_or_too_much(
+    tmp_path, capsys, volume_run, extra, expected
+):
     out = tmp_path / "mesh.ply"
     with pytest.raises(SystemExit) as exit_info:
         mesh_main(["--ckpt", str(volume_run), "--out", str(out), *extra])

@@ -1,5 +1,6 @@
 """Resumes: a failed one changes nothing; a successful one keeps the run's config and records its own; one
 process per run; a copied run refreshes its own last.ckpt."""
+
 import yaml
 
 from inr.export.mesh import load_model
@@ -16,7 +17,9 @@ def test_a_failed_resume_leaves_config_and_checkpoints_as_they_were(tmp_path, ru
     before = _snapshot(run)
     other_width = run_cli(kit.tiny(tmp_path, "--model.init_args.network.init_args.width", "32", "--ckpt_path", "last"))
     assert other_width.code == 2 and len(other_width.errors) == 1, other_width.stderr[-3000:]
-    assert "made by another model" in other_width.errors[0] and "[16, 32] there and [32, 32] in this config" in other_width.errors[0]
+    assert (
+        "made by another model" in other_width.errors[0] and "[16, 32] there and [32, 32] in this config" in other_width.errors[0]
+    )
 
     corrupt = tmp_path / "corrupt.ckpt"
     corrupt.write_bytes(b"PK\x03\x04 not really a zip")
@@ -32,8 +35,9 @@ def test_a_failed_resume_leaves_config_and_checkpoints_as_they_were(tmp_path, ru
 def test_a_resume_keeps_the_config_and_records_its_own_once_loaded(tmp_path, run_cli, trained_run, kit):
     run = kit.copy_run(trained_run, tmp_path)
     original = (run / "config.yaml").read_bytes()
-    outcome = run_cli(kit.tiny(tmp_path, "--trainer.max_steps", "15", "--model.init_args.optimizer.init_args.lr", "0.05",
-                               "--ckpt_path", "last"))
+    outcome = run_cli(
+        kit.tiny(tmp_path, "--trainer.max_steps", "15", "--model.init_args.optimizer.init_args.lr", "0.05", "--ckpt_path", "last")
+    )
     assert outcome.code == 0, outcome.stderr[-3000:]
     assert (run / "config.yaml").read_bytes() == original
     record = yaml.safe_load((run / "config.resume-1.yaml").read_text())

@@ -1,4 +1,5 @@
 """SIGTERM and Ctrl-C stop training with a checkpoint, one line and exit 143 / 130; the resume is exact."""
+
 import os
 import signal
 import subprocess
@@ -29,7 +30,7 @@ def test_sigterm_and_ctrl_c_save_a_checkpoint_name_it_and_exit_143_130(tmp_path,
         save_dir = tmp_path / signal.Signals(signum).name
         cmd = [sys.executable, str(kit.root / "train.py"), *kit.tiny(save_dir, "--trainer.max_steps", "1000000")]
         procs[signum] = (save_dir, subprocess.Popen(cmd, cwd=kit.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    for signum, (save_dir, proc) in procs.items():
+    for save_dir, proc in procs.values():
         _wait_for(save_dir / "image/version_0/checkpoints/last.ckpt", proc)  # the first epoch has ended
     # a second training process resuming the running run is refused, and writes nothing there
     term_dir = procs[signal.SIGTERM][0]
@@ -37,7 +38,7 @@ def test_sigterm_and_ctrl_c_save_a_checkpoint_name_it_and_exit_143_130(tmp_path,
     assert busy.code == 2 and len(busy.errors) == 1 and "in use by another training process" in busy.errors[0]
     assert not list((term_dir / "image/version_0").glob("config.resume-*.yaml"))
 
-    for signum, (save_dir, proc) in procs.items():
+    for signum, (_, proc) in procs.items():
         proc.send_signal(signum)
     for signum, (save_dir, proc) in procs.items():
         _, stderr = proc.communicate(timeout=240)
@@ -78,8 +79,12 @@ def _state(path):
 
 
 @pytest.mark.parametrize("batch_size, stop_step", [("32", 2), ("32", 4), ("null", 7)])  # mid-epoch, last batch of an epoch
-def test_a_run_stopped_by_a_signal_resumes_bitwise_like_an_uninterrupted_one(tmp_path, run_cli, signal_at_step, kit, batch_size, stop_step):
-    args = lambda d: kit.tiny(d, "--data.init_args.batch_size", batch_size, "--trainer.callbacks+=inr.callbacks.SpectralBiasCallback")
+def test_a_run_stopped_by_a_signal_resumes_bitwise_like_an_uninterrupted_one(
+    tmp_path, run_cli, signal_at_step, kit, batch_size, stop_step
+):
+    args = lambda d: kit.tiny(
+        d, "--data.init_args.batch_size", batch_size, "--trainer.callbacks+=inr.callbacks.SpectralBiasCallback"
+    )
     signal_at_step(None)
     assert run_cli(args(tmp_path / "straight")).code == 0
     signal_at_step(stop_step)

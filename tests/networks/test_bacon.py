@@ -1,4 +1,5 @@
 """BACON: band-limited by construction (measured with the project's DFT), frozen integer frequencies, its init."""
+
 import math
 from functools import partial
 

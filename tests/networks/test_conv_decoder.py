@@ -1,4 +1,5 @@
 """ConvDecoder: layer layout, sizes, padding and upsampling modes, initialisation statistics, bad settings."""
+
 import pytest
 import torch
 import torch.nn.functional as F

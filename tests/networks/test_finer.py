@@ -1,4 +1,5 @@
 """FINER: the variable-periodic activation and its gradient, the released initialisation, and what k tunes."""
+
 import math
 
 import pytest

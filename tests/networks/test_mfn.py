@@ -1,9 +1,9 @@
 """Multiplicative filter networks: the recursion, the released initialisation of both filters, sizes."""
+
 import math
 
 import pytest
 import torch
-from torch import nn
 
 from inr.errors import InputError
 from inr.networks import MFN, FourierFilter, GaborFilter

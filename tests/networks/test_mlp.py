@@ -1,4 +1,5 @@
 """MLP sizes, depth convention, activations and initialisations."""
+
 import math
 
 import pytest
@@ -61,7 +62,9 @@ def test_paper_init_weight_and_bias_statistics():
     assert weights.abs().max().item() > 0.97 * bound  # truncated at ±2σ, not at ±1σ or clipped elsewhere
     # a truncated normal: the share beyond 1 underlying σ is P(1<|z|<2)/P(|z|<2) = 0.2859 (vs 0.3173 untruncated)
     beyond = (weights.abs() > bound / 2).double().mean().item()
-    assert beyond == pytest.approx((math.erf(2 / math.sqrt(2)) - math.erf(1 / math.sqrt(2))) / math.erf(2 / math.sqrt(2)), abs=0.005)
+    assert beyond == pytest.approx(
+        (math.erf(2 / math.sqrt(2)) - math.erf(1 / math.sqrt(2))) / math.erf(2 / math.sqrt(2)), abs=0.005
+    )
     for layer in linears:  # every layer at its own fans, including the first and the output layer
         expected = math.sqrt(2.0 / (layer.in_features + layer.out_features))
         tol = 0.05 if layer.weight.numel() > 1000 else 0.25

@@ -1,4 +1,5 @@
 """Each architecture's image config trains through the command line (tiny: 16² image, 20 steps) and improves."""
+
 from pathlib import Path
 
 import pytest
@@ -11,16 +12,26 @@ NETWORKS = {"wire": "WIRE", "gauss": "GaussMLP", "finer": "FINER", "bacon": "BAC
 
 @pytest.mark.parametrize("name", list(NETWORKS))
 def test_config_trains_through_the_cli(tmp_path, capsys, name):
-    cli = cli_main([
-        "--config", f"image_{name}.yaml",
-        "--data.init_args.resolution", "16",
-        "--model.init_args.network.init_args.width", "16",
-        "--trainer.max_steps", "20",
-        "--trainer.log_every_n_steps", "1",
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.logger.init_args.save_dir", str(tmp_path),
-        "--trainer.default_root_dir", str(tmp_path),
-    ])
+    cli = cli_main(
+        [
+            "--config",
+            f"image_{name}.yaml",
+            "--data.init_args.resolution",
+            "16",
+            "--model.init_args.network.init_args.width",
+            "16",
+            "--trainer.max_steps",
+            "20",
+            "--trainer.log_every_n_steps",
+            "1",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+            "--trainer.default_root_dir",
+            str(tmp_path),
+        ]
+    )
     assert type(cli.model.network).__name__ == NETWORKS[name]
     out = capsys.readouterr().out
     assert "summary:" in out and "steps 20" in out

@@ -1,8 +1,8 @@
 """SIREN: the paper's initialisation bounds, activation statistics through depth, layout, and a CLI run."""
+
 import math
 from pathlib import Path
 
-import pytest
 import torch
 from torch import nn
 
@@ -97,15 +97,24 @@ def test_trainable_omega_is_opt_in_and_learns():
 
 
 def test_cli_runs_siren_config(tmp_path, capsys):
-    cli_main([
-        "--config", "image_siren.yaml",
-        "--data.init_args.resolution", "16",
-        "--model.init_args.network.init_args.width", "16",
-        "--trainer.max_steps", "3",
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.logger.init_args.save_dir", str(tmp_path),
-        "--trainer.default_root_dir", str(tmp_path),
-    ])
+    cli_main(
+        [
+            "--config",
+            "image_siren.yaml",
+            "--data.init_args.resolution",
+            "16",
+            "--model.init_args.network.init_args.width",
+            "16",
+            "--trainer.max_steps",
+            "3",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+            "--trainer.default_root_dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert "summary:" in out and "steps 3" in out
     assert list(Path(tmp_path).glob("image_siren/version_0/config.yaml"))

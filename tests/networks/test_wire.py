@@ -1,4 +1,5 @@
 """WIRE: the real-arithmetic network against a complex128 reference, the released code's initialisation and sizes."""
+
 import math
 
 import pytest

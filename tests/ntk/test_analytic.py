@@ -1,11 +1,21 @@
 """Infinite-width kernels: closed forms vs Monte-Carlo, wide networks vs the limit, Fourier-feature stationarity."""
+
 import math
 
 import pytest
 import torch
 
 from inr.encoders import BasicEncoding, GaussianEncoding, IdentityEncoding, PositionalEncoding
-from inr.ntk import NTKMLP, analytic_kernels, analytic_nngp, analytic_ntk, empirical_ntk, mlp_features, mlp_structure, relu_expectations
+from inr.ntk import (
+    NTKMLP,
+    analytic_kernels,
+    analytic_nngp,
+    analytic_ntk,
+    empirical_ntk,
+    mlp_features,
+    mlp_structure,
+    relu_expectations,
+)
 
 
 @pytest.mark.parametrize("s11,s12,s22", [(1.0, 0.3, 2.0), (0.5, -0.4, 0.7), (2.0, 1.99, 2.0), (1.0, 0.0, 1.0)])
@@ -60,7 +70,11 @@ def test_wide_network_ntk_converges_to_the_analytic_ntk():
     assert nngp_errors[2048] < 0.10 and nngp_errors[128] / nngp_errors[2048] > 2.5
 
 
-ENCODERS_1D = [BasicEncoding(1), PositionalEncoding(1, num_frequencies=8, sigma=32.0), GaussianEncoding(1, 64, sigma=10.0, seed=0)]
+ENCODERS_1D = [
+    BasicEncoding(1),
+    PositionalEncoding(1, num_frequencies=8, sigma=32.0),
+    GaussianEncoding(1, 64, sigma=10.0, seed=0),
+]
 ENCODERS_2D = [BasicEncoding(2), PositionalEncoding(2, num_frequencies=6, sigma=16.0), GaussianEncoding(2, 64, sigma=6.0, seed=1)]
 
 

@@ -1,4 +1,5 @@
 """GD dynamics in closed form vs iterated kernel GD, the matrix exponential and real training of a wide network."""
+
 import math
 
 import pytest

@@ -1,4 +1,5 @@
 """Kernel spectra: circulant eigenvalues vs a dense eigensolver, mode decay vs the closed form."""
+
 import torch
 
 from inr.encoders import GaussianEncoding

@@ -1,4 +1,5 @@
 """The three empirical NTK implementations agree with each other and with a per-point autograd loop."""
+
 import pytest
 import torch
 from torch import nn
@@ -19,7 +20,14 @@ def reference_ntk(model: nn.Module, x1: torch.Tensor, x2: torch.Tensor) -> torch
         out = []
         for xi in x:
             f = model(xi[None]).reshape(-1)
-            out.append(torch.stack([torch.cat([g.reshape(-1) for g in torch.autograd.grad(f[o], params, retain_graph=True)]) for o in range(len(f))]))
+            out.append(
+                torch.stack(
+                    [
+                        torch.cat([g.reshape(-1) for g in torch.autograd.grad(f[o], params, retain_graph=True)])
+                        for o in range(len(f))
+                    ]
+                )
+            )
         return torch.stack(out)  # (N, O, P)
 
     return torch.einsum("iap,jbp->ijab", rows(x1), rows(x2))
@@ -28,7 +36,9 @@ def reference_ntk(model: nn.Module, x1: torch.Tensor, x2: torch.Tensor) -> torch
 def image_task(dtype=torch.float64):
     torch.manual_seed(0)
     enc = GaussianEncoding(in_dim=2, num_features=6, sigma=3.0, seed=1)
-    task = ImageFitting(encoder=enc, network=lambda i, o: MLP(i, o, width=7, depth=2, output_activation="sigmoid"), out_channels=3)
+    task = ImageFitting(
+        encoder=enc, network=lambda i, o: MLP(i, o, width=7, depth=2, output_activation="sigmoid"), out_channels=3
+    )
     return task.to(dtype)
 
 
@@ -71,7 +81,9 @@ def test_float32_agreement_and_default_chunks():
 
 def test_ntk_parametrized_mlp_with_bias_and_encoder_prefix():
     torch.manual_seed(3)
-    net = nn.Sequential(GaussianEncoding(in_dim=1, num_features=4, sigma=2.0), NTKMLP(8, 2, width=6, depth=2, weight_std=1.3, bias_std=0.4)).double()
+    net = nn.Sequential(
+        GaussianEncoding(in_dim=1, num_features=4, sigma=2.0), NTKMLP(8, 2, width=6, depth=2, weight_std=1.3, bias_std=0.4)
+    ).double()
     x1, x2 = torch.rand(6, 1, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64)
     ref = reference_ntk(net, x1, x2)
     for method in METHODS:
@@ -99,7 +111,9 @@ def test_scalar_output_and_network_alone():
     k_task = empirical_ntk(task, x, method="structured")
     assert k_task.shape == (4, 4)
     # a fixed identity encoder adds no parameters: the network's NTK on the features is the same kernel
-    torch.testing.assert_close(empirical_ntk(task.network, task.encoder(x), method=NTKMethod.JACOBIAN), k_task, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(
+        empirical_ntk(task.network, task.encoder(x), method=NTKMethod.JACOBIAN), k_task, rtol=1e-12, atol=1e-14
+    )
 
 
 class Scaled(nn.Module):

@@ -1,9 +1,9 @@
 """The classical reconstructions: each recovers what its measurement allows."""
+
 import torch
 
 from inr.data import shepp_logan_phantom
-from inr.operators import Downsample, KSpaceSampling, ParallelBeamProjection, PixelMask, gaussian_kspace_mask
-from inr.operators import baselines
+from inr.operators import Downsample, KSpaceSampling, ParallelBeamProjection, PixelMask, baselines, gaussian_kspace_mask
 
 
 def test_filtered_back_projection_of_many_angles_recovers_the_phantom():

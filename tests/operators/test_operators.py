@@ -1,4 +1,5 @@
 """Measurement operators against independent references: adjoints, closed-form line integrals, numpy.fft."""
+
 import math
 
 import numpy as np
@@ -42,7 +43,9 @@ def test_adjoint_satisfies_the_inner_product_identity_in_float64(name, op, shape
     x = torch.randn(*shape, generator=gen, dtype=torch.float64)
     ax = op(x)
     if ax.is_complex():
-        y = torch.complex(torch.randn(ax.shape, generator=gen, dtype=torch.float64), torch.randn(ax.shape, generator=gen, dtype=torch.float64))
+        y = torch.complex(
+            torch.randn(ax.shape, generator=gen, dtype=torch.float64), torch.randn(ax.shape, generator=gen, dtype=torch.float64)
+        )
     else:
         y = torch.randn(ax.shape, generator=gen, dtype=torch.float64)
     aty = op.adjoint(y)

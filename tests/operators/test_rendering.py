@@ -1,5 +1,6 @@
 """Volume rendering against closed forms: a slab of constant density, its expected depth, the box clipping,
 hierarchical sampling, and gradients in float64."""
+
 import math
 
 import pytest
@@ -43,8 +44,9 @@ def test_a_slab_filling_the_sampled_interval_renders_the_closed_form_exactly(sam
     sigma, colour, bg = 1.7, (0.2, 0.5, 0.9), torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64)
     origins, directions = oblique_rays(32)
     box = torch.tensor([[-WIDE, -WIDE, -0.5], [WIDE, WIDE, 0.5]], dtype=torch.float64)
-    out = VolumeRenderer(samples)(slab_field(sigma, colour, (-0.5, 0.5)), origins, directions, 0.0, 100.0, box, bg,
-                                  torch.Generator().manual_seed(1))
+    out = VolumeRenderer(samples)(
+        slab_field(sigma, colour, (-0.5, 0.5)), origins, directions, 0.0, 100.0, box, bg, torch.Generator().manual_seed(1)
+    )
     transmitted = torch.exp(-sigma * path_length(directions, 1.0))
     expected = torch.tensor(colour, dtype=torch.float64) * (1 - transmitted)[:, None] + bg * transmitted[:, None]
     torch.testing.assert_close(out.rgb[0], expected, rtol=0, atol=1e-12)
@@ -120,8 +122,16 @@ def test_hierarchical_rendering_of_the_exact_slab_keeps_the_closed_form():
     """The fine pass renders the merged bins, all inside the slab: still exact; both passes are returned."""
     origins, directions = oblique_rays(8)
     box = torch.tensor([[-WIDE, -WIDE, -0.5], [WIDE, WIDE, 0.5]], dtype=torch.float64)
-    out = VolumeRenderer(8, importance_samples=16)(slab_field(0.9, (0.0, 1.0, 0.0), (-0.5, 0.5)), origins, directions, 0.0, 100.0,
-                                                   box, torch.zeros(3, dtype=torch.float64), torch.Generator().manual_seed(0))
+    out = VolumeRenderer(8, importance_samples=16)(
+        slab_field(0.9, (0.0, 1.0, 0.0), (-0.5, 0.5)),
+        origins,
+        directions,
+        0.0,
+        100.0,
+        box,
+        torch.zeros(3, dtype=torch.float64),
+        torch.Generator().manual_seed(0),
+    )
     assert out.rgb.shape == (2, 8, 3)
     exact = 1 - torch.exp(-0.9 * path_length(directions, 1.0))
     torch.testing.assert_close(out.rgb[:, :, 1], exact.expand(2, 8), rtol=0, atol=1e-12)
@@ -132,10 +142,18 @@ def test_compositing_has_the_analytic_gradient_in_float64():
     density = torch.rand(3, 5, generator=gen, dtype=torch.float64, requires_grad=True)
     colour = torch.rand(3, 5, 3, generator=gen, dtype=torch.float64, requires_grad=True)
     edges, samples = stratified_bins(torch.zeros(3, dtype=torch.float64), torch.full((3,), 2.0, dtype=torch.float64), 5)
-    fn = lambda s, c: composite(s, c, edges, samples, torch.ones(3, dtype=torch.float64), torch.full((3,), 0.5, dtype=torch.float64))[0]
+    fn = lambda s, c: composite(
+        s, c, edges, samples, torch.ones(3, dtype=torch.float64), torch.full((3,), 0.5, dtype=torch.float64)
+    )[0]
     assert torch.autograd.gradcheck(fn, (density, colour))
     # ∂C/∂σ_0 of a single bin: δ e^{−σδ} (c − c_bg)
-    one = composite(density[:1, :1], colour[:1, :1], torch.tensor([[0.0, 0.4]], dtype=torch.float64), torch.tensor([[0.2]], dtype=torch.float64),
-                    torch.ones(1, dtype=torch.float64), torch.zeros(3, dtype=torch.float64))[0]
+    one = composite(
+        density[:1, :1],
+        colour[:1, :1],
+        torch.tensor([[0.0, 0.4]], dtype=torch.float64),
+        torch.tensor([[0.2]], dtype=torch.float64),
+        torch.ones(1, dtype=torch.float64),
+        torch.zeros(3, dtype=torch.float64),
+    )[0]
     (grad,) = torch.autograd.grad(one[0, 0], density)
     assert math.isclose(grad[0, 0].item(), 0.4 * math.exp(-0.4 * density[0, 0].item()) * colour[0, 0, 0].item(), rel_tol=1e-12)

@@ -1,4 +1,5 @@
 """INRModule: chunked rendering on any grid, the cached encoding, and the step's grid prediction."""
+
 from functools import partial
 
 import lightning as L
@@ -124,8 +125,15 @@ def test_epoch_metric_is_the_psnr_of_the_epochs_pooled_errors_and_restarts_each_
     model = _model()
     errors = _EpochErrors()
     dm = ImageDataModule(resolution=16, batch_size=32, steps_per_epoch=4)
-    trainer = L.Trainer(max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        limit_val_batches=0, enable_model_summary=False, callbacks=[errors])
+    trainer = L.Trainer(
+        max_epochs=3,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        limit_val_batches=0,
+        enable_model_summary=False,
+        callbacks=[errors],
+    )
     trainer.fit(model, datamodule=dm)
     errors.logged.append(float(trainer.callback_metrics["train/psnr_epoch"]))
     assert len(errors.psnr_by_epoch) == len(errors.logged) == 3

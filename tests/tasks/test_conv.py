@@ -1,4 +1,5 @@
 """ConvFitting: a ConvDecoder fitted to an image from a fixed code, trained on the split's training pixels."""
+
 from functools import partial
 
 import lightning as L
@@ -92,16 +93,26 @@ def test_nearest_indices_round_trip_grid_coordinates():
 
 
 def test_cli_trains_the_conv_config(tmp_path, capsys):
-    cli = cli_main([
-        "--config", "conv.yaml",
-        "--data.init_args.resolution", "32",
-        "--model.init_args.code_channels", "4",
-        "--model.init_args.network.init_args.width", "8",
-        "--trainer.max_steps", "4",
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.default_root_dir", str(tmp_path),
-        "--trainer.logger.init_args.save_dir", str(tmp_path),
-    ])
+    cli = cli_main(
+        [
+            "--config",
+            "conv.yaml",
+            "--data.init_args.resolution",
+            "32",
+            "--model.init_args.code_channels",
+            "4",
+            "--model.init_args.network.init_args.width",
+            "8",
+            "--trainer.max_steps",
+            "4",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.default_root_dir",
+            str(tmp_path),
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+        ]
+    )
     assert isinstance(cli.model, ConvFitting) and cli.trainer.global_step == 4
     assert cli.model.code.shape == (1, 4, 4, 4)  # 32 / 2³
     out = capsys.readouterr().out
@@ -116,8 +127,16 @@ def test_spectral_callback_reuses_the_step_prediction(tmp_path):
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=4, figure_every_n_epochs=0)
     # 32² -> a 16² training grid: band 0 of 4 holds |k| = 1 besides DC (on an 8² grid it holds DC alone, and DC is apart)
     model, dm = _model(), ImageDataModule(resolution=32, split="every_other")
-    trainer = L.Trainer(max_steps=20, logger=False, enable_checkpointing=False, enable_progress_bar=False, limit_val_batches=0,
-                        enable_model_summary=False, callbacks=[callback], default_root_dir=str(tmp_path))
+    trainer = L.Trainer(
+        max_steps=20,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        limit_val_batches=0,
+        enable_model_summary=False,
+        callbacks=[callback],
+        default_root_dir=str(tmp_path),
+    )
     trainer.fit(model, datamodule=dm)
     errors = torch.as_tensor(callback.history["errors"])
     assert errors.shape[1] == 4 and len(errors) >= 2 and callback.history["grid"] == "train"

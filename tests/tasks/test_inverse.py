@@ -1,4 +1,5 @@
 """InverseFitting through the CLI and in a Trainer: CT and MRI train, log, and refuse bad measurement files."""
+
 import re
 from functools import partial
 
@@ -23,8 +24,20 @@ def _summary(capsys) -> dict[str, float]:
 
 
 def _cli(config, tmp_path, steps, *extra):
-    return cli_main(["--config", config, "--trainer.max_steps", str(steps), "--trainer.logger.init_args.save_dir", str(tmp_path),
-                     "--trainer.enable_progress_bar", "false", *SMALL_NET, *extra])
+    return cli_main(
+        [
+            "--config",
+            config,
+            "--trainer.max_steps",
+            str(steps),
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path),
+            "--trainer.enable_progress_bar",
+            "false",
+            *SMALL_NET,
+            *extra,
+        ]
+    )
 
 
 def _tags(run_dir) -> set[str]:
@@ -44,8 +57,17 @@ def test_ct_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     assert end["train/residual"] < 0.5 * start["train/residual"]
     assert end["full/psnr"] > start["full/psnr"] + 3.0
     tags = _tags(tmp_path / "ct" / "version_1")
-    assert {"measurements/residual", "measurements/predicted", "measurements/observed", "images/reconstruction",
-            "val/psnr", "train/residual_step", "spectral/rel_err/low", "spectral/rel_err/high", "spectral/rel_err/dc"} <= tags
+    assert {
+        "measurements/residual",
+        "measurements/predicted",
+        "measurements/observed",
+        "images/reconstruction",
+        "val/psnr",
+        "train/residual_step",
+        "spectral/rel_err/low",
+        "spectral/rel_err/high",
+        "spectral/rel_err/dc",
+    } <= tags
 
 
 def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
@@ -56,20 +78,46 @@ def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     end = _summary(capsys)
     assert end["train/residual"] < 0.5 * start["train/residual"]
     assert end["full/psnr"] > start["full/psnr"] + 3.0
-    assert {"measurements/residual", "images/reconstruction/slice_0", "val/psnr", "spectral/rel_err/low",
-            "spectral/rel_err/dc"} <= _tags(tmp_path / "mri" / "version_1")
+    assert {
+        "measurements/residual",
+        "images/reconstruction/slice_0",
+        "val/psnr",
+        "spectral/rel_err/low",
+        "spectral/rel_err/dc",
+    } <= _tags(tmp_path / "mri" / "version_1")
 
 
 @pytest.mark.parametrize("config", ["inpaint.yaml", "superres.yaml"])
 def test_image_degradation_configs_log_reconstruction_measurements_and_bands(tmp_path, config):
     """The TensorBoard event file of a short run holds the reconstruction, its error against the ground truth,
     the measurements with their residual and the spectral bands with the DC term apart."""
-    _cli(config, tmp_path, 40, "--data.init_args.resolution", "16", "--data.init_args.path", "null",
-         "--trainer.check_val_every_n_epoch", "2")
+    _cli(
+        config,
+        tmp_path,
+        40,
+        "--data.init_args.resolution",
+        "16",
+        "--data.init_args.path",
+        "null",
+        "--trainer.check_val_every_n_epoch",
+        "2",
+    )
     tags = _tags(tmp_path / config.removesuffix(".yaml") / "version_0")
-    assert {"images/reconstruction", "images/target", "images/abs_error", "measurements/observed", "measurements/predicted",
-            "measurements/residual", "val/psnr", "val/ssim", "train/residual_step", "spectral/rel_err/low",
-            "spectral/rel_err/high", "spectral/rel_err/dc", "spectral/rel_err/band_15"} <= tags
+    assert {
+        "images/reconstruction",
+        "images/target",
+        "images/abs_error",
+        "measurements/observed",
+        "measurements/predicted",
+        "measurements/residual",
+        "val/psnr",
+        "val/ssim",
+        "train/residual_step",
+        "spectral/rel_err/low",
+        "spectral/rel_err/high",
+        "spectral/rel_err/dc",
+        "spectral/rel_err/band_15",
+    } <= tags
 
 
 def _bad(tmp_path, capsys, config, *args):
@@ -84,7 +132,9 @@ def _bad(tmp_path, capsys, config, *args):
 def test_bad_measurement_files_exit_2_with_one_line_and_leave_nothing(tmp_path, capsys):
     sino = tmp_path / "sino.npy"
     np.save(sino, np.zeros((3, 8, 23)))
-    assert "must be 2D" in _bad(tmp_path, capsys, "ct.yaml", "--data.init_args.resolution", "16", "--data.init_args.sinogram", str(sino))
+    assert "must be 2D" in _bad(
+        tmp_path, capsys, "ct.yaml", "--data.init_args.resolution", "16", "--data.init_args.sinogram", str(sino)
+    )
     bad = np.ones((8, 23))
     bad[2, 3] = np.nan
     np.save(sino, bad)
@@ -92,30 +142,66 @@ def test_bad_measurement_files_exit_2_with_one_line_and_leave_nothing(tmp_path, 
     np.save(sino, np.ones((8, 23)))
     angles = tmp_path / "angles.npy"
     np.save(angles, np.linspace(0, np.pi, 7, endpoint=False))
-    message = _bad(tmp_path, capsys, "ct.yaml", "--data.init_args.resolution", "16", "--data.init_args.sinogram", str(sino),
-                   "--data.init_args.angles_path", str(angles))
+    message = _bad(
+        tmp_path,
+        capsys,
+        "ct.yaml",
+        "--data.init_args.resolution",
+        "16",
+        "--data.init_args.sinogram",
+        str(sino),
+        "--data.init_args.angles_path",
+        str(angles),
+    )
     assert "8 projections but 7 angles" in message
     kspace, mask = tmp_path / "k.npy", tmp_path / "m.npy"
     np.save(kspace, np.ones((12, 12, 12), dtype=np.complex64))
     np.save(mask, np.ones((12, 12, 10), dtype=bool))
-    message = _bad(tmp_path, capsys, "mri.yaml", "--data.init_args.resolution", "12", "--data.init_args.kspace", str(kspace),
-                   "--data.init_args.mask", str(mask))
+    message = _bad(
+        tmp_path,
+        capsys,
+        "mri.yaml",
+        "--data.init_args.resolution",
+        "12",
+        "--data.init_args.kspace",
+        str(kspace),
+        "--data.init_args.mask",
+        str(mask),
+    )
     assert "does not match the k-space" in message
-    assert "file not found" in _bad(tmp_path, capsys, "mri.yaml", "--data.init_args.resolution", "12", "--data.init_args.kspace",
-                                    str(tmp_path / "missing.npy"), "--data.init_args.mask", str(mask))
+    assert "file not found" in _bad(
+        tmp_path,
+        capsys,
+        "mri.yaml",
+        "--data.init_args.resolution",
+        "12",
+        "--data.init_args.kspace",
+        str(tmp_path / "missing.npy"),
+        "--data.init_args.mask",
+        str(mask),
+    )
 
 
 def _fit(model, dm, steps):
-    trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        limit_val_batches=0, enable_model_summary=False)
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        limit_val_batches=0,
+        enable_model_summary=False,
+    )
     trainer.fit(model, datamodule=dm)
 
 
 def _model(in_dim=2, channels=1, lr=3e-3):
     torch.manual_seed(0)
-    return InverseFitting(encoder=GaussianEncoding(in_dim=in_dim, num_features=32, sigma=3.0),
-                          network=partial(MLP, width=32, depth=2, output_activation="sigmoid"), out_channels=channels,
-                          optimizer=partial(torch.optim.Adam, lr=lr))
+    return InverseFitting(
+        encoder=GaussianEncoding(in_dim=in_dim, num_features=32, sigma=3.0),
+        network=partial(MLP, width=32, depth=2, output_activation="sigmoid"),
+        out_channels=channels,
+        optimizer=partial(torch.optim.Adam, lr=lr),
+    )
 
 
 def test_step_keeps_the_field_for_callbacks_and_holds_out_measurements():
@@ -134,8 +220,11 @@ def test_step_keeps_the_field_for_callbacks_and_holds_out_measurements():
 
 
 def test_image_degradations_train_and_a_config_operator_is_accepted():
-    for dm in (InpaintingDataModule(resolution=16, keep=0.3), SuperResolutionDataModule(resolution=16, factor=2),
-               SimulatedMeasurementDataModule(operator=Downsample((16, 16), factor=4), resolution=16)):
+    for dm in (
+        InpaintingDataModule(resolution=16, keep=0.3),
+        SuperResolutionDataModule(resolution=16, factor=2),
+        SimulatedMeasurementDataModule(operator=Downsample((16, 16), factor=4), resolution=16),
+    ):
         model = _model(channels=3, lr=1e-2)
         dm.setup("fit")
         _fit(model, dm, steps=1)
@@ -153,7 +242,9 @@ def test_mri_from_files_matches_the_simulated_problem(tmp_path):
     np.save(tmp_path / "k.npy", full)
     np.save(tmp_path / "m.npy", sim.operator.mask.numpy())
     np.save(tmp_path / "t.npy", sim.values_grid()[0].numpy())
-    read = MRIDataModule(resolution=8, ndim=2, kspace=str(tmp_path / "k.npy"), mask=str(tmp_path / "m.npy"), truth=str(tmp_path / "t.npy"))
+    read = MRIDataModule(
+        resolution=8, ndim=2, kspace=str(tmp_path / "k.npy"), mask=str(tmp_path / "m.npy"), truth=str(tmp_path / "t.npy")
+    )
     read.setup("fit")
     torch.testing.assert_close(read.measurements, sim.measurements)
     torch.testing.assert_close(read.values_grid(), sim.values_grid())
@@ -175,12 +266,32 @@ def _lowres_png(tmp_path, side=8):
 def test_superres_from_own_lowres_image_is_scored_on_held_out_rows(tmp_path, capsys):
     """A measured low-resolution image, no ground truth: the fit is scored on the low-res rows it never saw."""
     path = _lowres_png(tmp_path, side=16)
-    args = ["--data.init_args.lowres", str(path), "--data.init_args.path", "null", "--data.init_args.resolution", "null",
-            "--data.init_args.factor", "2", "--data.init_args.heldout_every", "4", "--trainer.check_val_every_n_epoch", "1"]
+    args = [
+        "--data.init_args.lowres",
+        str(path),
+        "--data.init_args.path",
+        "null",
+        "--data.init_args.resolution",
+        "null",
+        "--data.init_args.factor",
+        "2",
+        "--data.init_args.heldout_every",
+        "4",
+        "--trainer.check_val_every_n_epoch",
+        "1",
+    ]
     _cli("superres.yaml", tmp_path, 1, *args)
     start = _summary(capsys)
-    _cli("superres.yaml", tmp_path, 30, *args, "--model.init_args.optimizer.init_args.lr", "0.01",
-         "--model.init_args.encoder.init_args.sigma", "1")
+    _cli(
+        "superres.yaml",
+        tmp_path,
+        30,
+        *args,
+        "--model.init_args.optimizer.init_args.lr",
+        "0.01",
+        "--model.init_args.encoder.init_args.sigma",
+        "1",
+    )
     end = _summary(capsys)
     assert "full/psnr" not in end and "full/ssim" not in end  # nothing to compare with
     assert end["test/residual"] < 0.3 * start["test/residual"]  # held-out rows, never in the loss
@@ -207,15 +318,21 @@ def test_bad_lowres_images_exit_2_with_one_line_and_leave_nothing(tmp_path, caps
     args = ["--data.init_args.path", "null", "--data.init_args.factor", "2"]
     flat = tmp_path / "flat.npy"
     np.save(flat, np.full((8, 8), 0.5))
-    assert "constant" in _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(flat))
+    assert "constant" in _bad(
+        tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(flat)
+    )
     nan = tmp_path / "nan.npy"
     bad = np.random.default_rng(0).random((8, 8))
     bad[1, 1] = np.nan
     np.save(nan, bad)
-    assert "NaN" in _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(nan))
+    assert "NaN" in _bad(
+        tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(nan)
+    )
     loud = tmp_path / "loud.npy"
     np.save(loud, np.nan_to_num(bad) * 3)  # finite, out of [0, 1]
-    assert "[0, 1]" in _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(loud))
+    assert "[0, 1]" in _bad(
+        tmp_path, capsys, "superres.yaml", *args, "--data.init_args.resolution", "null", "--data.init_args.lowres", str(loud)
+    )
     png = _lowres_png(tmp_path)
     message = _bad(tmp_path, capsys, "superres.yaml", *args, "--data.init_args.lowres", str(png))  # superres.yaml: resolution 128
     assert "8×8 image × factor 2 is 16×16, but data.resolution asks for 128×128" in message

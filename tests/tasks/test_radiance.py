@@ -1,5 +1,6 @@
 """RadianceFieldFitting through the real command line: it trains and improves on held-out views, logs renders,
 depth maps and spectral bands, resumes bitwise, renders a turntable, and refuses bad posed images in one line."""
+
 import json
 import re
 
@@ -15,14 +16,34 @@ from inr.export.radiance_turntable import main as turntable_main
 # 16×16 views, a 32-wide MLP, 16 samples per ray: a step takes milliseconds. The task's default ReLU density
 # (nerf.yaml's softplus starts as a fog everywhere, which 80 steps at this size clear only partly: +1.9 dB)
 TINY = [
-    "--config", "nerf.yaml",
-    "--data.init_args.resolution", "16", "--data.init_args.views", "20", "--data.init_args.heldout_views", "2",
-    "--data.init_args.batch_size", "256", "--data.init_args.steps_per_epoch", "10",
-    "--model.init_args.network.init_args.width", "32", "--model.init_args.encoder.init_args.num_features", "32",
-    "--model.init_args.encoder.init_args.sigma", "4.0", "--model.init_args.samples", "16",
-    "--model.init_args.optimizer.init_args.lr", "0.01", "--model.init_args.eval_train_views", "2",
-    "--model.init_args.density_activation", "relu",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    "nerf.yaml",
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.views",
+    "20",
+    "--data.init_args.heldout_views",
+    "2",
+    "--data.init_args.batch_size",
+    "256",
+    "--data.init_args.steps_per_epoch",
+    "10",
+    "--model.init_args.network.init_args.width",
+    "32",
+    "--model.init_args.encoder.init_args.num_features",
+    "32",
+    "--model.init_args.encoder.init_args.sigma",
+    "4.0",
+    "--model.init_args.samples",
+    "16",
+    "--model.init_args.optimizer.init_args.lr",
+    "0.01",
+    "--model.init_args.eval_train_views",
+    "2",
+    "--model.init_args.density_activation",
+    "relu",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 
@@ -47,13 +68,24 @@ def test_training_through_the_cli_improves_held_out_views_and_logs_renders(tmp_p
     acc = EventAccumulator(str(tmp_path / "nerf" / "version_1"))
     acc.Reload()
     tags = set(acc.Tags()["scalars"]) | set(acc.Tags()["images"])
-    assert {"views/render", "views/depth", "views/opacity", "views/target", "val/psnr", "val/ssim", "train/loss",
-            "spectral/rel_err/low", "spectral/rel_err/high"} <= tags
+    assert {
+        "views/render",
+        "views/depth",
+        "views/opacity",
+        "views/target",
+        "val/psnr",
+        "val/ssim",
+        "train/loss",
+        "spectral/rel_err/low",
+        "spectral/rel_err/high",
+    } <= tags
     history = np.load(tmp_path / "nerf" / "version_1" / "spectral_history.npz")
     assert history["shape"].tolist() == [16, 16] and str(history["grid"]) == "full"  # per-view 2D bands
 
     video = tmp_path / "turntable.gif"
-    turntable_main(["--ckpt", str(tmp_path / "nerf" / "version_1" / "checkpoints" / "last.ckpt"), "--out", str(video), "--frames", "3"])
+    turntable_main(
+        ["--ckpt", str(tmp_path / "nerf" / "version_1" / "checkpoints" / "last.ckpt"), "--out", str(video), "--frames", "3"]
+    )
     import imageio.v3 as iio
 
     frames = iio.imread(video, index=None)
@@ -95,7 +127,9 @@ def views():
 
 
 def _scene(tmp_path, views, name="scene"):
-    return write_blender(tmp_path / name, views.images, views.poses, views.intrinsics, {"train": torch.arange(3), "test": torch.tensor([3])})
+    return write_blender(
+        tmp_path / name, views.images, views.poses, views.intrinsics, {"train": torch.arange(3), "test": torch.tensor([3])}
+    )
 
 
 def _edit_frames(path, edit):
@@ -107,8 +141,20 @@ def _edit_frames(path, edit):
 def _bad(tmp_path, capsys, data_path, *extra):
     runs = tmp_path / "runs"
     with pytest.raises(SystemExit) as exc:
-        cli_main([*TINY, "--trainer.max_steps", "2", "--trainer.logger.init_args.save_dir", str(runs),
-                  "--data.init_args.path", str(data_path), "--data.init_args.resolution", "null", *extra])
+        cli_main(
+            [
+                *TINY,
+                "--trainer.max_steps",
+                "2",
+                "--trainer.logger.init_args.save_dir",
+                str(runs),
+                "--data.init_args.path",
+                str(data_path),
+                "--data.init_args.resolution",
+                "null",
+                *extra,
+            ]
+        )
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error: "), err
     assert not list(runs.glob("*/version_*"))  # nothing half-written
@@ -123,15 +169,23 @@ def test_bad_blender_scenes_exit_2_with_one_line(tmp_path, capsys, views):
     assert "frame 1: image" in message and "r_1.png not found" in message
 
     scene = _scene(tmp_path, views, "singular")
-    _edit_frames(scene / "transforms_train.json", lambda d: d["frames"][2].update(transform_matrix=[[1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 4], [0, 0, 0, 1]]))
+    _edit_frames(
+        scene / "transforms_train.json",
+        lambda d: d["frames"][2].update(transform_matrix=[[1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 4], [0, 0, 0, 1]]),
+    )
     assert "frame 2 (./train/r_2) is not invertible" in _bad(tmp_path, capsys, scene)
 
     scene = _scene(tmp_path, views, "sheared")
-    _edit_frames(scene / "transforms_train.json", lambda d: d["frames"][0].update(transform_matrix=[[2, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 4], [0, 0, 0, 1]]))
+    _edit_frames(
+        scene / "transforms_train.json",
+        lambda d: d["frames"][0].update(transform_matrix=[[2, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 4], [0, 0, 0, 1]]),
+    )
     assert "not a rigid camera pose" in _bad(tmp_path, capsys, scene)
 
     scene = _scene(tmp_path, views, "shape")
-    _edit_frames(scene / "transforms_test.json", lambda d: d["frames"][0].update(transform_matrix=[[1, 0, 0], [0, 1, 0], [0, 0, 1]]))
+    _edit_frames(
+        scene / "transforms_test.json", lambda d: d["frames"][0].update(transform_matrix=[[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    )
     assert "transform_matrix must be 4×4 (or 3×4), got shape (3, 3)" in _bad(tmp_path, capsys, scene)
 
     scene = _scene(tmp_path, views, "intrinsics")
@@ -176,6 +230,7 @@ def test_bad_npz_files_and_settings_exit_2_with_one_line(tmp_path, capsys, views
     assert "not a readable .npz archive" in _bad(tmp_path, capsys, path)
     write_npz(path, views.images, views.poses, 10.0)
     assert "hold none out" in _bad(tmp_path, capsys, path)  # 4 views, every 8th held out: none
-    assert "set in_dim: 3" in _bad(tmp_path, capsys, path, "--data.init_args.holdout_every", "2",
-                                   "--model.init_args.encoder.init_args.in_dim", "2")
+    assert "set in_dim: 3" in _bad(
+        tmp_path, capsys, path, "--data.init_args.holdout_every", "2", "--model.init_args.encoder.init_args.in_dim", "2"
+    )
     assert "data.batch_size must be a number of rays" in _bad(tmp_path, capsys, path, "--data.init_args.batch_size", "null")

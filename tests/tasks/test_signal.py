@@ -1,4 +1,5 @@
 """``SignalFitting``: its metrics against closed forms, a tiny training through the CLI, bad input refused."""
+
 import math
 
 import numpy as np
@@ -10,17 +11,28 @@ from inr.cli import cli_main
 from inr.tasks.signal import SignalFitting
 
 TINY = [
-    "--config", "signal.yaml",
-    "--data.init_args.generator", "sinusoids",
-    "--data.init_args.length", "128",
-    "--data.init_args.frequencies", "[2, 5]",
-    "--model.init_args.encoder.init_args.num_features", "32",
-    "--model.init_args.encoder.init_args.sigma", "4",
-    "--model.init_args.network.init_args.width", "64",
-    "--model.init_args.network.init_args.depth", "2",
-    "--model.init_args.optimizer.init_args.lr", "0.005",
-    "--trainer.max_steps", "150",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    "signal.yaml",
+    "--data.init_args.generator",
+    "sinusoids",
+    "--data.init_args.length",
+    "128",
+    "--data.init_args.frequencies",
+    "[2, 5]",
+    "--model.init_args.encoder.init_args.num_features",
+    "32",
+    "--model.init_args.encoder.init_args.sigma",
+    "4",
+    "--model.init_args.network.init_args.width",
+    "64",
+    "--model.init_args.network.init_args.depth",
+    "2",
+    "--model.init_args.optimizer.init_args.lr",
+    "0.005",
+    "--trainer.max_steps",
+    "150",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 
@@ -50,7 +62,17 @@ def test_stereo_wav_with_two_output_channels(tmp_path):
     t = np.arange(256) / 256
     stereo = np.stack([np.sin(2 * np.pi * 3 * t), np.cos(2 * np.pi * 4 * t)], axis=1)
     wavfile.write(tmp_path / "s.wav", 8000, (stereo * 20000).astype(np.int16))
-    cli = run(tmp_path, "--data.init_args.path", str(tmp_path / "s.wav"), "--data.init_args.channels", "keep", "--data.init_args.length", "null", "--trainer.max_steps", "5")
+    cli = run(
+        tmp_path,
+        "--data.init_args.path",
+        str(tmp_path / "s.wav"),
+        "--data.init_args.channels",
+        "keep",
+        "--data.init_args.length",
+        "null",
+        "--trainer.max_steps",
+        "5",
+    )
     assert cli.model.out_channels == 2 and cli.model.render().shape == (2, 256)
 
 

@@ -1,4 +1,5 @@
 """``VideoFitting``: per-frame SSIM, a tiny training through the CLI on a GIF written here, bad input."""
+
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -9,15 +10,24 @@ from inr.cli import cli_main
 from inr.tasks.video import frame_ssim
 
 TINY = [
-    "--config", "video.yaml",
-    "--data.init_args.resolution", "12",
-    "--data.init_args.frames", "4",
-    "--model.init_args.encoder.init_args.num_features", "32",
-    "--model.init_args.network.init_args.width", "32",
-    "--model.init_args.network.init_args.depth", "2",
-    "--trainer.max_steps", "20",
-    "--trainer.check_val_every_n_epoch", "1",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    "video.yaml",
+    "--data.init_args.resolution",
+    "12",
+    "--data.init_args.frames",
+    "4",
+    "--model.init_args.encoder.init_args.num_features",
+    "32",
+    "--model.init_args.network.init_args.width",
+    "32",
+    "--model.init_args.network.init_args.depth",
+    "2",
+    "--trainer.max_steps",
+    "20",
+    "--trainer.check_val_every_n_epoch",
+    "1",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 

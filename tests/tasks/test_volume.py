@@ -1,5 +1,6 @@
 """``VolumeFitting``: IoU and BCE against closed forms, tiny occupancy and density trainings through the CLI,
 and bad input refused with exit code 2."""
+
 import numpy as np
 import pytest
 import torch
@@ -12,19 +13,32 @@ from inr.errors import InputError
 from inr.tasks.volume import VolumeFitting
 
 TINY = [
-    "--config", "volume.yaml",
-    "--data.init_args.builtin", "sphere",
-    "--data.init_args.resolution", "16",
-    "--data.init_args.batch_size", "1024",
-    "--data.init_args.steps_per_epoch", "10",
-    "--model.init_args.encoder.init_args.num_features", "32",
-    "--model.init_args.encoder.init_args.sigma", "1",
-    "--model.init_args.network.init_args.width", "64",
-    "--model.init_args.network.init_args.depth", "2",
-    "--model.init_args.optimizer.init_args.lr", "0.01",
-    "--trainer.max_steps", "60",
-    "--trainer.check_val_every_n_epoch", "3",
-    "--trainer.enable_progress_bar", "false",
+    "--config",
+    "volume.yaml",
+    "--data.init_args.builtin",
+    "sphere",
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.batch_size",
+    "1024",
+    "--data.init_args.steps_per_epoch",
+    "10",
+    "--model.init_args.encoder.init_args.num_features",
+    "32",
+    "--model.init_args.encoder.init_args.sigma",
+    "1",
+    "--model.init_args.network.init_args.width",
+    "64",
+    "--model.init_args.network.init_args.depth",
+    "2",
+    "--model.init_args.optimizer.init_args.lr",
+    "0.01",
+    "--trainer.max_steps",
+    "60",
+    "--trainer.check_val_every_n_epoch",
+    "3",
+    "--trainer.enable_progress_bar",
+    "false",
 ]
 
 
@@ -93,8 +107,14 @@ def test_tiny_occupancy_trains_end_to_end_and_logs_central_slices(tmp_path, caps
 def test_tiny_density_trains_end_to_end(tmp_path):
     cli = run(
         tmp_path,
-        "--data.init_args.mode", "density", "--model.init_args.mode", "density",
-        "--model.init_args.network.init_args.output_activation", "sigmoid", "--trainer.max_steps", "20",
+        "--data.init_args.mode",
+        "density",
+        "--model.init_args.mode",
+        "density",
+        "--model.init_args.network.init_args.output_activation",
+        "sigmoid",
+        "--trainer.max_steps",
+        "20",
     )
     results = cli.model.evaluate()
     assert {"train/psnr", "test/psnr", "train/mse", "test/mse"} <= set(results)
