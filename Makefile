@@ -21,7 +21,7 @@ train: $(STAMP)
 	$(PY) train.py --config image.yaml
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2  # both cores: the suite is mostly single-threaded training and process starts
 
 clean:
 	rm -rf $(VENV) lightning_logs
