@@ -12,6 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
 def test_ruff_is_clean(command):
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", *command, str(ROOT)], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "ruff", *command, "--no-cache", str(ROOT)], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
