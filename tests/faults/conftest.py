@@ -1,4 +1,4 @@
-"""Shared pieces of the fault suite: a tiny training config, the CLI run in process with its exit code and
+"""Shared pieces of the fault suite: the tiny training run, the CLI run in process with its exit code and
 stderr lines, and one small trained run per module to resume, copy and damage."""
 
 import shutil
@@ -12,33 +12,16 @@ import pytest
 from inr.cli import cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
-# resolution 16, width 16, 5 steps per epoch, no image/spectral callbacks: a run of 10 steps takes about a second
-TINY = [
-    "--config",
-    "image.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.steps_per_epoch",
-    "5",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "10",
-    "--trainer.check_val_every_n_epoch",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
 
 
-def tiny(save_dir, *extra) -> list[str]:
-    return [*TINY, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+@pytest.fixture(scope="session")
+def fault_run_args(tiny_run_args):
+    """The suite's tiny image run (tests/conftest.py), validating every second epoch: checkpoints at steps 5 and 10."""
+
+    def args(save_dir, *extra: str) -> list[str]:
+        return tiny_run_args(save_dir, "--trainer.check_val_every_n_epoch", "2", *extra)
+
+    return args
 
 
 @dataclass
@@ -80,10 +63,10 @@ def run_script(args: list[str], timeout: float = 300, **kwargs) -> subprocess.Co
 
 
 @pytest.fixture(scope="module")
-def trained_run(tmp_path_factory):
+def trained_run(tmp_path_factory, fault_run_args):
     """A finished 10-step run (checkpoints at steps 5 and 10); tests copy it with ``copy_run`` before changing it."""
     save_dir = tmp_path_factory.mktemp("trained")
-    cli_main(tiny(save_dir))
+    cli_main(fault_run_args(save_dir))
     return save_dir / "image" / "version_0"
 
 
@@ -99,8 +82,8 @@ def files_under(path: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="session")
-def kit():
+def kit(fault_run_args):
     """The helpers above, for the test modules (conftest is not importable under --import-mode=importlib)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(root=ROOT, tiny=tiny, copy_run=copy_run, files_under=files_under, run_script=run_script)
+    return SimpleNamespace(root=ROOT, tiny=fault_run_args, copy_run=copy_run, files_under=files_under, run_script=run_script)
