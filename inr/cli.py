@@ -125,6 +125,8 @@ class INRCLI(LightningCLI):
 
     def add_arguments_to_parser(self, parser) -> None:
         parser.link_arguments("data.out_channels", "model.init_args.out_channels", apply_on="instantiate")
+        # a volume's mode (occupancy or density) is said once, in the data; tasks without a mode ignore the link
+        parser.link_arguments("data", "model.init_args.mode", compute_fn=data_mode, apply_on="instantiate")
         what = "checkpoint to resume from" if self.command == "fit" else f"checkpoint to {self.command} (required)"
         parser.add_argument("--ckpt_path", type=Optional[str], default=None, help=f"{what}, or 'last' for the newest")
         if self.command == "predict":
@@ -136,6 +138,15 @@ class INRCLI(LightningCLI):
         parser.set_defaults(
             {"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True, "checkpoint.enable_version_counter": False}
         )
+
+    def before_instantiate_classes(self) -> None:
+        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it)."""
+        model_mode = self._get(self.config, "model", default={}).get("init_args", {}).get("mode")
+        given_data_mode = self._get(self.config, "data", default={}).get("init_args", {}).get("mode")
+        if model_mode is not None and given_data_mode is not None and model_mode != given_data_mode:
+            raise InputError(
+                f"model.mode is {model_mode!r} but data.mode is {given_data_mode!r}; the model follows data.mode, so leave model.mode out"
+            )
 
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
@@ -153,6 +164,11 @@ class INRCLI(LightningCLI):
             return super().instantiate_trainer(**kwargs)
         finally:
             parser.callback_keys = saved_keys
+
+
+def data_mode(data: GridDataModule) -> Optional[str]:
+    """The data's ``mode`` (a volume's occupancy or density), None for data without one."""
+    return getattr(data, "mode", None)
 
 
 def add_predict_arguments(parser) -> None:

@@ -1,5 +1,5 @@
 """The shared helpers: eval_mode restores the mode even when the block raises; grid_size reads and refuses
-resolutions the same way for every data module and the mesh exporter."""
+resolutions the same way for every data module and the mesh exporter; no code writes another object's private attributes."""
 
 import pytest
 import torch
@@ -79,3 +79,25 @@ def test_spectra_have_one_home_and_the_conv_decoder_analysis_says_so():
     for gone in ("inr.spectral_plots", "inr.frequency"):
         assert importlib.util.find_spec(gone) is None, gone
     assert importlib.import_module("inr.conv_decoders").radial_frequency_per_sample
+
+
+def test_no_code_writes_private_attributes_of_other_objects():
+    """Assignments to ``x._name`` where x is not ``self``/``cls`` (e.g. a logger's ``_version``, a metric's
+    ``_to_sync``) reach into another library's internals; the public way (a constructor argument, a setter,
+    a documented hook) is used instead."""
+    import ast
+    from pathlib import Path
+
+    offenders = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "inr").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr.startswith("_")
+                    and not target.attr.startswith("__")
+                    and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))
+                ):
+                    offenders.append(f"{path.name}:{node.lineno} {ast.unparse(target)}")
+    assert not offenders, offenders

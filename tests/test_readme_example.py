@@ -68,3 +68,18 @@ def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
         trainer.fit(model, datamodule=dm)
         residuals.append(model.evaluate()["train/residual"])
     assert residuals[1] < 0.6 * residuals[0]
+
+
+def test_subclass_example_takes_its_argument_and_every_inherited_one():
+    """The README's ``**kwargs`` example: the config parser offers the subclass's argument and the parents'."""
+    from jsonargparse import ArgumentParser
+
+    section = README.read_text().split("## Writing a new task", 1)[1]
+    code = re.findall(r"```python\n(.*?)```", section, re.S)[2]
+    namespace: dict = {}
+    exec(compile(code, "README subclass example", "exec"), namespace)
+    parser = ArgumentParser(exit_on_error=False)
+    parser.add_class_arguments(namespace["NoisyImage"], "data")
+    config = parser.parse_args(["--data.noise", "0.1", "--data.resolution", "16", "--data.batch_size", "32"])
+    data = parser.instantiate(config).data
+    assert (data.noise, data.resolution, data.batch_size, data.split) == (0.1, 16, 32, "every_other")

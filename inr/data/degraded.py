@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 import torch
@@ -27,12 +27,9 @@ class ImageMeasurementDataModule(MeasurementDataModule):
         path: Optional[Union[str, Path]] = None,
         resolution: Union[int, list[int], None] = 256,
         channels: Literal["rgb", "gray", "keep"] = "rgb",
-        noise_std: float = 0.0,
-        heldout_every: int = 0,
-        seed: int = 0,
-        eval_chunk: int = 65536,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(noise_std=noise_std, heldout_every=heldout_every, seed=seed, eval_chunk=eval_chunk)
+        super().__init__(**kwargs)
         self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
         self.resolution, self.channels = resolution, channels
 
@@ -68,12 +65,9 @@ class InpaintingDataModule(ImageMeasurementDataModule):
         channels: Literal["rgb", "gray", "keep"] = "rgb",
         keep: float = 0.2,
         mask: Optional[Union[str, Path]] = None,
-        noise_std: float = 0.0,
-        heldout_every: int = 0,
-        seed: int = 0,
-        eval_chunk: int = 65536,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
+        super().__init__(path, resolution, channels, **kwargs)
         if not 0 < keep <= 1:
             raise InputError(f"data.keep must lie in (0, 1], got {keep}")
         self.keep, self.mask_path = keep, mask
@@ -116,13 +110,11 @@ class SuperResolutionDataModule(ImageMeasurementDataModule):
         resolution: Union[int, list[int], None] = 256,
         channels: Literal["rgb", "gray", "keep"] = "rgb",
         factor: int = 4,
-        noise_std: float = 0.0,
-        heldout_every: int = 0,
-        seed: int = 0,
-        eval_chunk: int = 65536,
         lowres: Optional[Union[str, Path]] = None,
+        noise_std: float = 0.0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
+        super().__init__(path, resolution, channels, noise_std=noise_std, **kwargs)
         if factor < 2:
             raise InputError(f"data.factor must be ≥ 2, got {factor}")
         if lowres is not None and path is not None:
@@ -208,12 +200,9 @@ class SimulatedMeasurementDataModule(ImageMeasurementDataModule):
         path: Optional[Union[str, Path]] = None,
         resolution: Union[int, list[int], None] = 128,
         channels: Literal["rgb", "gray", "keep"] = "rgb",
-        noise_std: float = 0.0,
-        heldout_every: int = 0,
-        seed: int = 0,
-        eval_chunk: int = 65536,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(path, resolution, channels, noise_std, heldout_every, seed, eval_chunk)
+        super().__init__(path, resolution, channels, **kwargs)
         self.given_operator = operator
 
     def build_operator(self) -> Operator:

@@ -11,7 +11,7 @@ keeps what the file holds (gray → 1 channel, RGB → 3, RGBA → 4 without com
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import imageio.v3 as iio
 import numpy as np
@@ -151,12 +151,9 @@ class ImageDataModule(GridDataModule):
         resolution: Union[int, list[int], None] = None,
         channels: Literal["rgb", "gray", "keep"] = "rgb",
         split: str = "every_other",
-        batch_size: Optional[int] = None,
-        steps_per_epoch: Optional[int] = None,
-        eval_chunk: int = 65536,
-        seed: int = 0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        super().__init__(split=split, **kwargs)
         self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
         self.resolution, self.channels = resolution, channels
 

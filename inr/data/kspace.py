@@ -4,7 +4,7 @@ with the paper's Gaussian mask, or read from a complex k-space ``.npy`` with its
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import torch
@@ -46,12 +46,9 @@ class MRIDataModule(MeasurementDataModule):
         kspace: Optional[Union[str, Path]] = None,
         mask: Optional[Union[str, Path]] = None,
         truth: Optional[Union[str, Path]] = None,
-        noise_std: float = 0.0,
-        heldout_every: int = 0,
-        seed: int = 0,
-        eval_chunk: int = 65536,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(noise_std=noise_std, heldout_every=heldout_every, seed=seed, eval_chunk=eval_chunk)
+        super().__init__(**kwargs)
         if ndim not in (2, 3):
             raise InputError(f"data.ndim must be 2 or 3, got {ndim}")
         if samples is not None and samples < 1:

@@ -75,11 +75,10 @@ class RaysDataModule(GridDataModule):
         bound: Optional[float] = None,
         background: Union[str, list[float], None] = None,
         batch_size: Optional[int] = 1024,
-        steps_per_epoch: Optional[int] = None,
         eval_chunk: int = 4096,
-        seed: int = 0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(split="all", batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        super().__init__(split="all", batch_size=batch_size, eval_chunk=eval_chunk, **kwargs)
         if batch_size is None:
             raise InputError("data.batch_size must be a number of rays: every ray of every view at once does not fit a step")
         if views < 1 or (heldout_views is not None and heldout_views < 1) or holdout_every < 2:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 import torch
@@ -159,12 +159,9 @@ class SignalDataModule(GridDataModule):
         normalize: bool = True,
         channels: Literal["mono", "keep"] = "mono",
         split: str = "every_other",
-        batch_size: Optional[int] = None,
-        steps_per_epoch: Optional[int] = None,
-        eval_chunk: int = 65536,
-        seed: int = 0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        super().__init__(split=split, **kwargs)
         if length is not None and length < 2:
             raise InputError(f"data.length must be ≥ 2 samples or null (a whole file), got {length}")
         if offset < 0:

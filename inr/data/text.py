@@ -17,7 +17,7 @@ import random
 import string
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import torch
@@ -143,12 +143,9 @@ class TextImageDataModule(GridDataModule):
         resolution: Union[int, list[int]] = 256,
         text_seed: int = 0,
         split: str = "every_other",
-        batch_size: Optional[int] = None,
-        steps_per_epoch: Optional[int] = None,
-        eval_chunk: int = 65536,
-        seed: int = 0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        super().__init__(split=split, **kwargs)
         self.resolution, self.text_seed = resolution, text_seed
 
     def describe(self) -> str:

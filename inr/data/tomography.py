@@ -4,7 +4,7 @@ read from ``.npy`` files with its angles) and the ``ParallelBeamProjection`` tha
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import torch
@@ -44,12 +44,9 @@ class CTDataModule(MeasurementDataModule):
         angles_path: Optional[Union[str, Path]] = None,
         truth: Optional[Union[str, Path]] = None,
         detectors: Optional[int] = None,
-        noise_std: float = 0.0,
-        heldout_every: int = 0,
-        seed: int = 0,
-        eval_chunk: int = 65536,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(noise_std=noise_std, heldout_every=heldout_every, seed=seed, eval_chunk=eval_chunk)
+        super().__init__(**kwargs)
         if angles < 1:
             raise InputError(f"data.angles must be ≥ 1, got {angles}")
         if sinogram is None and (angles_path is not None or truth is not None):

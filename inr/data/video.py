@@ -14,7 +14,7 @@ from __future__ import annotations
 import glob
 import math
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import imageio.v3 as iio
 import numpy as np
@@ -125,12 +125,9 @@ class VideoDataModule(GridDataModule):
         channels: Literal["rgb", "gray", "keep"] = "rgb",
         full_batch_limit: int = FULL_BATCH_LIMIT,
         split: str = "every_other",
-        batch_size: Optional[int] = None,
-        steps_per_epoch: Optional[int] = None,
-        eval_chunk: int = 65536,
-        seed: int = 0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        super().__init__(split=split, **kwargs)
         if frame_stride < 1:
             raise InputError(f"data.frame_stride must be ≥ 1, got {frame_stride}")
         self.path = str(resolve_data_path(path)) if path is not None else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 import torch
@@ -145,12 +145,9 @@ class VolumeDataModule(GridDataModule):
         key: Optional[str] = None,
         full_batch_limit: int = FULL_BATCH_LIMIT,
         split: str = "every_other",
-        batch_size: Optional[int] = None,
-        steps_per_epoch: Optional[int] = None,
-        eval_chunk: int = 65536,
-        seed: int = 0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(split=split, batch_size=batch_size, steps_per_epoch=steps_per_epoch, eval_chunk=eval_chunk, seed=seed)
+        super().__init__(split=split, **kwargs)
         if mode not in MODES:
             raise InputError(f"data.mode: unknown mode {mode!r}; choose {' or '.join(MODES)}")
         self.path = resolve_data_path(path) if path is not None else None

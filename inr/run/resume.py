@@ -8,15 +8,19 @@ fails writes nothing there.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import lightning as L
 import yaml
 from lightning.pytorch.cli import SaveConfigCallback
+from lightning.pytorch.loggers import Logger
 
 from inr.errors import InputError
 from inr.run.checkpoints import CheckpointError, check_matches_model, checkpoint_step, newest_first, read_checkpoint
@@ -57,17 +61,39 @@ def holds_a_run(directory: Path) -> bool:
     return (directory / CONFIG_NAME).is_file() or any((directory / "checkpoints").glob("*.ckpt"))
 
 
-def continue_in(trainer: L.Trainer, directory: Path) -> bool:
-    """Point the logger at an existing run directory under its root; False when it is not one of its runs."""
+# A logger of the run's configuration with a given version (loggers take their version when they are built).
+LoggerFactory = Callable[[Union[int, str]], Logger]
+
+
+def continue_in(trainer: L.Trainer, directory: Path, make_logger: Optional[LoggerFactory]) -> bool:
+    """Continue in an existing run directory under the logger's root: the trainer's logger is replaced by
+    ``make_logger(version)`` of that directory (Trainer.logger's setter). False when the directory is not one
+    of this logger's runs, or the logger cannot be rebuilt (none given, several loggers): a new run then."""
     logger = trainer.logger
     root = logger_root(trainer)
     if logger is None:
         return directory.resolve() == root.resolve()
-    if directory.parent.resolve() != root.resolve() or not hasattr(logger, "_version"):
+    if directory.parent.resolve() != root.resolve() or make_logger is None or len(trainer.loggers) != 1:
         return False
     match = re.fullmatch(r"version_(\d+)", directory.name)
-    logger._version = int(match.group(1)) if match else directory.name
+    trainer.logger = make_logger(int(match.group(1)) if match else directory.name)
     return True
+
+
+def logger_factory(logger_config: Any, logger: Optional[Logger]) -> Optional[LoggerFactory]:
+    """Rebuilds the run's logger with another version: from its config (``class_path`` + ``init_args``), or,
+    for the Trainer's default logger (``logger: true``), from its class, ``save_dir`` and ``name``."""
+    if logger is None:
+        return None
+    if hasattr(logger_config, "as_dict"):  # the CLI's jsonargparse Namespace
+        logger_config = logger_config.as_dict()
+    if isinstance(logger_config, Mapping) and logger_config.get("class_path"):
+        module, _, name = logger_config["class_path"].rpartition(".")
+        cls, init_args = getattr(importlib.import_module(module), name), dict(logger_config.get("init_args") or {})
+        return lambda version: cls(**{**init_args, "version": version})
+    if logger_config in (True, None) and "version" in inspect.signature(type(logger)).parameters:
+        return lambda version: type(logger)(save_dir=logger.save_dir, name=logger.name, version=version)
+    return None
 
 
 def checkpoints_under(root: Path) -> list[Path]:
@@ -75,7 +101,9 @@ def checkpoints_under(root: Path) -> list[Path]:
     return [*root.glob("*/checkpoints/*.ckpt"), *root.glob("checkpoints/*.ckpt")]
 
 
-def plan_resume(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optional[str]) -> ResumePlan:
+def plan_resume(
+    trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optional[str], make_logger: Optional[LoggerFactory] = None
+) -> ResumePlan:
     """Choose and verify the checkpoint of ``--ckpt_path`` and the run directory the run writes into.
 
     - None: a new run; its directory must not already hold one (a fixed logger version).
@@ -94,7 +122,7 @@ def plan_resume(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optiona
             )
         return ResumePlan()
     if ckpt_path == "last":
-        return _plan_last(trainer, model)
+        return _plan_last(trainer, model, make_logger)
     path = Path(ckpt_path)
     checkpoint = read_checkpoint(path)
     check_matches_model(checkpoint, model, path)
@@ -103,7 +131,7 @@ def plan_resume(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optiona
     if directory is not None and (directory / CONFIG_NAME).is_file():
         siblings = [p for p in newest_first(path.parent.glob("*.ckpt")) if p.resolve() != path.resolve()]
         newest = not siblings or path.stat().st_mtime_ns >= siblings[0].stat().st_mtime_ns
-        plan.in_place = newest and continue_in(trainer, directory)
+        plan.in_place = newest and continue_in(trainer, directory, make_logger)
     if not plan.in_place and holds_a_run(run_dir(trainer)):
         raise InputError(f"{run_dir(trainer)} already holds a run; choose another trainer.logger version")
     return plan
@@ -132,9 +160,9 @@ def _newest_readable(trainer: L.Trainer, model: L.LightningModule, verb: str) ->
     raise CheckpointError(f"ckpt_path last: no readable checkpoint under {root}; the newest: {skipped[0]}")
 
 
-def _plan_last(trainer: L.Trainer, model: L.LightningModule) -> ResumePlan:
+def _plan_last(trainer: L.Trainer, model: L.LightningModule, make_logger: Optional[LoggerFactory]) -> ResumePlan:
     plan = _newest_readable(trainer, model, "resuming from")
-    plan.in_place = continue_in(trainer, Path(plan.checkpoint).parent.parent)
+    plan.in_place = continue_in(trainer, Path(plan.checkpoint).parent.parent, make_logger)
     return plan
 
 

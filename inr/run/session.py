@@ -25,7 +25,7 @@ from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import check_output_location, check_paths_inside_run, check_writable, preflight
-from inr.run.resume import ResumePlan, RunConfigRecorder, plan_evaluation, plan_resume, run_dir
+from inr.run.resume import ResumePlan, RunConfigRecorder, logger_factory, plan_evaluation, plan_resume, run_dir
 from inr.run.signals import GracefulStop, RunInterrupted
 
 SUBCOMMANDS = ("fit", "validate", "test", "predict")
@@ -97,7 +97,8 @@ class Session:
         trainer.callbacks.append(self.stop)
         if self.command == "fit":
             preflight(trainer, model, data)
-            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"))
+            make_logger = logger_factory(cli.config.get("trainer", {}).get("logger"), trainer.logger)
+            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger)
             for callback in trainer.callbacks:
                 if isinstance(callback, RunConfigRecorder):
                     callback.resume_in_place = self.plan.in_place

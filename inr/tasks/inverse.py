@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import torch
-from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from torch import Tensor
 from torchmetrics import Metric, MetricCollection
 from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
@@ -71,13 +70,9 @@ class InverseFitting(INRModule):
         encoder: Optional[Encoder] = None,
         network: Optional[NetworkFactory] = None,
         out_channels: int = 1,
-        optimizer: OptimizerCallable = torch.optim.Adam,
-        scheduler: Optional[LRSchedulerCallable] = None,
-        render_chunk: int = 65536,
-        cache_encoding: bool = True,
-        compile: bool = False,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile)
+        super().__init__(encoder, network, out_channels, **kwargs)
         self._operator_device: Optional[str] = None
 
     # --- the measurement ----------------------------------------------------------------------------

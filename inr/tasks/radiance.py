@@ -14,7 +14,6 @@ from typing import Any, Literal, Optional
 
 import torch
 import torch.nn.functional as F
-from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
 from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
@@ -62,17 +61,16 @@ class RadianceFieldFitting(INRModule):
         encoder: Optional[Encoder] = None,
         network: Optional[NetworkFactory] = None,
         out_channels: int = 3,
-        optimizer: OptimizerCallable = torch.optim.Adam,
-        scheduler: Optional[LRSchedulerCallable] = None,
+        *,
         render_chunk: int = 4096,
         cache_encoding: bool = False,
-        compile: bool = False,
         samples: int = 64,
         importance_samples: int = 0,
         perturb: bool = True,
         density_activation: Literal["relu", "softplus", "exp"] = "relu",
         eval_train_views: int = 8,
         sampling_seed: int = 0,
+        **kwargs: Any,
     ) -> None:
         if density_activation not in DENSITY_ACTIVATIONS:
             raise InputError(
@@ -81,7 +79,7 @@ class RadianceFieldFitting(INRModule):
         if eval_train_views < 1:
             raise InputError(f"model.eval_train_views must be ≥ 1, got {eval_train_views}")
         # the network outputs density and colour: one channel more than the images
-        super().__init__(encoder, network, out_channels + 1, optimizer, scheduler, render_chunk, cache_encoding, compile)
+        super().__init__(encoder, network, out_channels + 1, render_chunk=render_chunk, cache_encoding=cache_encoding, **kwargs)
         self.out_channels = out_channels
         if any(isinstance(m, nn.Sigmoid) for m in list(self.network.modules())[-1:]):
             raise InputError(

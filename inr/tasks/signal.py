@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
-import torch
-from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from torchmetrics import MetricCollection
 from torchmetrics.image import PeakSignalNoiseRatio
 from torchmetrics.regression import MeanSquaredError
@@ -35,15 +33,12 @@ class SignalFitting(INRModule):
         encoder: Optional[Encoder] = None,
         network: Optional[NetworkFactory] = None,
         out_channels: int = 1,
-        optimizer: OptimizerCallable = torch.optim.Adam,
-        scheduler: Optional[LRSchedulerCallable] = None,
-        render_chunk: int = 65536,
-        cache_encoding: bool = True,
-        compile: bool = False,
+        *,
         data_range: float = 2.0,
+        **kwargs: Any,
     ) -> None:
         self.data_range = data_range  # read by make_metrics during INRModule.__init__
-        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile)
+        super().__init__(encoder, network, out_channels, **kwargs)
 
     def make_metrics(self) -> MetricCollection:
         return MetricCollection({"mse": MeanSquaredError(), "psnr": PeakSignalNoiseRatio(data_range=self.data_range)})

@@ -9,11 +9,10 @@ experiment of Tancik et al. 2020. ``density``: loss MSE on values in [0, 1], met
 from __future__ import annotations
 
 from functools import partial
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 import torch
 import torch.nn.functional as F
-from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
 from torchmetrics.classification import BinaryJaccardIndex
@@ -32,7 +31,8 @@ class VolumeFitting(INRModule):
     """Fits occupancy (logits, BCE) or density (MSE) on a 3D grid; see the module docstring.
 
     Args:
-        mode: ``occupancy`` or ``density``; must match the DataModule's ``mode``.
+        mode: ``occupancy`` or ``density``. The CLI takes it from ``data.mode`` (so a config says it once);
+            in Python, give the DataModule's mode (default ``occupancy``).
         encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile: as in
             ``INRModule``; the encoder takes 3-D coordinates (``in_dim: 3``). The default network is a
             3×256 ReLU MLP with a linear output for occupancy (logits) and a sigmoid for density. An
@@ -46,19 +46,17 @@ class VolumeFitting(INRModule):
         encoder: Optional[Encoder] = None,
         network: Optional[NetworkFactory] = None,
         out_channels: int = 1,
-        optimizer: OptimizerCallable = torch.optim.Adam,
-        scheduler: Optional[LRSchedulerCallable] = None,
-        render_chunk: int = 65536,
-        cache_encoding: bool = True,
-        compile: bool = False,
-        mode: Literal["occupancy", "density"] = "occupancy",
+        *,
+        mode: Optional[Literal["occupancy", "density"]] = None,
+        **kwargs: Any,
     ) -> None:
+        mode = mode or "occupancy"
         if mode not in VOLUME_MODES:
             raise InputError(f"model.mode: unknown mode {mode!r}; choose {' or '.join(VOLUME_MODES)}")
         self.mode = mode  # read by make_metrics during INRModule.__init__
         if network is None:
             network = partial(MLP, width=256, depth=3, output_activation="none" if mode == "occupancy" else "sigmoid")
-        super().__init__(encoder, network, out_channels, optimizer, scheduler, render_chunk, cache_encoding, compile)
+        super().__init__(encoder, network, out_channels, **kwargs)
         if mode == "occupancy" and any(isinstance(m, nn.Sigmoid) for m in list(self.network.modules())[-1:]):
             raise InputError("model.network: occupancy mode trains logits; use output_activation: none")
 

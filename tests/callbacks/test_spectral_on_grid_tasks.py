@@ -35,7 +35,7 @@ def fit(tmp_path, model, data, epochs, callback):
 def test_signal_spectral_bias_is_measured_low_band_first(tmp_path):
     # 2 + 40 cycles of equal amplitude on 256 samples: a plain ReLU MLP learns the low one first
     data = SignalDataModule(generator="sinusoids", length=256, frequencies=[2.0, 40.0], phases=[0.0, 0.0])
-    model = SignalFitting(IdentityEncoding(1), partial(MLP, width=64, depth=3), 1, partial(torch.optim.Adam, lr=1e-2))
+    model = SignalFitting(IdentityEncoding(1), partial(MLP, width=64, depth=3), 1, optimizer=partial(torch.optim.Adam, lr=1e-2))
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=4, figure_every_n_epochs=0)
     fit(tmp_path, model, data, epochs=30, callback=callback)
     h = callback.history_arrays()
@@ -55,7 +55,7 @@ def test_volume_with_random_batches_is_measured_on_its_rendered_grid(tmp_path):
         GaussianEncoding(in_dim=3, num_features=16, sigma=1.0, seed=0),
         partial(MLP, width=32, depth=2),
         1,
-        partial(torch.optim.Adam, lr=1e-2),
+        optimizer=partial(torch.optim.Adam, lr=1e-2),
         mode="occupancy",
     )
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=3, figure_every_n_epochs=0)

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from inr.cli import cli_main
+from inr.cli import build_cli, cli_main, resolve_config_names
 from inr.data.volume import VolumeDataModule
 from inr.errors import InputError
 from inr.tasks.volume import VolumeFitting
@@ -137,7 +137,7 @@ def _bad(tmp_path):
         (["--data.init_args.path", "{tmp}/nan.npy"], "NaN"),
         (["--data.init_args.path", "{tmp}/empty.npy"], "file is empty"),
         (["--data.init_args.path", "{tmp}/v.nrrd"], "unsupported extension"),
-        (["--data.init_args.mode", "density"], "data.mode"),
+        (["--data.init_args.mode", "density", "--model.init_args.mode", "occupancy"], "model.mode"),
         (["--data.init_args.batch_size", "null", "--data.init_args.full_batch_limit", "100"], "data.batch_size"),
         (["--model.init_args.network.init_args.output_activation", "sigmoid"], "output_activation: none"),
     ],
@@ -150,3 +150,13 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, extra, message):
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
     assert len(err) == 1 and message in err[0], err
     assert not list(tmp_path.glob("volume/version_*/config.yaml"))  # no run directory left claiming a result
+
+
+def test_the_model_takes_its_mode_from_the_data(tmp_path):
+    """The config says the mode once, in the data; the task follows it (metrics, loss, default network)."""
+    save_dir = ["--trainer.logger.init_args.save_dir", str(tmp_path)]
+    cli = build_cli(resolve_config_names([*TINY, "--data.init_args.mode", "density", *save_dir]))
+    assert cli.datamodule.mode == cli.model.mode == "density"
+    assert set(cli.model.make_metrics()) == {"mse", "psnr"}
+    occupancy = build_cli(resolve_config_names([*TINY, *save_dir]))
+    assert occupancy.model.mode == "occupancy" and set(occupancy.model.make_metrics()) == {"iou"}
