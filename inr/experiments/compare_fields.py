@@ -36,7 +36,6 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from torch import Tensor
 
 from inr.callbacks.spectral import SpectralBiasCallback
-from inr.commands import program_name
 from inr.data.module import GridDataModule
 from inr.data.signal import GENERATORS, SignalDataModule
 from inr.data.volume import VolumeDataModule
@@ -138,8 +137,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    prog = program_name("inr-compare-fields", "python -m inr.experiments.compare_fields")
-    parser = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m inr.experiments.compare_fields", description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--signal", action="store_true", help="a generated 1D signal (SignalDataModule)")
     source.add_argument("--volume", action="store_true", help="a built-in density volume (VolumeDataModule)")
