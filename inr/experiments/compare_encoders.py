@@ -45,7 +45,7 @@ from inr.data.text import TextImageDataModule, save_text_image
 from inr.encoders import BasicEncoding, Encoder, GaussianEncoding, HashGridEncoding, IdentityEncoding, PositionalEncoding
 from inr.errors import InputError
 from inr.experiments.baselines import baseline_rows, score_prediction
-from inr.experiments.compare_report import markdown_table, paper_note
+from inr.experiments.compare_report import json_safe, markdown_table, paper_note
 from inr.experiments.estimate import estimate_seconds, format_duration
 from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
 from inr.experiments.progress import HeldOutPSNRHistory
@@ -396,24 +396,13 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         "counts training steps only (forward, backward, update), not the measurements."
     )
     (out / "results.md").write_text(f"{title}\n\n{table}\n\n{target}\n\n{paper_note(protocol.kind)}\n")
-    saved = {"source": label, "protocol": asdict(protocol), "paper_settings": _plain(asdict(protocol.settings)), "rows": rows}
-    (out / "results.json").write_text(json.dumps(_plain(saved), indent=1, allow_nan=False))
+    saved = {"source": label, "protocol": asdict(protocol), "paper_settings": json_safe(asdict(protocol.settings)), "rows": rows}
+    (out / "results.json").write_text(json.dumps(json_safe(saved), indent=1, allow_nan=False))
     histories = {r["encoder"]: r["history"] for r in rows if "history" in r}
     if histories:
         comparison_figure(histories, title=f"spectral bias: {title}").savefig(out / "spectral_heatmaps.png", dpi=110)
     print(table)
     return rows
-
-
-def _plain(value: Any) -> Any:
-    """JSON-safe copy: mappings as dicts, tuples as lists, non-finite floats as None (∞ = an exact fit)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 if __name__ == "__main__":

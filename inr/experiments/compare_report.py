@@ -4,6 +4,7 @@ quotes the paper's settings and reported results beside it."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from inr.experiments.paper_settings import MAPPINGS, PAPER_SETTINGS
@@ -48,15 +49,32 @@ def cell(value: Optional[Any], spec: str) -> str:
     return format(value, spec)
 
 
-def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """The results as a Markdown table with ``COLUMNS``; the first five are row | setting | lr | train PSNR | test PSNR."""
+def markdown_table(rows: list[dict[str, Any]], columns: Sequence[tuple[str, str, str]] = COLUMNS) -> str:
+    """The results as a Markdown table with ``columns`` (header, row key, format); with the default ``COLUMNS``
+    the first five are row | setting | lr | train PSNR | test PSNR."""
     lines = [
-        "| " + " | ".join(h for h, _, _ in COLUMNS) + " |",
-        "|" + "|".join("---" if spec == "s" else "---:" for _, _, spec in COLUMNS) + "|",
+        "| " + " | ".join(h for h, _, _ in columns) + " |",
+        "|" + "|".join("---" if spec == "s" else "---:" for _, _, spec in columns) + "|",
     ]
     for r in rows:
-        lines.append("| " + " | ".join(cell(r.get(key), spec) for _, key, spec in COLUMNS) + " |")
+        lines.append("| " + " | ".join(cell(r.get(key), spec) for _, key, spec in columns) + " |")
     return "\n".join(lines)
+
+
+def json_safe(value: Any) -> Any:
+    """JSON-safe copy: mappings as dicts, tuples as lists, non-finite floats as None (∞ = an exact fit).
+
+    Example:
+        >>> json_safe({"psnr": float("inf"), "shape": (2, 3)})
+        {'psnr': None, 'shape': [2, 3]}
+    """
+    if isinstance(value, Mapping):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def paper_note(kind: str) -> str:

@@ -25,8 +25,9 @@ def first_reach(steps: Sequence[int], values: Sequence[float], target: float) ->
 
 
 class HeldOutPSNRHistory(L.Callback):
-    """PSNR = 10 log10(1 / MSE) of the held-out pixels at step 0 and every ``every_n_steps`` steps, with the
-    seconds spent in training steps so far.
+    """PSNR = 10 log10(R² / MSE) of the held-out pixels at step 0 and every ``every_n_steps`` steps, with the
+    seconds spent in training steps so far; R = ``data_range`` (1 for images and densities, 2 for signals
+    in [−1, 1]).
 
     Training time is the sum of the spans from ``on_train_batch_start`` to ``on_train_batch_end``: forward,
     loss, backward and the optimiser's update, but neither this measurement nor other callbacks' (the
@@ -35,10 +36,12 @@ class HeldOutPSNRHistory(L.Callback):
     ``test_psnr`` (dB) and ``train_seconds``, one entry per measurement, the last at the final step.
     """
 
-    def __init__(self, every_n_steps: int = 10) -> None:
+    def __init__(self, every_n_steps: int = 10, data_range: float = 1.0) -> None:
         if every_n_steps < 1:
             raise ValueError(f"HeldOutPSNRHistory needs every_n_steps ≥ 1, got {every_n_steps}")
-        self.every_n_steps = every_n_steps
+        if not data_range > 0:
+            raise ValueError(f"HeldOutPSNRHistory needs data_range > 0, got {data_range}")
+        self.every_n_steps, self.data_range = every_n_steps, float(data_range)
         self.history: dict[str, list] = {"steps": [], "test_psnr": [], "train_seconds": []}
         self._seconds, self._start = 0.0, 0.0
 
@@ -73,7 +76,9 @@ class HeldOutPSNRHistory(L.Callback):
             pl_module.train(was_training)
         target = dm.values[dm.test_index].to(pred.device)  # (N_test, C)
         self.history["steps"].append(int(trainer.global_step))
-        self.history["test_psnr"].append(float(peak_signal_noise_ratio(pred.double(), target.double(), data_range=1.0)))
+        self.history["test_psnr"].append(
+            float(peak_signal_noise_ratio(pred.double(), target.double(), data_range=self.data_range))
+        )
         self.history["train_seconds"].append(self._seconds)
 
     def reached(self, target: float) -> dict[str, Optional[float]]:
