@@ -9,7 +9,8 @@ A two-process run killed after a mid-epoch checkpoint and resumed with ``--ckpt_
 as the uninterrupted one, with random batches (each rank draws its own) and with the sharded full batch.
 
 Each 2-process launch costs two interpreter starts one after the other (rank 0 starts rank 1 in
-``Trainer.fit``), so the single-process references run in this process while a launch is under way.
+``Trainer.fit``), leaving a core idle meanwhile: independent launches run at the same time, and the
+single-process references run in this process while they are under way.
 """
 
 import os
@@ -153,18 +154,30 @@ def _single_process_validation(args: list[str], state: dict, root: Path) -> dict
     return metrics
 
 
-def test_sharded_full_batch_trains_evaluates_and_resumes_as_one_process(tmp_path):
-    # 30² every_other: 225 training and 225 held-out points, shared 113 / 112: unequal shares, weighted
+def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exactly(tmp_path, tiny_run_args):
+    # sharded full batch, 30² every_other: 225 training and 225 held-out points, shared 113 / 112: unequal
+    # shares, weighted; random batches: each rank draws its own 16 of the 64 training points of the tiny run
+    # per step (seeded by seed, epoch and rank), 5 steps an epoch, 10 steps. The two 2-process runs and the
+    # single-process reference run at the same time: a launch leaves a core idle while each rank starts.
     args = ["--config", "image.yaml", "--data.init_args.resolution", "30", "--data.init_args.batch_size", "null"]
     every_5 = ["--checkpoint.every_n_train_steps", "5", "--checkpoint.save_top_k", "-1"]  # kept: steps 5, 10, 15, 20
-    launch = Launch(tmp_path, [*args, *_common(tmp_path / "two"), *every_5], "two")
+    random_args = lambda save_dir, *extra: tiny_run_args(
+        save_dir, "--data.init_args.batch_size", "16", "--checkpoint.every_n_train_steps", "2", *extra
+    )
+    full = Launch(tmp_path, [*args, *_common(tmp_path / "two"), *every_5], "two")
+    random = Launch(tmp_path, random_args(tmp_path / "random", "--checkpoint.save_top_k", "-1"), "random")
     cli_main([*args, *_common(tmp_path / "one"), "--trainer.accelerator", "cpu", "--trainer.devices", "1"])
-    launch.finish()
+    full.finish()
+    random.finish()
     one, two = _run_dir(tmp_path / "one", "image"), _run_dir(tmp_path / "two", "image")
+    random_run = _run_dir(tmp_path / "random", "image")
 
-    # killed after step 15, the middle of the second 10-step epoch, and resumed
-    stopped = _stopped_copy(two, 15, tmp_path / "resumed")
-    resume = Launch(tmp_path, [*args, *_common(tmp_path / "resumed"), *every_5, "--ckpt_path", "last"], "resumed")
+    # both killed after a mid-epoch checkpoint and resumed: the full batch after step 15 (the middle of the
+    # second 10-step epoch), random batches after step 8 (the third batch of the second epoch)
+    full_stopped = _stopped_copy(two, 15, tmp_path / "two_resumed")
+    full_resume = Launch(tmp_path, [*args, *_common(tmp_path / "two_resumed"), *every_5, "--ckpt_path", "last"], "two_resumed")
+    random_stopped = _stopped_copy(random_run, 8, tmp_path / "random_resumed")
+    random_resume = Launch(tmp_path, random_args(tmp_path / "random_resumed", "--ckpt_path", "last"), "random_resumed")
 
     assert _max_difference(_state(one), _state(two)) <= 1e-5  # max |Δθ| after 20 Adam steps
 
@@ -180,21 +193,10 @@ def test_sharded_full_batch_trains_evaluates_and_resumes_as_one_process(tmp_path
     assert abs(logs_two["val/psnr"][-1][1] - single["val/psnr"]) <= 1e-4  # dB; float32 sums in another order
     assert abs(logs_two["val/ssim"][-1][1] - single["val/ssim"]) <= 1e-5  # SSIM of the gathered held-out grid
 
-    _assert_resumed_exactly(two, stopped, "".join(resume.finish()), 15)
-
-
-def test_random_batches_resume_exactly_from_a_mid_epoch_checkpoint(tmp_path, tiny_run_args):
-    # each rank draws its own 16 of the 64 training points per step (seeded by seed, epoch and rank); 5 steps
-    # an epoch; killed after step 8, the third batch of the second epoch, and resumed to step 10
-    args = lambda save_dir, *extra: tiny_run_args(
-        save_dir, "--data.init_args.batch_size", "16", "--checkpoint.every_n_train_steps", "2", *extra
-    )
-    Launch(tmp_path, args(tmp_path / "straight", "--checkpoint.save_top_k", "-1"), "straight").finish()
-    straight = _run_dir(tmp_path / "straight", "image")
-    stopped = _stopped_copy(straight, 8, tmp_path / "resumed")
-    output = "".join(Launch(tmp_path, args(tmp_path / "resumed", "--ckpt_path", "last"), "resumed").finish())
-    _assert_resumed_exactly(straight, stopped, output, 8)
-    assert [p.name for p in (tmp_path / "resumed" / "image").iterdir()] == ["version_0"]  # continued in place
+    _assert_resumed_exactly(two, full_stopped, "".join(full_resume.finish()), 15)
+    _assert_resumed_exactly(random_run, random_stopped, "".join(random_resume.finish()), 8)
+    for resumed in (full_stopped, random_stopped):
+        assert [p.name for p in resumed.parent.iterdir()] == ["version_0"]  # continued in place
 
 
 def test_inverse_problem_replicates_its_batch_and_trains_as_one_process(tmp_path):
