@@ -5,8 +5,17 @@ weight that makes the averaged gradient the full batch's, and evaluates its shar
 run ends with the parameters of a single-process run, writes one set of logs whose losses are the
 single process's, and its held-out metrics equal a single-process evaluation of its final parameters. An
 inverse problem replicates its batch on every rank (its operator needs the whole field) and agrees too.
+A two-process run killed after a mid-epoch checkpoint and resumed with ``--ckpt_path last`` ends bit for bit
+as the uninterrupted one, with random batches (each rank draws its own) and with the sharded full batch.
+
+Each 2-process launch costs two interpreter starts one after the other (rank 0 starts rank 1 in
+``Trainer.fit``), leaving a core idle meanwhile: independent launches run at the same time, and the
+single-process references run in this process while they are under way.
 """
 
+import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,15 +46,33 @@ def _common(save_dir: Path) -> list[str]:
     ]
 
 
-def _ddp(tmp_path: Path, args: list[str]) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), *args, *TWO_PROCESSES], cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "MEMBER: 2/2" in proc.stderr + proc.stdout
-    assert sum(line.startswith("summary:") for line in proc.stdout.splitlines()) == 1  # rank 0 only
-    assert "sync_dist" not in proc.stderr  # held-out values are equal on every rank: no advice for them
-    return proc
+class Launch:
+    """``train.py args`` on 2 processes, started now; ``finish()`` waits for it and checks it ended as one run."""
+
+    def __init__(self, tmp_path: Path, args: list[str], name: str) -> None:
+        self.out, self.err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+        with open(self.out, "w") as out, open(self.err, "w") as err:  # files, not pipes: nothing blocks on a full pipe
+            self.proc = subprocess.Popen(
+                [sys.executable, str(ROOT / "train.py"), *args, *TWO_PROCESSES],
+                cwd=tmp_path,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,  # rank 1 is rank 0's child: one process group to kill if they hang
+            )
+
+    def finish(self, timeout: float = 300) -> tuple[str, str]:
+        try:
+            code = self.proc.wait(timeout)  # a launch takes 20-40 s on the loaded 2-core machine; a hang, forever
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            code = None
+        stdout, stderr = self.out.read_text(), self.err.read_text()
+        assert code == 0, f"exit {code}: {stderr[-4000:]}"
+        assert "MEMBER: 2/2" in stderr + stdout
+        assert sum(line.startswith("summary:") for line in stdout.splitlines()) == 1  # rank 0 only
+        assert "sync_dist" not in stderr  # held-out values are equal on every rank: no advice for them
+        return stdout, stderr
 
 
 def _run_dir(save_dir: Path, name: str) -> Path:
@@ -55,6 +82,36 @@ def _run_dir(save_dir: Path, name: str) -> Path:
 
 def _state(run: Path) -> dict[str, torch.Tensor]:
     return torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+
+
+def _stopped_copy(run: Path, step: int, save_dir: Path) -> Path:
+    """``run`` as it stood when killed right after its step-``step`` checkpoint: a copy under ``save_dir``
+    without its later checkpoints (``last.ckpt`` among them) or its event file (the resumed run logs its own).
+    Modification times are kept, so the step-``step`` file is the newest that ``--ckpt_path last`` finds."""
+    copy = save_dir / run.parent.name / run.name
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("events.out.tfevents.*"))
+    for path in (copy / "checkpoints").glob("*.ckpt"):
+        if torch.load(path, weights_only=True)["global_step"] > step:
+            path.unlink()
+    return copy
+
+
+def _assert_resumed_exactly(straight: Path, resumed: Path, output: str, step: int) -> None:
+    """The resumed run restored the step-``step`` checkpoint in place and ended with the uninterrupted run's
+    parameters and Adam moments, bit for bit: both ranks draw the same batches in both runs, each gradient
+    element is the mean of two ranks' values (a sum of two floats: the same whichever comes first), and
+    the optimizer state is restored exactly, so no rounding differs."""
+    (restored,) = (resumed / "checkpoints").glob(f"*-step={step}.ckpt")
+    assert f"Restoring states from the checkpoint path at {restored}" in output
+    assert (resumed / "config.resume-1.yaml").is_file()  # recorded on rank 0 once the checkpoint had loaded
+    a = torch.load(straight / "checkpoints" / "last.ckpt", weights_only=True)
+    b = torch.load(resumed / "checkpoints" / "last.ckpt", weights_only=True)
+    assert a["global_step"] == b["global_step"]
+    assert a["state_dict"].keys() == b["state_dict"].keys()
+    for key, value in a["state_dict"].items():
+        assert torch.equal(value, b["state_dict"][key]), key
+    moments = lambda ckpt: [s[m] for s in ckpt["optimizer_states"][0]["state"].values() for m in ("exp_avg", "exp_avg_sq")]
+    assert all(torch.equal(x, y) for x, y in zip(moments(a), moments(b), strict=True))
 
 
 def _max_difference(a: dict, b: dict) -> float:
@@ -97,12 +154,30 @@ def _single_process_validation(args: list[str], state: dict, root: Path) -> dict
     return metrics
 
 
-def test_sharded_full_batch_trains_and_evaluates_as_one_process(tmp_path):
-    # 30² every_other: 225 training and 225 held-out points, shared 113 / 112: unequal shares, weighted
+def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exactly(tmp_path, tiny_run_args):
+    # sharded full batch, 30² every_other: 225 training and 225 held-out points, shared 113 / 112: unequal
+    # shares, weighted; random batches: each rank draws its own 16 of the 64 training points of the tiny run
+    # per step (seeded by seed, epoch and rank), 5 steps an epoch, 10 steps. The two 2-process runs and the
+    # single-process reference run at the same time: a launch leaves a core idle while each rank starts.
     args = ["--config", "image.yaml", "--data.init_args.resolution", "30", "--data.init_args.batch_size", "null"]
+    every_5 = ["--checkpoint.every_n_train_steps", "5", "--checkpoint.save_top_k", "-1"]  # kept: steps 5, 10, 15, 20
+    random_args = lambda save_dir, *extra: tiny_run_args(
+        save_dir, "--data.init_args.batch_size", "16", "--checkpoint.every_n_train_steps", "2", *extra
+    )
+    full = Launch(tmp_path, [*args, *_common(tmp_path / "two"), *every_5], "two")
+    random = Launch(tmp_path, random_args(tmp_path / "random", "--checkpoint.save_top_k", "-1"), "random")
     cli_main([*args, *_common(tmp_path / "one"), "--trainer.accelerator", "cpu", "--trainer.devices", "1"])
-    _ddp(tmp_path, [*args, *_common(tmp_path / "two")])
+    full.finish()
+    random.finish()
     one, two = _run_dir(tmp_path / "one", "image"), _run_dir(tmp_path / "two", "image")
+    random_run = _run_dir(tmp_path / "random", "image")
+
+    # both killed after a mid-epoch checkpoint and resumed: the full batch after step 15 (the middle of the
+    # second 10-step epoch), random batches after step 8 (the third batch of the second epoch)
+    full_stopped = _stopped_copy(two, 15, tmp_path / "two_resumed")
+    full_resume = Launch(tmp_path, [*args, *_common(tmp_path / "two_resumed"), *every_5, "--ckpt_path", "last"], "two_resumed")
+    random_stopped = _stopped_copy(random_run, 8, tmp_path / "random_resumed")
+    random_resume = Launch(tmp_path, random_args(tmp_path / "random_resumed", "--ckpt_path", "last"), "random_resumed")
 
     assert _max_difference(_state(one), _state(two)) <= 1e-5  # max |Δθ| after 20 Adam steps
 
@@ -118,6 +193,11 @@ def test_sharded_full_batch_trains_and_evaluates_as_one_process(tmp_path):
     assert abs(logs_two["val/psnr"][-1][1] - single["val/psnr"]) <= 1e-4  # dB; float32 sums in another order
     assert abs(logs_two["val/ssim"][-1][1] - single["val/ssim"]) <= 1e-5  # SSIM of the gathered held-out grid
 
+    _assert_resumed_exactly(two, full_stopped, "".join(full_resume.finish()), 15)
+    _assert_resumed_exactly(random_run, random_stopped, "".join(random_resume.finish()), 8)
+    for resumed in (full_stopped, random_stopped):
+        assert [p.name for p in resumed.parent.iterdir()] == ["version_0"]  # continued in place
+
 
 def test_inverse_problem_replicates_its_batch_and_trains_as_one_process(tmp_path):
     # CT at 15²: every rank projects the whole field; the held-out grid (all 225 points) is evaluated in shares
@@ -131,8 +211,9 @@ def test_inverse_problem_replicates_its_batch_and_trains_as_one_process(tmp_path
         "--trainer.callbacks",
         "null",
     ]
+    launch = Launch(tmp_path, [*args, *_common(tmp_path / "two")], "two")
     cli_main([*args, *_common(tmp_path / "one"), "--trainer.accelerator", "cpu", "--trainer.devices", "1"])
-    _ddp(tmp_path, [*args, *_common(tmp_path / "two")])
+    launch.finish()
     one, two = _run_dir(tmp_path / "one", "ct"), _run_dir(tmp_path / "two", "ct")
     assert _max_difference(_state(one), _state(two)) <= 1e-6  # equal gradients on both ranks: their mean is each
     logs_one, logs_two = _scalars(one), _scalars(two)

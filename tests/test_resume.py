@@ -50,6 +50,20 @@ def test_resume_is_bitwise_equal(tmp_path, batch_size):
     assert [p.name for p in (tmp_path / "resumed" / "image").iterdir()] == ["version_0"]
 
 
+def test_resume_from_a_mid_epoch_checkpoint_is_bitwise_equal(tmp_path):
+    # every_n_train_steps saves in on_train_batch_end, before Lightning counts the batch as completed: the
+    # loader must still skip it, or the resumed run trains step 8's batch twice
+    every_4 = ["--checkpoint.every_n_train_steps", "4"]
+    cli_main(_args(tmp_path / "straight", 12, "32") + every_4)
+    cli_main(_args(tmp_path / "resumed", 8, "32") + every_4)  # step 8 is the third of epoch 1's five batches
+    cli_main(_args(tmp_path / "resumed", 12, "32") + every_4 + ["--ckpt_path", "last"])
+    straight = torch.load(next((tmp_path / "straight").rglob("last.ckpt")), weights_only=True)
+    resumed = torch.load(next((tmp_path / "resumed").rglob("last.ckpt")), weights_only=True)
+    assert straight["global_step"] == resumed["global_step"] == 12
+    for key, value in straight["state_dict"].items():
+        assert torch.equal(value, resumed["state_dict"][key]), key
+
+
 def test_missing_checkpoint_is_one_line_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli_main(_args(tmp_path, 5, "null") + ["--ckpt_path", str(tmp_path / "nope.ckpt")])

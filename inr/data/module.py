@@ -113,7 +113,7 @@ class IndexBatches(IterableDataset):
 class ResumableLoader(DataLoader):
     """The training loader, resumable mid-epoch (Lightning's ``state_dict``/``load_state_dict`` protocol): its
     state is the epoch of the latest pass and how many of its batches were trained (``batches_done()``,
-    Lightning's batch progress); a resumed run continues that epoch's batches where it stopped, as drawn in
+    Lightning's count of processed batches); a resumed run continues that epoch's batches where it stopped, as drawn in
     an uninterrupted run, and starts the next epoch afresh when the pass had been completed."""
 
     def __init__(self, batches: IndexBatches, batches_done: Callable[[], int]) -> None:
@@ -290,7 +290,9 @@ class GridDataModule(L.LightningDataModule):
             epoch_fn=(lambda: trainer.current_epoch) if trainer is not None else (lambda: 0),
             rank=trainer.global_rank if trainer is not None else 0,
         )
-        done = (lambda: trainer.fit_loop.epoch_loop.batch_progress.current.completed) if trainer is not None else (lambda: 0)
+        # `processed`, not `completed`: a checkpoint saved in on_train_batch_end (ModelCheckpoint's
+        # every_n_train_steps) comes after the batch's optimizer step but before Lightning counts it completed
+        done = (lambda: trainer.fit_loop.epoch_loop.batch_progress.current.processed) if trainer is not None else (lambda: 0)
         return ResumableLoader(batches, done)
 
     def val_dataloader(self) -> DataLoader:

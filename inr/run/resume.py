@@ -216,9 +216,10 @@ class RunConfigRecorder(SaveConfigCallback):
         self.already_saved = True
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if not self.resume_in_place or not trainer.is_global_zero or trainer.log_dir is None:
+        log_dir = trainer.log_dir  # broadcasts from rank 0: read on every rank, or rank 0 waits there alone
+        if not self.resume_in_place or not trainer.is_global_zero or log_dir is None:
             return
-        directory = Path(trainer.log_dir)
+        directory = Path(log_dir)
         text = self.parser.dump(self.config, skip_none=False)
         record = next_resume_config(directory)
         with atomic_write(record, "w") as f:
