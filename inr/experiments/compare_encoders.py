@@ -231,6 +231,28 @@ def build_model(variant: Variant, protocol: Protocol, out_channels: int) -> Imag
     )
 
 
+def fit_row(model, dm: GridDataModule, name: str, out: Path, steps: int, log_every: int, callbacks: list) -> float:
+    """Train one comparison row through a Lightning Trainer (TensorBoard run ``out/tb/name``, no checkpoints,
+    no validation: rows are scored once at the end, as the paper reports final PSNR); returns the fit's wall
+    seconds and leaves the model in eval mode."""
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=TensorBoardLogger(str(out / "tb"), name=name, version=0),
+        callbacks=callbacks,
+        limit_val_batches=0,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        log_every_n_steps=log_every,
+        devices=1,
+    )
+    start = time.perf_counter()
+    trainer.fit(model, datamodule=dm)
+    seconds = time.perf_counter() - start
+    model.eval()
+    return seconds
+
+
 def run_variant(
     name: str, variant: Variant, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path
 ) -> dict[str, Any]:
@@ -240,21 +262,7 @@ def run_variant(
     model = build_model(variant, protocol, dm.out_channels)
     spectral = SpectralBiasCallback(num_bands=protocol.num_bands)
     progress = HeldOutPSNRHistory(every_n_steps=protocol.steps_per_epoch)
-    trainer = L.Trainer(
-        max_steps=protocol.steps,
-        logger=TensorBoardLogger(str(out / "tb"), name=name, version=0),
-        callbacks=[spectral, progress],
-        limit_val_batches=0,  # scored once at the end, as the paper reports final PSNR
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        log_every_n_steps=protocol.steps_per_epoch,
-        devices=1,
-    )
-    start = time.perf_counter()
-    trainer.fit(model, datamodule=dm)
-    seconds = time.perf_counter() - start
-    model.eval()
+    seconds = fit_row(model, dm, name, out, protocol.steps, protocol.steps_per_epoch, [spectral, progress])
     scores = score_prediction(model.render(), dm.values_grid(), dm, protocol.num_bands)
     h = spectral.history_arrays()
     return {

@@ -22,7 +22,6 @@ import argparse
 import json
 import logging
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -32,7 +31,6 @@ from typing import Any, NoReturn, Optional
 
 import lightning as L
 import torch
-from lightning.pytorch.loggers import TensorBoardLogger
 from torch import Tensor
 
 from inr.callbacks.spectral import SpectralBiasCallback
@@ -40,7 +38,7 @@ from inr.data.module import GridDataModule
 from inr.data.signal import GENERATORS, SignalDataModule
 from inr.data.volume import VolumeDataModule
 from inr.errors import InputError
-from inr.experiments.compare_encoders import Variant
+from inr.experiments.compare_encoders import Variant, fit_row
 from inr.experiments.compare_report import COLUMNS, json_safe, markdown_table
 from inr.experiments.field_baselines import field_baseline_rows, score_field
 from inr.experiments.field_variants import DOMAINS, FIELD_VARIANTS, FieldProtocol
@@ -95,21 +93,7 @@ def run_variant(name: str, variant: Variant, p: FieldProtocol, data: Callable[[]
     model = build_model(variant, p, dm.out_channels)
     spectral = SpectralBiasCallback(num_bands=p.num_bands)
     progress = HeldOutPSNRHistory(every_n_steps=p.steps_per_epoch, data_range=p.domain.data_range)
-    trainer = L.Trainer(
-        max_steps=p.steps,
-        logger=TensorBoardLogger(str(out / "tb"), name=name, version=0),
-        callbacks=[spectral, progress],
-        limit_val_batches=0,  # scored once at the end, as the image comparison
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        log_every_n_steps=p.steps_per_epoch,
-        devices=1,
-    )
-    start = time.perf_counter()
-    trainer.fit(model, datamodule=dm)
-    seconds = time.perf_counter() - start
-    model.eval()
+    seconds = fit_row(model, dm, name, out, p.steps, p.steps_per_epoch, [spectral, progress])
     scores = score_field(model.render(), dm.values_grid(), dm, p.domain.data_range, p.num_bands)
     h = spectral.history_arrays()
     return {
