@@ -31,6 +31,7 @@ from inr.commands import program_name
 from inr.data.module import GridDataModule
 from inr.errors import EXIT_DIVERGED, InputError
 from inr.resources import CONFIG_DIR
+from inr.run.allocator import retain_freed_memory
 from inr.run.config_loader import PARSER_MODE
 from inr.run.preflight import check_unique_callbacks
 from inr.run.resume import RunConfigRecorder
@@ -211,6 +212,7 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     """Parse ``args`` (default ``sys.argv[1:]``: ``[fit|validate|test|predict] options``), run the subcommand,
     print one summary line; every failure but a bug ends with one line on stderr and the exit code of the
     module docstring."""
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in (inr.run.allocator)
     command, rest = split_subcommand(list(sys.argv[1:] if args is None else args))
     session = Session(command, rest, program_name("inr-train", "python train.py"))
     try:

@@ -51,6 +51,7 @@ from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
 from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.threads import torch_threads
 from inr.networks import BACON, FINER, MFN, MLP, SIREN, WIRE, GaussMLP
+from inr.run.allocator import retain_freed_memory
 from inr.spectral.plots import comparison_figure
 from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
@@ -350,6 +351,7 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """Run the comparison; print the Markdown table; return the rows (models with histories, then baselines)."""
     args = parse_args(argv)
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     with torch_threads(args.threads):
         return compare(args)
 

@@ -45,6 +45,7 @@ from inr.experiments.field_variants import DOMAINS, FIELD_VARIANTS, FieldProtoco
 from inr.experiments.paper_settings import PAPER_SETTINGS
 from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.threads import torch_threads
+from inr.run.allocator import retain_freed_memory
 from inr.spectral.plots import comparison_figure
 from inr.tasks import SignalFitting, VolumeFitting
 from inr.tasks.base import INRModule
@@ -182,6 +183,7 @@ def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", module="lightning")
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     with torch_threads(args.threads):
         try:
             return sweep(args) if args.sweep else compare(args)

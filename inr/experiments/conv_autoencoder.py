@@ -42,6 +42,7 @@ from inr.conv_decoders.patches import PatchSet
 from inr.conv_decoders.seeds import mean_interval
 from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
 from inr.experiments.threads import torch_threads
+from inr.run.allocator import retain_freed_memory
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4
@@ -179,6 +180,7 @@ def main(argv=None) -> dict:
         parser.error(f"--kernels must be odd and positive, got {args.kernels}")
     if args.patch % 4 or args.block < args.patch:
         parser.error(f"--patch must be a multiple of 4 (two ×2 stages) and at most --block, got {args.patch} and {args.block}")
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     with torch_threads(args.threads):
         return run(args)
 

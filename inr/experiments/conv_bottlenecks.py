@@ -38,6 +38,7 @@ from inr.data.grid import grid_coordinates
 from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
 from inr.experiments.threads import torch_threads
 from inr.networks import MLP, ConvDecoder
+from inr.run.allocator import retain_freed_memory
 from inr.spectral.plots import draw_heatmap, error_norm
 
 SIZE, CHANNELS, BANDS = (32, 32), 8, 16
@@ -273,6 +274,7 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=400, help="training steps of the heatmap runs")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     with torch_threads(args.threads):
         run(args)
 

@@ -30,6 +30,7 @@ from inr.conv_decoders.training import best_filter_error, fit, modulate
 from inr.experiments.conv_bottlenecks import gray
 from inr.experiments.threads import torch_threads
 from inr.networks import ConvDecoder
+from inr.run.allocator import retain_freed_memory
 
 SIZE, WIDTH, DEPTH, KERNEL = 32, 16, 4, 3
 
@@ -114,6 +115,7 @@ def main(argv=None) -> dict[int, dict]:
     args = parser.parse_args(argv)
     if any(not 0 <= s <= SIZE // 2 for s in args.shifts):
         parser.error(f"shifts must lie in [0, {SIZE // 2}] (Δ and {SIZE} − Δ give the same target)")
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     with torch_threads(args.threads):
         return run(args)
 

@@ -47,6 +47,7 @@ from inr.errors import InputError
 from inr.experiments.threads import torch_threads
 from inr.networks import MLP
 from inr.operators import baselines
+from inr.run.allocator import retain_freed_memory
 from inr.spectral import spectral_summary
 from inr.tasks.inverse import InverseFitting, grid_ssim
 
@@ -239,6 +240,7 @@ def main(argv: Optional[list[str]] = None) -> list[dict]:
         logging.getLogger(name).setLevel(logging.ERROR)
     try:
         args = parse_args(argv)
+        retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
         with torch_threads(args.threads):
             rows = [row for seed in args.seeds for row in run(args, seed)]
     except InputError as exc:

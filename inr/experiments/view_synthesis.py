@@ -36,6 +36,7 @@ from torchmetrics.functional.image import peak_signal_noise_ratio, structural_si
 from inr.cli import build_cli, resolve_config_names
 from inr.errors import InputError
 from inr.experiments.threads import torch_threads
+from inr.run.allocator import retain_freed_memory
 from inr.spectral import spectral_summary
 
 ENCODINGS = ("none", "basic", "positional", "gaussian", "hashgrid")
@@ -235,6 +236,7 @@ def main(argv: Optional[list[str]] = None) -> list[dict]:
         logging.getLogger(name).setLevel(logging.ERROR)
     try:
         args = parse_args(argv)
+        retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
         with torch_threads(args.threads):
             rows, renders = run(args)
     except InputError as exc:
