@@ -8,6 +8,7 @@ from torch import nn
 
 from inr.errors import InputError
 from inr.networks import WIRE, ComplexGabor, ComplexLinear
+from inr.networks.wire import GaborFunction
 
 
 def complex_reference(net: WIRE, x: torch.Tensor) -> torch.Tensor:
@@ -99,3 +100,38 @@ def test_bad_hyper_parameters_are_refused():
         WIRE(2, 3, scale=0.0)
     with pytest.raises(InputError, match="depth"):
         WIRE(2, 3, depth=0)
+
+
+def test_fused_gabor_derivatives_match_finite_differences_in_float64():
+    # backward, second derivatives and forward mode of the fused activation against central differences
+    # (torch.autograd.gradcheck: eps 1e-6, atol 1e-5, rtol 1e-3 on float64 inputs near the window's centre)
+    torch.manual_seed(0)
+    x = (0.2 * torch.randn(6, 5, dtype=torch.float64)).requires_grad_()
+    y = (0.2 * torch.randn(6, 5, dtype=torch.float64)).requires_grad_()
+    fn = lambda x, y: GaborFunction.apply(x, y, 7.0, 3.0)
+    assert torch.autograd.gradcheck(fn, (x, y), check_forward_ad=True)
+    assert torch.autograd.gradgradcheck(fn, (x, y))
+
+
+def test_fused_gabor_equals_the_plain_activation_and_the_ntk_transforms_apply():
+    torch.manual_seed(0)
+    fused = ComplexGabor(omega_0=20.0, scale=10.0)
+    plain = ComplexGabor(omega_0=20.0, scale=10.0, trainable=True)  # 0-d parameters: the unfused path
+    z = 0.1 * torch.randn(50, 8, dtype=torch.float64)
+    torch.testing.assert_close(fused(z), plain.double()(z), rtol=1e-12, atol=1e-12)
+    # per-sample Jacobians through vmap(jacrev) and forward mode (jvp), as the empirical NTK computes them
+    from torch.func import jacrev, jvp, vmap
+
+    jac = vmap(jacrev(lambda row: fused(row[None])[0]))(z)  # (50, 8, 8)
+    ref = vmap(jacrev(lambda row: plain(row[None])[0]))(z)
+    torch.testing.assert_close(jac, ref, rtol=1e-10, atol=1e-10)
+    tangent = torch.randn_like(z)
+    torch.testing.assert_close(jvp(fused, (z,), (tangent,))[1], jvp(plain, (z,), (tangent,))[1], rtol=1e-10, atol=1e-10)
+
+
+def test_karatsuba_layer_equals_the_block_matrix():
+    torch.manual_seed(0)
+    for real_output in (False, True):
+        lin = ComplexLinear(6, 4, real_output=real_output).double()
+        h = torch.randn(9, 12, dtype=torch.float64)
+        torch.testing.assert_close(lin(h), h @ lin.block_weight().T + lin.bias.reshape(-1), rtol=1e-12, atol=1e-12)
