@@ -94,6 +94,7 @@ class Session:
             return cli
         trainer, model, data = cli.trainer, cli.model, cli.datamodule
         install_atomic_checkpoints(cli)
+        self.stop.watch(trainer)
         trainer.callbacks.append(self.stop)
         if self.command == "fit":
             preflight(trainer, model, data)

@@ -13,6 +13,20 @@ A second Ctrl-C stops at once without saving (the checkpoints on disk are untouc
 starts and after it ends there is nothing to save: the signal raises ``RunInterrupted`` right away.
 Signals that arrive while the command is already stopping are ignored, so that the save and the clean-up
 finish.
+
+Under data parallelism (N > 1 ranks) every rank must stop after the same step, since saving is a
+collective (``Trainer.save_checkpoint`` ends in a barrier) and so is every training step. A signal may reach
+one rank (``kill`` of the launching process: rank 0) or all of them (Ctrl-C in a terminal reaches the whole
+process group; torchrun and SLURM signal every rank), at any moment, also while a rank waits inside a
+collective. So a handler only records the signal, and after every batch the ranks agree on it: an
+all-reduce (max) of the signal number each has received, 0 for none, one number per step. The launching
+process also passes the first signal on to the ranks it started (as SIGTERM, so that a Ctrl-C that reached
+them too does not count as a second one), which stops them too when it comes outside training. Lightning's
+own SIGTERM handler, which the Trainer puts before ours when a stage starts, is taken out again at the first
+hook of the stage (sanity check, training, validation, test, predict start): it calls a broadcast from inside
+the signal handler, which deadlocks when another rank waits in a different collective. Between the two, during
+the Trainer's "run-stage" barrier and the set-up of the loaders, a SIGTERM still goes through Lightning's
+handler first.
 """
 
 from __future__ import annotations
@@ -23,7 +37,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 import lightning as L
+import torch
 from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
+from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from inr.errors import EXIT_SIGINT, EXIT_SIGTERM
@@ -55,7 +71,9 @@ class GracefulStop(Checkpoint):
         self.save_error: Optional[str] = None
         self.forced = False
         self.step: Optional[int] = None
-        self.pending = False  # a stop was requested and has not been acted on yet
+        self.requested = False  # a signal asked this process to stop
+        self.pending = False  # a stop decided after a batch (by every rank) and not acted on yet
+        self.ctrl_c = 0  # SIGINTs received: the second one stops at once
         self._trainer: Optional[L.Trainer] = None
         self._training = False
         self._previous: dict[int, Any] = {}
@@ -75,16 +93,23 @@ class GracefulStop(Checkpoint):
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self._previous = {}
 
+    def watch(self, trainer: L.Trainer) -> None:
+        """The Trainer the command will run, so that a signal can be passed on to the ranks it starts."""
+        self._trainer = trainer
+
     def _handle(self, signum: int, frame: Any) -> None:
         first = self.signum is None
         if first:
             self.signum = signum
+            pass_on_to_started_ranks(self._trainer)
+        self.ctrl_c += signum == signal.SIGINT
         if self._training and self._trainer is not None:
-            if signum == signal.SIGINT and not first:
+            if signum == signal.SIGINT and self.ctrl_c > 1:
                 self.forced = True
                 raise KeyboardInterrupt  # Ctrl-C twice: the user wants out now
-            self._trainer._signal_connector.received_sigterm = False  # Lightning's handler ran first; see the module docstring
-            self.pending = True
+            if not self.pending:  # in case Lightning's handler ran; see the module docstring
+                self._trainer._signal_connector.received_sigterm = False
+            self.requested = True
             return
         if first:
             raise RunInterrupted(signum)
@@ -99,12 +124,45 @@ class GracefulStop(Checkpoint):
         return signal.Signals(self.signum).name if self.signum else "a signal"
 
     # --- callback hooks -------------------------------------------------------------------------------
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        self._trainer = trainer
+
+    def _take_sigterm_back(self) -> None:
+        """Ours alone again: the Trainer put its own SIGTERM handler before ours when it started the stage (see
+        the module docstring); it restores ours itself when the stage ends."""
+        if signal.SIGTERM in self._previous and signal.getsignal(signal.SIGTERM) != self._handle:
+            signal.signal(signal.SIGTERM, self._handle)
+
+    def on_sanity_check_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._take_sigterm_back()
+
+    def on_validation_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._take_sigterm_back()
+
+    def on_test_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._take_sigterm_back()
+
+    def on_predict_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._take_sigterm_back()
+
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._take_sigterm_back()
         self._trainer, self._training = trainer, True
 
     def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        # the one place a stop is decided: after a batch, on every rank alike
+        self.pending = self._agree(trainer) if trainer.world_size > 1 else self.requested
         if self.pending and not trainer.fit_loop.epoch_loop.batch_progress.is_last_batch:
             trainer._signal_connector.received_sigterm = True  # Lightning raises SIGTERMException after this batch
+
+    def _agree(self, trainer: L.Trainer) -> bool:
+        """Whether every rank stops after this batch: s = max over ranks of the signal number each has received
+        (0: none), s > 0 on all ranks or on none; a rank that received none takes that signal as its own."""
+        mine = float(self.signum or signal.SIGTERM) if self.requested else 0.0
+        agreed = int(trainer.strategy.reduce(torch.tensor([mine], device=trainer.strategy.root_device), reduce_op="max").item())
+        if agreed:
+            self.signum = self.signum or agreed
+        return agreed > 0
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if self.pending:  # the other epoch-end callbacks (and ModelCheckpoint's save) have run
@@ -123,7 +181,8 @@ class GracefulStop(Checkpoint):
         self._save(trainer)
 
     def _save(self, trainer: L.Trainer) -> None:
-        self.pending, self.step = False, trainer.global_step
+        self.requested = self.pending = False
+        self.step = trainer.global_step
         path = interrupt_checkpoint_path(trainer)
         try:
             trainer.save_checkpoint(path, weights_only=False)  # the full training state
@@ -134,9 +193,24 @@ class GracefulStop(Checkpoint):
 
 
 def interrupt_checkpoint_path(trainer: L.Trainer) -> str:
-    """``last.ckpt`` of the run's ModelCheckpoint (what ``--ckpt_path last`` resumes), or of ``<run>/checkpoints``."""
+    """``last.ckpt`` of the run's ModelCheckpoint (what ``--ckpt_path last`` resumes), or of ``<run>/checkpoints``.
+
+    No collective: ``Trainer.log_dir`` broadcasts rank 0's directory, which would hang a rank that asks alone;
+    here each rank reads its own logger's, and only rank 0's path is written to.
+    """
     for cb in trainer.checkpoint_callbacks:
         if isinstance(cb, ModelCheckpoint) and cb.dirpath:
             return os.path.join(cb.dirpath, f"{cb.CHECKPOINT_NAME_LAST}{cb.FILE_EXTENSION}")
-    root = trainer.log_dir or trainer.default_root_dir
+    root = trainer.default_root_dir
+    if trainer.loggers:  # the directory Trainer.log_dir would give
+        logger = trainer.loggers[0]
+        root = (logger.log_dir if isinstance(logger, (TensorBoardLogger, CSVLogger)) else logger.save_dir) or root
     return str(Path(root) / "checkpoints" / "last.ckpt")
+
+
+def pass_on_to_started_ranks(trainer: Optional[L.Trainer]) -> None:
+    """SIGTERM to the ranks this process started (Lightning's launcher on rank 0 of a local DDP run), if any."""
+    launcher = getattr(getattr(trainer, "strategy", None), "launcher", None)
+    for process in getattr(launcher, "procs", None) or []:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)

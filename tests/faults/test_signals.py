@@ -111,7 +111,7 @@ def test_a_second_ctrl_c_stops_at_once_and_later_signals_are_ignored():
     connector = SimpleNamespace(received_sigterm=True)  # as Lightning's own SIGTERM handler leaves it
     stop.on_train_start(SimpleNamespace(_signal_connector=connector), None)
     stop._handle(signal.SIGINT, None)
-    assert stop.pending and not connector.received_sigterm  # deferred to a point a resume repeats exactly
+    assert stop.requested and not connector.received_sigterm  # deferred to a point a resume repeats exactly
     with pytest.raises(KeyboardInterrupt):
         stop._handle(signal.SIGINT, None)
     assert stop.forced and stop.exit_code == 130
