@@ -24,6 +24,7 @@ on the config's data, a fixed full batch encoded once (as the framework does), r
 encoded every step; no validation, no logging. Its step is its wall time over its steps. Ratios are formed
 within a repeat against the mean of the two hand loops around the run, then their median and range over the
 repeats are printed (the shared machine's speed drifts between repeats by more than the differences here).
+Both run with the malloc thresholds ``train.py`` sets (``inr.run.allocator``), set once for this process.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from inr.cli import build_cli, cli_main, resolve_config_names
+from inr.run.allocator import retain_freed_memory
 
 warnings.filterwarnings("ignore")
 for _name in ("lightning.pytorch", "lightning.fabric"):
@@ -189,6 +191,9 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--profile", action="store_true", help="cProfile one run of each config instead")
     args = parser.parse_args()
+    # train.py's malloc thresholds (inr.run.allocator) for the whole process: the command sets them when it
+    # starts, and the hand loops that run before and after it in this process must run with the same ones
+    retain_freed_memory()
     if args.threads:
         torch.set_num_threads(args.threads)
     L.seed_everything(0, verbose=False)
