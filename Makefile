@@ -20,8 +20,10 @@ setup: $(STAMP)
 train: $(STAMP)
 	$(PY) train.py --config image.yaml
 
+# both cores, one pytest-xdist worker each; worksteal: a worker that runs out of tests takes half of the other's
+# remaining ones (the tests marked slow are collected first: tests/conftest.py)
 test: $(STAMP)
-	$(PY) -m pytest -n 2  # both cores: the suite is mostly single-threaded training and process starts
+	$(PY) -m pytest -n 2 --dist worksteal
 
 clean:
 	rm -rf $(VENV) lightning_logs

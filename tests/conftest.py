@@ -1,7 +1,8 @@
 """Fixtures shared by the test modules (under ``--import-mode=importlib`` a conftest is not importable, so the
 shared pieces are fixtures): a quiet trainer for a few steps, a tiny TensorBoard-logged trainer, the command
 line of a tiny image run; and a suite-wide guard: tests write under their tmp_path, never into the repository
-root or the working directory."""
+root or the working directory. Under pytest-xdist, each worker takes its share of the cores and the tests
+marked ``slow`` run first."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import lightning as L
 import pytest
+import torch
 from lightning.pytorch.loggers import TensorBoardLogger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +40,41 @@ TINY_IMAGE_RUN = [
     "--trainer.callbacks",
     "null",
 ]
+
+
+def _threads_per_worker() -> int | None:
+    """cores // workers under pytest-xdist (at least 1); None outside it."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // workers) if workers > 1 else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # torch starts one thread per core in every process: two workers on two cores would run four, and OpenMP
+    # threads that spin while they wait take the core from the other worker. The variable carries the share
+    # to the processes the tests start (train.py, DDP ranks); a value set by the user is kept.
+    threads = _threads_per_worker()
+    if threads is not None and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        torch.set_num_threads(threads)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules holding a test marked ``slow`` first, their slow tests first: with pytest-xdist, a long test
+    drawn last keeps one worker busy while the other has nothing left to do. A module's tests stay together,
+    so its module-scoped fixtures are built once per worker."""
+    slow_modules: dict[Path, int] = {}  # module -> its rank among the slow modules, in collection order
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            slow_modules.setdefault(item.path, len(slow_modules))
+
+    def key(indexed: tuple[int, pytest.Item]) -> tuple[int, int, int, int]:
+        index, item = indexed
+        if item.path not in slow_modules:
+            return (1, 0, 0, index)
+        return (0, slow_modules[item.path], item.get_closest_marker("slow") is None, index)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
 
 
 @pytest.fixture(scope="session")

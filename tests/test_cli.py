@@ -36,6 +36,7 @@ def run_train(args, cwd=ROOT, timeout=300):
     )
 
 
+@pytest.mark.slow
 def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
     proc = run_train(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path)])
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -95,6 +96,7 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, name):
     assert not out.exists() or not any(out.rglob("*")), "left files behind"
 
 
+@pytest.mark.slow
 def test_bad_input_through_the_real_script(tmp_path):
     """Two bad inputs as real subprocesses: one line on stderr, no traceback, exit 2."""
     procs = []

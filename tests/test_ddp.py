@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -154,6 +155,7 @@ def _single_process_validation(args: list[str], state: dict, root: Path) -> dict
     return metrics
 
 
+@pytest.mark.slow
 def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exactly(tmp_path, tiny_run_args):
     # sharded full batch, 30² every_other: 225 training and 225 held-out points, shared 113 / 112: unequal
     # shares, weighted; random batches: each rank draws its own 16 of the 64 training points of the tiny run
@@ -199,6 +201,7 @@ def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exac
         assert [p.name for p in resumed.parent.iterdir()] == ["version_0"]  # continued in place
 
 
+@pytest.mark.slow
 def test_inverse_problem_replicates_its_batch_and_trains_as_one_process(tmp_path):
     # CT at 15²: every rank projects the whole field; the held-out grid (all 225 points) is evaluated in shares
     args = [

@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_gpu_check_without_cuda_says_so_and_exits_0(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}  # no device visible even where one exists
     proc = subprocess.run(

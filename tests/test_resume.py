@@ -33,6 +33,7 @@ def _args(save_dir: Path, steps: int, batch_size: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size", ["32", "null"])  # random batches (sampler state) and full batch
 def test_resume_is_bitwise_equal(tmp_path, batch_size):
     cli_main(_args(tmp_path / "straight", 30, batch_size))

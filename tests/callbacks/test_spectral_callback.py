@@ -207,6 +207,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_ddp_two_ranks_do_not_deadlock(tmp_path):
     script = tmp_path / "ddp_run.py"
     script.write_text(DDP_SCRIPT)

@@ -60,6 +60,7 @@ def test_exact_distance_has_zero_eikonal_residual_and_loss(example):
     assert float(task.training_step(batch, 0)) == pytest.approx(0.1, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_sdf_task_trains_through_the_cli_and_its_zero_set_is_the_sphere(example, tmp_path):
     cli = cli_main(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path)])
     results = cli.model.evaluate()

@@ -49,6 +49,7 @@ def test_paper_network_and_optimisers():
     )
 
 
+@pytest.mark.slow
 def test_tiny_comparison_end_to_end(tmp_path, capsys):
     rows = main(["--image", "data/camera.png", "--resolution", "32", "--steps", "10", "--width", "32", "--out", str(tmp_path)])
     table = capsys.readouterr().out.strip().splitlines()
@@ -189,6 +190,7 @@ def test_architecture_rows_follow_their_configs():
     assert ce.parse_args(["--encoders", "all"]).names == list(VARIANTS)
 
 
+@pytest.mark.slow
 def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
     names = list(ARCHITECTURES)
     rows = main(

@@ -3,9 +3,12 @@
 import json
 import math
 
+import pytest
+
 from inr.experiments import conv_autoencoder, conv_bottlenecks, conv_shift
 
 
+@pytest.mark.slow
 def test_conv_bottlenecks_writes_its_figures(tmp_path, capsys):
     conv_bottlenecks.main(["--out", str(tmp_path), "--seeds", "2", "--steps", "20", "--threads", "1"])
     for name in ("conv_gain.png", "conv_padding.png", "conv_upsampling.png", "conv_training.png"):

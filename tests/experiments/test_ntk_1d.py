@@ -2,11 +2,13 @@
 
 import json
 
+import pytest
 import torch
 
 from inr.experiments import ntk_1d
 
 
+@pytest.mark.slow
 def test_runs_writes_figures_and_table(tmp_path, capsys):
     runs = ntk_1d.main(["--out", str(tmp_path), "--length", "32", "--steps", "30", "--width", "64", "--log-every", "10"])
     for name in ("ntk_1d_kernels.png", "ntk_1d_dynamics.png"):

@@ -11,6 +11,7 @@ import dataclasses
 from functools import partial
 
 import numpy as np
+import pytest
 
 from inr.data.text import TextImageDataModule
 from inr.experiments.compare_encoders import VARIANTS, Protocol, run_variant
@@ -28,6 +29,7 @@ def final_band_errors(lr, tmp_path):
     return np.array(row["history"]["errors"][-1])[1:]
 
 
+@pytest.mark.slow
 def test_no_mapping_learns_text_at_the_papers_rate_and_collapses_at_ten_times_it(tmp_path):
     paper = final_band_errors(PAPER_SETTINGS["text"].lr["none"], tmp_path / "text_lr")
     assert PAPER_SETTINGS["text"].lr["none"] == 1e-3

@@ -31,6 +31,7 @@ TOY = [
 ]
 
 
+@pytest.mark.slow
 def test_every_mapping_and_the_baselines_in_one_table_written_under_out_only(tmp_path, monkeypatch, capsys):
     cwd = tmp_path / "cwd"
     cwd.mkdir()

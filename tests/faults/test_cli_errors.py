@@ -70,6 +70,7 @@ def test_malformed_yaml_is_named_by_file_line_and_column(tmp_path, run_cli, kit)
     assert re.fullmatch(rf"error: {re.escape(str(bad))}:\d+:\d+: .+", outcome.errors[0]), outcome.errors
 
 
+@pytest.mark.slow
 def test_a_config_that_multiplies_itself_is_refused_at_once(tmp_path, kit):
     """Nine levels of nine aliases: 9⁹ ≈ 3.9·10⁸ values from 400 bytes. A subprocess, so that a regression
     shows as a timeout instead of exhausting this process's memory."""

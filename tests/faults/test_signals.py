@@ -24,6 +24,7 @@ def _wait_for(path, proc, timeout=240):
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_sigterm_and_ctrl_c_save_a_checkpoint_name_it_and_exit_143_130(tmp_path, run_cli, kit):
     procs = {}
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -78,6 +79,7 @@ def _state(path):
     return ckpt, spectral
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size, stop_step", [("32", 2), ("32", 4), ("null", 7)])  # mid-epoch, last batch of an epoch
 def test_a_run_stopped_by_a_signal_resumes_bitwise_like_an_uninterrupted_one(
     tmp_path, run_cli, signal_at_step, kit, batch_size, stop_step

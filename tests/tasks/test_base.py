@@ -3,6 +3,7 @@
 from functools import partial
 
 import lightning as L
+import pytest
 import torch
 
 from inr.data import ImageDataModule, grid_coordinates
@@ -69,6 +70,7 @@ def test_every_mlp_task_takes_compile_and_keeps_its_parameters():
         assert model._network_fn._orig_mod is model.network, cls.__name__
 
 
+@pytest.mark.slow
 def test_compiled_network_trains_as_the_eager_one():
     """Two Adam steps, compiled vs eager, from the same initial parameters: the same loss and parameters
     to float32 rounding (the compiled kernels may sum in another order), atol 1e-5."""

@@ -48,6 +48,7 @@ def _tags(run_dir) -> set[str]:
     return set(acc.Tags()["scalars"]) | set(acc.Tags()["images"])
 
 
+@pytest.mark.slow
 def test_ct_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     args = ["--data.init_args.resolution", "16", "--data.init_args.angles", "8"]
     _cli("ct.yaml", tmp_path, 1, *args)
@@ -70,6 +71,7 @@ def test_ct_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     } <= tags
 
 
+@pytest.mark.slow
 def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     args = ["--data.init_args.resolution", "12"]
     _cli("mri.yaml", tmp_path, 1, *args)
@@ -263,6 +265,7 @@ def _lowres_png(tmp_path, side=8):
     return path
 
 
+@pytest.mark.slow
 def test_superres_from_own_lowres_image_is_scored_on_held_out_rows(tmp_path, capsys):
     """A measured low-resolution image, no ground truth: the fit is scored on the low-res rows it never saw."""
     path = _lowres_png(tmp_path, side=16)

@@ -56,6 +56,7 @@ def _run(save_dir, steps, *extra):
     return cli_main([*TINY, "--trainer.max_steps", str(steps), "--trainer.logger.init_args.save_dir", str(save_dir), *extra])
 
 
+@pytest.mark.slow
 def test_training_through_the_cli_improves_held_out_views_and_logs_renders(tmp_path, capsys):
     _run(tmp_path, 1, "--trainer.callbacks", "null")
     start = _summary(capsys)
@@ -161,6 +162,7 @@ def _bad(tmp_path, capsys, data_path, *extra):
     return err[0]
 
 
+@pytest.mark.slow
 def test_bad_blender_scenes_exit_2_with_one_line(tmp_path, capsys, views):
     assert "not a directory" in _bad(tmp_path, capsys, tmp_path / "missing")
     scene = _scene(tmp_path, views)
@@ -212,6 +214,7 @@ def test_bad_blender_scenes_exit_2_with_one_line(tmp_path, capsys, views):
     assert "transforms_test.json: file not found" in _bad(tmp_path, capsys, scene)
 
 
+@pytest.mark.slow
 def test_bad_npz_files_and_settings_exit_2_with_one_line(tmp_path, capsys, views):
     path = tmp_path / "views.npz"
     np.savez(path, images=views.images.numpy(), poses=views.poses.numpy()[:3], focal=10.0)
