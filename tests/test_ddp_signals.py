@@ -101,6 +101,7 @@ class Launch:
         return True
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_launcher_stops_every_rank_after_one_step_with_one_checkpoint(tmp_path):
     launch = Launch(tmp_path, "kill")
     launch.wait_for_training()
