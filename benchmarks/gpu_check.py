@@ -7,12 +7,17 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
   1. image.yaml and volume.yaml: the framework's step (``Trainer.fit``, as configured, no callbacks) against a
      hand-written loop of the same model on the same device, and the speed-ups of bf16-mixed and
      torch.compile over the framework's fp32 eager step (median step gaps after a warm-up; compilation in
-     the warm-up; variants interleaved over the repeats, ratios paired within a repeat);
+     the warm-up; variants interleaved over the repeats, ratios paired within a repeat), and Lightning alone
+     (the hand loop's step as a bare ``training_step``: Lightning's own share);
   2. the hash encoding (tiny-cuda-nn's defaults) forward + backward: points per second, 2-D and 3-D;
   3. the paper's protocol for one mapping: ``train.py --config image_paper.yaml`` (512², 2000 full-batch
      steps, its callbacks and validation), wall time of the whole command and its step as logged;
   4. with N > 1 GPUs: the same run on 1 and on N GPUs (DDP, the full batch sharded), steps per second and
-     the N-GPU throughput over the 1-GPU one.
+     the N-GPU throughput over the 1-GPU one;
+  5. the step as a user's run pays it: the device drained only at the two ends of a window of steps, so the
+     CPU runs ahead and host-side work (Lightning's and the framework's) hides behind the GPU's where the step
+     has enough device work: hand loop, Lightning alone and the framework for image.yaml, volume.yaml and the
+     paper's 512² config.
 On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
 """
 
@@ -24,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import lightning as L
@@ -41,18 +47,37 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-class SyncedStepTimer(training_step.StepTimer):
-    """Step gaps with the device drained first, so a gap is the step's device time, not its launch time."""
+class Stamps:
+    """Time stamps after each step of a run of ``warmup + steps + 1`` steps. ``each_step``: the device is drained
+    before every stamp and the step is the median gap (its device time, not its launch time); otherwise only the
+    stamps at the window's two ends are drained and the step is the window's mean: the CPU may run ahead of the
+    GPU, as in a user's run, so per-step host work hides behind device work where there is enough of it."""
+
+    def __init__(self, args, each_step: bool) -> None:
+        self.warmup, self.last, self.each_step = args.warmup, args.warmup + args.steps, each_step
+        self.stamps: list[float] = []
+
+    def stamp(self) -> None:
+        if self.each_step or len(self.stamps) in (self.warmup, self.last):
+            sync()
+        self.stamps.append(time.perf_counter())
+
+    def step(self) -> float:
+        if self.each_step:
+            return training_step.median_step(self.stamps, self.warmup)
+        return (self.stamps[self.last] - self.stamps[self.warmup]) / (self.last - self.warmup)
+
+
+class StampEachBatch(L.Callback):
+    def __init__(self, stamps: Stamps) -> None:
+        self.stamps = stamps
 
     def on_train_batch_end(self, *args) -> None:
-        sync()
-        super().on_train_batch_end(*args)
+        self.stamps.stamp()
 
 
-def framework_step(config: str, args, extra=(), precision: str = "32-true") -> float:
-    model, dm, _ = training_step.instantiate(config, [*args.overrides, *extra])
-    timer = SyncedStepTimer()
-    trainer = L.Trainer(
+def trainer_for(args, stamps: Stamps, precision: str = "32-true") -> L.Trainer:
+    return L.Trainer(
         accelerator=args.accelerator,
         devices=1,
         max_steps=args.steps + args.warmup + 1,
@@ -61,63 +86,122 @@ def framework_step(config: str, args, extra=(), precision: str = "32-true") -> f
         enable_progress_bar=False,
         enable_model_summary=False,
         limit_val_batches=0,
-        callbacks=[timer],
+        callbacks=[StampEachBatch(stamps)],
         precision=precision,
     )
-    trainer.fit(model, datamodule=dm)
-    return training_step.median_step(timer.stamps, args.warmup)
 
 
-def hand_loop_step(config: str, args) -> float:
-    """The config's encoder, network, loss and Adam in plain PyTorch on the device: a fixed full batch encoded
-    once, random batches drawn and encoded every step."""
+def framework_step(config: str, args, extra=(), precision: str = "32-true", each_step: bool = True) -> float:
+    model, dm, _ = training_step.instantiate(config, [*args.overrides, *extra])
+    stamps = Stamps(args, each_step)
+    trainer_for(args, stamps, precision).fit(model, datamodule=dm)
+    return stamps.step()
+
+
+def hand_parts(config: str, args):
+    """The config's network, its optimizer factory and a function giving one batch's loss in plain PyTorch on
+    the device: a fixed full batch encoded once, random batches drawn and encoded every step."""
     model, dm, _ = training_step.instantiate(config, list(args.overrides))
     dm.setup("fit")
     device = torch.device(args.device)
     encoder, network = model.encoder.to(device), model.network.to(device)
-    opt = model.optimizer_factory(network.parameters())
     train_index, values, grid = dm.train_index.to(device), dm.values.to(device), dm.grid
-    full = dm.batch_size is None
-    if full:
+    if dm.batch_size is None:
         with torch.no_grad():
             encoded, target = encoder(grid.coords(train_index)), values[train_index]
-    stamps = []
-    for _ in range(args.steps + args.warmup + 1):
-        if not full:
+
+        def batch_loss():
+            return model.loss(network(encoded), target)
+    else:
+
+        def batch_loss():
             index = train_index[torch.randint(len(train_index), (dm.batch_size,), device=device)]
-            encoded, target = encoder(grid.coords(index)), values[index]
-        loss = model.loss(network(encoded), target)
+            return model.loss(network(encoder(grid.coords(index))), values[index])
+
+    return network, model.optimizer_factory, batch_loss
+
+
+def hand_loop_step(config: str, args, each_step: bool = True) -> float:
+    network, optimizer_factory, batch_loss = hand_parts(config, args)
+    opt = optimizer_factory(network.parameters())
+    stamps = Stamps(args, each_step)
+    for _ in range(args.steps + args.warmup + 1):
+        loss = batch_loss()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        sync()
-        stamps.append(time.perf_counter())
-    return training_step.median_step(stamps, args.warmup)
+        stamps.stamp()
+    return stamps.step()
+
+
+class LightningAlone(L.LightningModule):
+    """The hand loop's step as a bare ``training_step``: what Lightning's loop, hooks and closure cost."""
+
+    def __init__(self, network, optimizer_factory, batch_loss) -> None:
+        super().__init__()
+        self.network, self.optimizer_factory, self.batch_loss = network, optimizer_factory, batch_loss
+
+    def training_step(self, batch, batch_idx):
+        return self.batch_loss()
+
+    def configure_optimizers(self):
+        return self.optimizer_factory(self.network.parameters())
+
+
+def lightning_alone_step(config: str, args, each_step: bool = True) -> float:
+    stamps = Stamps(args, each_step)
+    loader = torch.utils.data.DataLoader(range(args.steps + args.warmup + 1), batch_size=None)
+    trainer_for(args, stamps).fit(LightningAlone(*hand_parts(config, args)), train_dataloaders=loader)
+    return stamps.step()
+
+
+def cell(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
+
+
+def interleaved(variants: dict, repeats: int) -> dict[str, list[float]]:
+    times = {name: [] for name in variants}
+    for _ in range(repeats):
+        for name, run in variants.items():
+            times[name].append(run())
+    return times
 
 
 def step_ratios(config: str, args) -> None:
     variants = {
         "hand loop": lambda: hand_loop_step(config, args),
+        "Lightning alone": lambda: lightning_alone_step(config, args),
         "framework": lambda: framework_step(config, args),
         "framework, bf16-mixed": lambda: framework_step(config, args, precision="bf16-mixed"),
         "framework, torch.compile": lambda: framework_step(config, args, extra=["--model.init_args.compile", "true"]),
     }
-    times = {name: [] for name in variants}
-    for _ in range(args.repeats):
-        for name, run in variants.items():
-            times[name].append(run())
+    times = interleaved(variants, args.repeats)
     paired = lambda a, b: [x / y for x, y in zip(times[a], times[b])]
-
-    def cell(xs):
-        return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
-
-    print(f"\n1. {config}: median step over {args.steps} steps, {args.repeats} interleaved repeats")
+    print(f"\n1. {config}: median step over {args.steps} steps, device drained every step, {args.repeats} interleaved repeats")
     print("| variant | step (ms) | time / hand loop | speed-up over framework fp32 eager |\n|---|---:|---|---|")
     for name in variants:
-        speedup = "" if name == "hand loop" else cell(paired("framework", name))
+        speedup = "" if name in ("hand loop", "Lightning alone") else cell(paired("framework", name))
         print(
             f"| {name} | {statistics.median(times[name]) * 1e3:.2f} | {cell(paired(name, 'hand loop'))} | {speedup} |", flush=True
         )
+
+
+def as_users_run(config: str, args) -> None:
+    """The step with the device drained at the window's ends only (a user's run: no per-step synchronisation)."""
+    args = argparse.Namespace(**{**vars(args), "steps": args.run_steps})
+    variants = {
+        "hand loop": lambda: hand_loop_step(config, args, each_step=False),
+        "Lightning alone": lambda: lightning_alone_step(config, args, each_step=False),
+        "framework": lambda: framework_step(config, args, each_step=False),
+    }
+    times = interleaved(variants, args.repeats)
+    paired = lambda a: [x / y for x, y in zip(times[a], times["hand loop"])]
+    print(
+        f"\n5. {config}: mean step over {args.steps} steps, device drained at the two ends only, {args.repeats} interleaved repeats"
+    )
+    print("| variant | step (ms) | time / hand loop |\n|---|---:|---|")
+    for name in variants:
+        print(f"| {name} | {statistics.median(times[name]) * 1e3:.3f} | {cell(paired(name))} |", flush=True)
 
 
 def hashgrid_points_per_second(args) -> None:
@@ -201,22 +285,42 @@ def main() -> None:
         args.overrides = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.trainer, args.paper_steps, args.ddp_steps, ddp_devices = ["--trainer.accelerator", "cpu"], 20, 20, 2
+        args.run_steps = 5
     else:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
         args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
-        args.paper_steps, args.ddp_steps, ddp_devices = 2000, 300, gpus
+        args.paper_steps, args.ddp_steps, ddp_devices, args.run_steps = 2000, 300, gpus, 300
         print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     L.seed_everything(0, verbose=False)
     start = time.perf_counter()
-    for config in ("image.yaml", "volume.yaml"):
-        step_ratios(config, args)
-    hashgrid_points_per_second(args)
-    paper_mapping(args)
+    parts = [  # the quick parts first, so a run cut short still reports them
+        ("2. hash encoding", lambda: hashgrid_points_per_second(args)),
+        ("3. paper protocol", lambda: paper_mapping(args)),
+        ("1. image.yaml step", lambda: step_ratios("image.yaml", args)),
+        ("1. volume.yaml step", lambda: step_ratios("volume.yaml", args)),
+        *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
+    ]
     if ddp_devices > 1:
-        ddp_throughput(args, ddp_devices)
+        parts.append(("4. DDP", lambda: ddp_throughput(args, ddp_devices)))
     else:
         print("\n4. DDP: one GPU only, nothing to compare")
-    print(f"\ngpu_check: done in {time.perf_counter() - start:.0f} s")
+    failed = [name for name, part in parts if not run_part(name, part)]
+    print(f"\ngpu_check: done in {time.perf_counter() - start:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if failed:
+        sys.exit(1)
+
+
+def run_part(name: str, part) -> bool:
+    """One part; a failure is reported with its traceback and the remaining parts still run (a GPU lease is
+    short: one broken part should not cost the others' figures)."""
+    t0 = time.perf_counter()
+    try:
+        part()
+    except Exception:  # noqa: BLE001 - reported, and the exit status says so
+        print(f"\n{name}: FAILED\n{traceback.format_exc()}", flush=True)
+        return False
+    print(f"({name}: {time.perf_counter() - t0:.0f} s)", flush=True)
+    return True
 
 
 if __name__ == "__main__":

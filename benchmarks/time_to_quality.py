@@ -1,6 +1,7 @@
 """Time to quality: wall-clock seconds and steps each image model needs to reach given held-out PSNRs.
 
     python benchmarks/time_to_quality.py [--psnr 20 22 24] [--max-steps 200] [--resolution 128] [--threads 1]
+    python benchmarks/time_to_quality.py --device cuda --resolution 256 --max-steps 1000   # on a GPU
 
 Models: the image configs' Gaussian Fourier features (image.yaml), SIREN (image_siren.yaml) and hash grid
 (image_hashgrid.yaml), each eager, with torch.compile (``model.compile: true``) and with bf16-mixed precision;
@@ -10,8 +11,8 @@ config's image at ``--resolution`` (``every_other`` split: train on the even pix
 hash grid's finest level follows the training resolution, as its config sets it for 256².
 
 The clock starts when training starts and stops while the held-out PSNR is measured (every ``--every``
-steps, fp32, on the whole held-out split); a threshold's time is that clock at the first measurement at or
-above it, so torch.compile's compilation is inside the times, as a user pays it. A model that reaches every
+steps, fp32, on the whole held-out split; on a GPU the device is drained before the clock is read); a
+threshold's time is that clock at the first measurement at or above it, so torch.compile's compilation is inside the times, as a user pays it. A model that reaches every
 threshold stops early; one that reaches none within ``--max-steps`` shows "—".
 With ``--repeats`` > 1 the runs are interleaved and each cell is the median over the repeats (a threshold
 missed in a repeat counts as missed).
@@ -47,11 +48,17 @@ def overrides(config: str, resolution: int) -> list[str]:
     return args
 
 
+def sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 @torch.no_grad()
-def heldout_psnr(field, postprocess, dm) -> float:
-    """PSNR (dB, data range 1) of the prediction on the whole held-out split, fp32, in chunks."""
-    preds = [postprocess(field(dm.grid.coords(index)).float()) for index in dm.test_index.split(EVAL_CHUNK)]
-    return float(peak_signal_noise_ratio(torch.cat(preds), dm.values[dm.test_index], data_range=1.0))
+def heldout_psnr(field, postprocess, dm, device: torch.device) -> float:
+    """PSNR (dB, data range 1) of the prediction on the whole held-out split, fp32, in chunks, on ``device``."""
+    chunks = dm.test_index.to(device).split(EVAL_CHUNK)
+    preds = torch.cat([postprocess(field(dm.grid.coords(index)).float()) for index in chunks])
+    return float(peak_signal_noise_ratio(preds, dm.values[dm.test_index].to(device), data_range=1.0))
 
 
 class QualityClock:
@@ -68,6 +75,7 @@ class QualityClock:
 
     def check(self, step: int, psnr_fn) -> bool:
         """Evaluates at ``step`` (outside the clock); True once every threshold is reached."""
+        sync()  # the queued steps belong to the training time
         elapsed = time.perf_counter() - self.start - self.paused
         t0 = time.perf_counter()
         self.final_psnr, self.steps = psnr_fn(), step
@@ -87,7 +95,9 @@ class EvaluateEvery(L.Callback):
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         if trainer.global_step % self.every == 0:
-            done = self.clock.check(trainer.global_step, lambda: heldout_psnr(module, module.postprocess, trainer.datamodule))
+            done = self.clock.check(
+                trainer.global_step, lambda: heldout_psnr(module, module.postprocess, trainer.datamodule, module.device)
+            )
             trainer.should_stop = trainer.should_stop or done
 
 
@@ -102,6 +112,8 @@ def framework_run(config: str, variant: str, args) -> QualityClock:
         enable_progress_bar=False,
         enable_model_summary=False,
         limit_val_batches=0,
+        accelerator="gpu" if args.device == "cuda" else "cpu",
+        devices=1,
         precision=precision,
         callbacks=[EvaluateEvery(clock, args.every)],
     )
@@ -114,22 +126,30 @@ def hand_loop_run(args) -> QualityClock:
     cli = build_cli(resolve_config_names(overrides("image.yaml", args.resolution)))
     model, dm = cli.model, cli.datamodule
     dm.setup("fit")
-    encoder, network = model.encoder, model.network
+    device = torch.device(args.device)
+    encoder, network = model.encoder.to(device), model.network.to(device)
     opt = model.optimizer_factory(network.parameters())
     clock = QualityClock(args.psnr)
     clock.start = time.perf_counter()
     with torch.no_grad():
-        encoded, target = encoder(dm.grid.coords(dm.train_index)), dm.values[dm.train_index]
+        train_index = dm.train_index.to(device)
+        encoded, target = encoder(dm.grid.coords(train_index)), dm.values.to(device)[train_index]
     for step in range(1, args.max_steps + 1):
         loss = model.loss(network(encoded), target)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         if step % args.every == 0 and clock.check(
-            step, lambda: heldout_psnr(lambda x: network(encoder(x)), model.postprocess, dm)
+            step, lambda: heldout_psnr(lambda x: network(encoder(x)), model.postprocess, dm, device)
         ):
             break
     return clock
+
+
+def device_name(device: str) -> str:
+    if device == "cuda":
+        return f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}"
+    return f"CPU, {torch.get_num_threads()} thread(s)"
 
 
 def cell(clocks: list[QualityClock], threshold: float) -> str:
@@ -149,7 +169,10 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="where every model trains")
     args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device on this machine")
     if args.threads:
         torch.set_num_threads(args.threads)
     runs: dict[str, list[QualityClock]] = {}
@@ -157,7 +180,11 @@ def main() -> None:
     for _ in range(args.repeats):
         for model, variant in rows:
             L.seed_everything(0, verbose=False)
-            clock = hand_loop_run(args) if variant == "hand-written loop" else framework_run(MODELS[model], variant, args)
+            try:
+                clock = hand_loop_run(args) if variant == "hand-written loop" else framework_run(MODELS[model], variant, args)
+            except Exception as error:  # noqa: BLE001 - one broken row must not cost the others' figures
+                print(f"  {model}, {variant}: FAILED: {type(error).__name__}: {error}", flush=True)
+                continue
             runs.setdefault(f"{model} | {variant}", []).append(clock)
             print(
                 f"  {model}, {variant}: {clock.steps} steps, held-out PSNR {clock.final_psnr:.2f} dB, "
@@ -166,7 +193,7 @@ def main() -> None:
             )
     print(
         f"\n{args.resolution}² image, every_other split; held-out PSNR every {args.every} steps (clock paused); "
-        f"at most {args.max_steps} steps; {torch.get_num_threads()} thread(s); {args.repeats} repeat(s)"
+        f"at most {args.max_steps} steps; {device_name(args.device)}; {args.repeats} repeat(s)"
     )
     head = " | ".join(f"{p:g} dB: s / steps" for p in sorted(args.psnr))
     print(f"| model | variant | {head} | last held-out PSNR (dB) at step |")

@@ -9,26 +9,53 @@ benchmarks/allocator.py measures the faults and the step time with and without i
 
 Cost: up to ``threshold`` bytes of freed memory stay in the process (its resident size does not shrink after a
 peak below that), which is what a training process wants anyway. Blocks above it are still mapped and unmapped.
-Only glibc (Linux) has these knobs; elsewhere this does nothing and returns False.
+Only glibc (Linux) has these knobs; elsewhere this does nothing and returns False. A process whose user chose
+the allocator's behaviour (``GLIBC_TUNABLES`` with malloc settings, ``MALLOC_*_`` variables, or another
+allocator preloaded: jemalloc, tcmalloc, mimalloc) is left as they set it.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
 
 # mallopt parameter numbers (glibc malloc.h)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 DEFAULT_THRESHOLD = 1 << 30  # 1 GiB: above any per-step tensor of the CPU-sized configs
 _applied: list[int] = []
+PRELOADED_ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc", "hoard", "snmalloc")
+
+
+def user_chose_allocator(environ=None) -> str | None:
+    """The setting by which the user chose malloc's behaviour themselves (None: they did not).
+
+    Example:
+        >>> user_chose_allocator({"MALLOC_ARENA_MAX": "2"})
+        'MALLOC_ARENA_MAX'
+        >>> user_chose_allocator({"LD_PRELOAD": "/usr/lib/libjemalloc.so.2"})
+        'LD_PRELOAD'
+        >>> user_chose_allocator({"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=0"})
+        'GLIBC_TUNABLES'
+        >>> user_chose_allocator({"PATH": "/usr/bin"}) is None
+        True
+    """
+    environ = os.environ if environ is None else environ
+    if "glibc.malloc." in environ.get("GLIBC_TUNABLES", ""):
+        return "GLIBC_TUNABLES"
+    if any(name in environ.get("LD_PRELOAD", "") for name in PRELOADED_ALLOCATORS):
+        return "LD_PRELOAD"
+    # glibc's own environment knobs: MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_, ...
+    return next((key for key in environ if key.startswith("MALLOC_")), None)
 
 
 def retain_freed_memory(threshold: int = DEFAULT_THRESHOLD) -> bool:
     """Blocks below ``threshold`` bytes come from the heap, and up to ``threshold`` of free heap is kept.
 
-    Returns whether glibc accepted both settings (False off Linux/glibc). Idempotent; only raises the
-    thresholds (a second call with a smaller value keeps the larger one).
+    Returns whether glibc accepted both settings (False off Linux/glibc, and where the user chose the
+    allocator's behaviour: ``user_chose_allocator``). Idempotent; only raises the thresholds (a second call
+    with a smaller value keeps the larger one).
 
     Example:
         >>> isinstance(retain_freed_memory(), bool)
@@ -38,6 +65,8 @@ def retain_freed_memory(threshold: int = DEFAULT_THRESHOLD) -> bool:
         raise ValueError(f"threshold must be positive, got {threshold}")
     if _applied and _applied[-1] >= threshold:
         return True
+    if user_chose_allocator() is not None:
+        return False
     mallopt = _mallopt()
     if mallopt is None:
         return False

@@ -8,6 +8,7 @@ from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMe
 
 from inr.modes import eval_mode
 from inr.tasks.base import INRModule
+from inr.tasks.metrics import PSNR
 
 
 class ImageFitting(INRModule):
@@ -25,7 +26,7 @@ class ImageFitting(INRModule):
         return raw.clamp(0.0, 1.0)
 
     def make_metrics(self) -> MetricCollection:
-        return MetricCollection({"psnr": PeakSignalNoiseRatio(data_range=1.0)})
+        return MetricCollection({"psnr": PSNR(data_range=1.0)})
 
     def evaluate(self) -> dict[str, float]:
         """Train/held-out PSNR, plus PSNR and SSIM of the whole image rendered at the data's resolution."""

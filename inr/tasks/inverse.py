@@ -15,6 +15,7 @@ from inr.errors import InputError
 from inr.modes import eval_mode
 from inr.operators.base import Operator
 from inr.tasks.base import INRModule, NetworkFactory
+from inr.tasks.metrics import PSNR
 
 # torchmetrics' SSIM uses an 11-tap Gaussian window; smaller grids are scored by PSNR alone.
 SSIM_MIN_SIDE = 11
@@ -102,7 +103,7 @@ class InverseFitting(INRModule):
         return raw
 
     def make_metrics(self) -> MetricCollection:
-        return MetricCollection({"psnr": PeakSignalNoiseRatio(data_range=1.0)})
+        return MetricCollection({"psnr": PSNR(data_range=1.0)})
 
     def make_train_metrics(self) -> MetricCollection:
         return MetricCollection({"residual": RelativeResidual()})

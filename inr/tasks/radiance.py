@@ -24,6 +24,7 @@ from inr.encoders import Encoder
 from inr.errors import InputError, check_memory
 from inr.operators.rendering import VolumeRenderer
 from inr.tasks.base import INRModule, NetworkFactory
+from inr.tasks.metrics import PSNR
 
 DENSITY_ACTIVATIONS = {
     "relu": F.relu,  # NeRF and the Fourier-features notebook
@@ -146,7 +147,7 @@ class RadianceFieldFitting(INRModule):
         return raw[-1].clamp(0.0, 1.0)  # the last (fine) pass
 
     def make_metrics(self) -> MetricCollection:
-        return MetricCollection({"psnr": PeakSignalNoiseRatio(data_range=1.0)})
+        return MetricCollection({"psnr": PSNR(data_range=1.0)})
 
     def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
         ssim = StructuralSimilarityIndexMeasure(data_range=1.0).to(pred.device)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from torchmetrics import MetricCollection
-from torchmetrics.image import PeakSignalNoiseRatio
 from torchmetrics.regression import MeanSquaredError
 
 from inr.encoders import Encoder
 from inr.tasks.base import INRModule, NetworkFactory
+from inr.tasks.metrics import PSNR
 
 
 class SignalFitting(INRModule):
@@ -41,4 +41,4 @@ class SignalFitting(INRModule):
         super().__init__(encoder, network, out_channels, **kwargs)
 
     def make_metrics(self) -> MetricCollection:
-        return MetricCollection({"mse": MeanSquaredError(), "psnr": PeakSignalNoiseRatio(data_range=self.data_range)})
+        return MetricCollection({"mse": MeanSquaredError(), "psnr": PSNR(data_range=self.data_range)})

@@ -16,13 +16,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
 from torchmetrics.classification import BinaryJaccardIndex
-from torchmetrics.image import PeakSignalNoiseRatio
 from torchmetrics.regression import MeanSquaredError
 
 from inr.encoders import Encoder
 from inr.errors import InputError
 from inr.networks import MLP
 from inr.tasks.base import INRModule, NetworkFactory
+from inr.tasks.metrics import PSNR, IoU
 
 VOLUME_MODES = ("occupancy", "density")
 
@@ -71,14 +71,14 @@ class VolumeFitting(INRModule):
     def make_metrics(self) -> MetricCollection:
         if self.mode == "occupancy":
             return MetricCollection({"iou": BinaryJaccardIndex(threshold=0.5)})
-        return MetricCollection({"mse": MeanSquaredError(), "psnr": PeakSignalNoiseRatio(data_range=1.0)})
+        return MetricCollection({"mse": MeanSquaredError(), "psnr": PSNR(data_range=1.0)})
 
     def make_train_metrics(self) -> MetricCollection:
-        """The held-out metrics, but for occupancy without torchmetrics' per-update check that the targets are
+        """The held-out metrics, but for occupancy without torchmetrics' per-update checks: that the targets are
         0 or 1 (a ``unique`` over the batch every step; the held-out metric keeps the check and meets the same
-        volume at the sanity check before training)."""
+        volume at the sanity check before training) and whether the predictions are probabilities (``IoU``)."""
         if self.mode == "occupancy":
-            return MetricCollection({"iou": BinaryJaccardIndex(threshold=0.5, validate_args=False)})
+            return MetricCollection({"iou": IoU(threshold=0.5, validate_args=False)})
         return self.make_metrics()
 
     def setup(self, stage: str) -> None:
