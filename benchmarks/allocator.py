@@ -32,7 +32,7 @@ def child(row: str, retained: bool, steps: int, threads: int) -> dict:
     from inr.experiments.compare_encoders import VARIANTS, Protocol, build_model
 
     torch.manual_seed(0)
-    protocol = Protocol()
+    protocol = Protocol(resolution=256)  # 128² = 16384 training pixels
     model = build_model(VARIANTS[row], protocol, out_channels=3)
     side = protocol.resolution // 2
     axis = torch.arange(side, dtype=torch.float32) / side

@@ -101,3 +101,26 @@ def test_no_code_writes_private_attributes_of_other_objects():
                 ):
                     offenders.append(f"{path.name}:{node.lineno} {ast.unparse(target)}")
     assert not offenders, offenders
+
+
+def test_the_eval_and_restore_pattern_lives_only_in_eval_mode():
+    """A ``.train(flag)`` call that restores a saved mode (``x.train(was_training)``) is the hand-written
+    eval/restore pattern; everything that renders mid-training uses ``eval_mode`` instead."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "inr"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "modes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "train"
+                and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name)
+            ):
+                offenders.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not offenders, offenders

@@ -7,6 +7,8 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
+from inr.modes import eval_mode
+
 
 def depth_image(depth: Tensor, opacity: Tensor, near: float, far: float) -> Tensor:
     """Expected depth (V, H, W) as gray images (V, 1, H, W): (d − near)/(far − near), near dark, blended to white
@@ -44,12 +46,8 @@ class ViewLogger(L.Callback):
         if writer is None or not hasattr(writer, "add_image") or trainer.global_step == self._last_step:
             return
         self._last_step = step = trainer.global_step
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             out = pl_module.render_views(pl_module.heldout_poses()[: self.max_views])
-        finally:
-            pl_module.train(was_training)
         target = pl_module.data.heldout_images()[: self.max_views].to(out["rgb"].device)
         near, far = pl_module.depth_range.tolist()
         images = {

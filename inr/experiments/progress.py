@@ -11,6 +11,8 @@ import lightning as L
 import torch
 from torchmetrics.functional.image import peak_signal_noise_ratio
 
+from inr.modes import eval_mode
+
 
 def first_reach(steps: Sequence[int], values: Sequence[float], target: float) -> Optional[int]:
     """The index of the first value ≥ ``target`` (``steps`` only checks the lengths agree), or None if never.
@@ -68,12 +70,8 @@ class HeldOutPSNRHistory(L.Callback):
     def _measure(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         dm = pl_module.data
         index = dm.test_index.to(pl_module.device)
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
+        with eval_mode(pl_module):
             pred = pl_module.predict(dm.grid.coords(index))  # (N_test, C)
-        finally:
-            pl_module.train(was_training)
         target = dm.values[dm.test_index].to(pred.device)  # (N_test, C)
         self.history["steps"].append(int(trainer.global_step))
         self.history["test_psnr"].append(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, output_layers
+from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, flush_negligible, output_layers
 
 
 class GaussActivation(nn.Module):
@@ -28,7 +28,8 @@ class GaussActivation(nn.Module):
 
 
 class GaussFunction(torch.autograd.Function):
-    """σ(z) = exp(−s² z²) as one autograd node: σ'(z) = −2s² z σ(z), saved σ and z.
+    """σ(z) = exp(−s² z²) as one autograd node: σ'(z) = −2s² z σ(z), saved σ and z; σ < ε² is set to 0
+    (``flush_negligible``: no subnormal floats in the tails).
 
     Six passes over the activations per step instead of nine (scale, square, negate, exp and their
     derivatives), with one allocation in the forward pass. The backward is made of differentiable out-of-place
@@ -40,7 +41,7 @@ class GaussFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(z: Tensor, scale: float) -> Tensor:
-        return z.square().mul_(-(scale**2)).exp_()
+        return flush_negligible(z.square().mul_(-(scale**2)).exp_(), inplace=True)
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:

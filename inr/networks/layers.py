@@ -11,6 +11,24 @@ from inr.errors import InputError
 from inr.networks.activations import make_activation
 
 
+def flush_negligible(window: Tensor, inplace: bool = False) -> Tensor:
+    """w where w > ε², else 0, for a non-negative Gaussian window w = e^{−q} (ε: the dtype's machine epsilon).
+
+    Why: a window e^{−(s z)²} falls below the smallest normal float (1.2e-38 in float32, at (s z)² > 87) for
+    the many pre-activations in its tails, and subnormal numbers make every CPU operation that reads them
+    several times slower — the step of a 4 × 256 Gaussian-activation MLP on 64² points went from 68 to
+    627 ms on one thread — while ``torch.set_flush_denormal`` reaches only the calling thread, not the
+    intra-op worker threads. Values under ε² (1.4e-14 in float32) change no sum they enter: a neuron of
+    size 1 beside them already rounds at ε. Their derivatives (∝ w) become exactly 0 instead of ≈ 0.
+
+    Example:
+        >>> flush_negligible(torch.tensor([1.0, 1e-10, 1e-15, 1e-40]))
+        tensor([1.0000e+00, 1.0000e-10, 0.0000e+00, 0.0000e+00])
+    """
+    cutoff = torch.finfo(window.dtype).eps ** 2
+    return torch.nn.functional.threshold(window, cutoff, 0.0, inplace=inplace)
+
+
 class UnitToSymmetric(nn.Module):
     """x ↦ 2x − 1: coordinates in [0, 1) to [−1, 1), the domain the sine/Gabor/Gauss papers tune ω₀ and σ for."""
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, output_layers, scalar
+from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, flush_negligible, output_layers, scalar
 
 
 class ComplexLinear(nn.Module):
@@ -88,7 +88,7 @@ class ComplexGabor(nn.Module):
 
     def real(self, z: Tensor) -> tuple[Tensor, Tensor]:
         """(Re ψ, Im ψ) of a real z: Im z = 0, so ψ = e^{−s₀²z²} (cos ω₀z + i sin ω₀z)."""
-        modulus = torch.exp(-(self.scale * z).square())
+        modulus = flush_negligible(torch.exp(-(self.scale * z).square()))
         phase = self.omega_0 * z
         return modulus * torch.cos(phase), modulus * torch.sin(phase)
 
@@ -96,7 +96,7 @@ class ComplexGabor(nn.Module):
         """(Re ψ, Im ψ) from (Re z, Im z): fused (``GaborFunction``) when ω₀ and s₀ are fixed numbers."""
         if isinstance(self.omega_0, float) and isinstance(self.scale, float):
             return GaborFunction.apply(re, im, self.omega_0, self.scale)
-        modulus = torch.exp(-self.omega_0 * im - (self.scale**2) * (re.square() + im.square()))
+        modulus = flush_negligible(torch.exp(-self.omega_0 * im - (self.scale**2) * (re.square() + im.square())))
         phase = self.omega_0 * re
         return modulus * torch.cos(phase), modulus * torch.sin(phase)
 
@@ -120,7 +120,9 @@ class GaborFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(x: Tensor, y: Tensor, omega_0: float, scale: float) -> tuple[Tensor, Tensor]:
-        modulus = x.square().add_(y.square()).mul_(-(scale**2)).add_(y, alpha=-omega_0).exp_()  # e^a
+        modulus = flush_negligible(
+            x.square().add_(y.square()).mul_(-(scale**2)).add_(y, alpha=-omega_0).exp_(), inplace=True
+        )  # e^a
         phase = x * omega_0
         return torch.cos(phase).mul_(modulus), phase.sin_().mul_(modulus)
 

@@ -22,6 +22,7 @@ from inr.data.cameras import Intrinsics, view_rays
 from inr.data.rays import RaysDataModule, evenly_spaced
 from inr.encoders import Encoder
 from inr.errors import InputError, check_memory
+from inr.modes import eval_mode
 from inr.operators.rendering import VolumeRenderer
 from inr.tasks.base import INRModule, NetworkFactory
 from inr.tasks.metrics import PSNR
@@ -269,12 +270,10 @@ class RadianceFieldFitting(INRModule):
     def evaluate(self) -> dict[str, float]:
         """PSNR and SSIM of the held-out views rendered whole, and PSNR of up to ``eval_train_views`` training
         views (evenly spaced), in eval mode."""
-        was_training = self.training
-        self.eval()
         dm, results = self.data, {}
         psnr = PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)
         ssim = StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)
-        try:
+        with eval_mode(self):
             held = self.render_views(self.heldout_poses())["rgb"]
             truth = dm.heldout_images().to(self.device)
             results["test/psnr"], results["test/ssim"] = float(psnr(held, truth)), float(ssim(held, truth))
@@ -282,6 +281,4 @@ class RadianceFieldFitting(INRModule):
             psnr.reset()
             rendered = self.render_views(dm.poses[train])["rgb"]
             results["train/psnr"] = float(psnr(rendered, dm.posed.images[train].permute(0, 3, 1, 2).to(self.device)))
-        finally:
-            self.train(was_training)
         return results

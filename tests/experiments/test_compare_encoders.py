@@ -23,7 +23,7 @@ BASELINE_ROWS = ["constant", "bilinear", "bicubic"]
 
 
 def test_paper_mappings():
-    p = Protocol()
+    p = Protocol(resolution=256)  # the configs' image size
     b = VARIANTS["positional"].encoder(p).b.double().numpy()
     # the paper's code: bvals = 2^linspace(0, 6, 128) − 1 on each axis
     np.testing.assert_allclose(b[:128, 0], 2.0 ** np.linspace(0, 6, 128) - 1, rtol=1e-6, atol=1e-6)
@@ -37,14 +37,14 @@ def test_paper_network_and_optimisers():
     assert isinstance(model.network, MLP) and model.network.init == "paper" and model.network.depth == 3
     optimizer = model.configure_optimizers()
     assert optimizer.defaults["lr"] == 1e-3
-    hashed = build_model(VARIANTS["hashgrid_hashed"], Protocol(), 3)
+    hashed = build_model(VARIANTS["hashgrid_hashed"], Protocol(resolution=256), 3)
     adam = hashed.configure_optimizers().defaults
     assert (adam["lr"], tuple(adam["betas"]), adam["eps"]) == (1e-2, INSTANT_NGP_ADAM["betas"], INSTANT_NGP_ADAM["eps"])
     # at 256² (finest level 128) T = 2^19 holds every level densely; T = 2^12 hashes the six finest
-    dense = build_model(VARIANTS["hashgrid"], Protocol(), 3).encoder
+    dense = build_model(VARIANTS["hashgrid"], Protocol(resolution=256), 3).encoder
     assert dense.dense_levels == 16 and hashed.encoder.dense_levels == 10
     assert (
-        VARIANTS["hashgrid_hashed"].describe(Protocol(), hashed.encoder)
+        VARIANTS["hashgrid_hashed"].describe(Protocol(resolution=256), hashed.encoder)
         == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
     )
 
@@ -76,6 +76,10 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
         saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
     )
     assert saved["paper_settings"]["lr"]["none"] == 1e-2
+    # without --target-psnr the target is bilinear interpolation's held-out PSNR on the same pixels
+    bilinear = next(r for r in baselines if r["encoder"] == "bilinear")
+    assert saved["protocol"]["target_psnr"] == round(bilinear["test_psnr"], 2)
+    assert f"≥ {round(bilinear['test_psnr'], 2):g} dB (bilinear interpolation's)" in (tmp_path / "results.md").read_text()
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
     history = np.load(tmp_path / "tb" / "gaussian" / "version_0" / "spectral_history.npz")
     np.testing.assert_allclose(history["low"][-1], gaussian["train_low_error"], rtol=1e-4)
@@ -153,7 +157,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
 def test_protocol_from_arguments():
     cpu = ce.protocol_from_args(ce.parse_args([]))
     paper = ce.protocol_from_args(ce.parse_args(["--paper"]))
-    assert (cpu.resolution, cpu.steps, cpu.kind, cpu.init) == (256, 300, "natural", "paper")
+    assert (cpu.resolution, cpu.steps, cpu.kind, cpu.init) == (128, 300, "natural", "paper")
     assert (paper.resolution, paper.steps, paper.width, paper.depth) == (512, 2000, 256, 3)
     mixed = ce.protocol_from_args(ce.parse_args(["--paper", "--steps", "50", "--text"]))
     assert (mixed.resolution, mixed.steps, mixed.kind, mixed.gaussian_sigma) == (512, 50, "text", 14.0)
@@ -171,7 +175,7 @@ ARCHITECTURES = {
 
 
 def test_architecture_rows_follow_their_configs():
-    p = Protocol()
+    p = Protocol(resolution=256)  # the configs' image size
     for name, (cls, lr) in ARCHITECTURES.items():
         model = build_model(VARIANTS[name], p, 3)
         assert isinstance(model.network, cls) and isinstance(model.encoder, IdentityEncoding)
