@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from inr.experiments.inverse import PROTOCOLS, main, summarise, table
+from inr.experiments.inverse import PROTOCOLS, main, paper_reference, summarise, table
 
 
 def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys):
@@ -43,7 +43,10 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys)
     assert (s["psnr_min"], s["psnr_max"]) == (min(r["psnr"] for r in fbp), max(r["psnr"] for r in fbp))
     printed = capsys.readouterr().out
     assert f"| filtered back-projection | {s['psnr']:.2f} ({s['psnr_min']:.2f}–{s['psnr_max']:.2f}) |" in printed
-    assert (tmp_path / "table.md").read_text().strip() == table(rows)
+    # the paper's Table 1 CT row (Shepp–Logan) under the table, in the file as printed
+    reference = "Table 1; 2D CT, Shepp–Logan phantoms, 512²) reports PSNR (dB): none 16.75, basic 23.31, positional 26.89, gaussian 28.33."
+    assert reference in printed
+    assert (tmp_path / "table.md").read_text().strip() == table(rows) + "\n\n" + paper_reference("ct")
     results = json.loads((tmp_path / "results.json").read_text())
     assert len(results["rows"]) == 12 and len(results["summary"]) == 6
     for seed in (0, 1):
@@ -64,3 +67,8 @@ def test_bad_threads_exit_2_with_one_line(capsys):
         main(["--task", "ct", "--threads", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error: ")
+
+
+def test_mri_cites_the_papers_atlas_row_and_image_tasks_cite_nothing():
+    assert paper_reference("mri").endswith("none 26.14, basic 28.58, positional 32.23, gaussian 34.51.")
+    assert paper_reference("inpaint") is None and paper_reference("superres") is None
