@@ -23,10 +23,12 @@ from typing import Literal, Optional, Union
 
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.callbacks import ProgressBar as LightningProgressBar
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from inr.callbacks.guards import TrainingDiverged
+from inr.callbacks.progress import ProgressBar
 from inr.commands import program_name
 from inr.data.module import GridDataModule
 from inr.errors import EXIT_DIVERGED, InputError
@@ -152,7 +154,8 @@ class INRCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
         leaves out the ``checkpoint`` section's callback (Lightning refuses the two together), and so do
-        ``validate``/``test``/``predict``, which read a checkpoint and write none."""
+        ``validate``/``test``/``predict``, which read a checkpoint and write none. The progress bar is
+        ``inr.callbacks.ProgressBar`` unless the config names its own or turns it off."""
         if self.command != "fit":
             kwargs["enable_checkpointing"] = False
         parser = self._parser(self.subcommand)
@@ -160,6 +163,12 @@ class INRCLI(LightningCLI):
         keys = [k for k in parser.callback_keys if k != "checkpoint" or trainer_config.get("enable_checkpointing") is not False]
         extra = [self._get(self.config_init, k) for k in keys]
         check_unique_callbacks([*(trainer_config.get("callbacks") or []), *extra])
+        given = trainer_config.get("callbacks") or []
+        callbacks = list(given) if isinstance(given, (list, tuple)) else [given]
+        if trainer_config.get("enable_progress_bar") is not False and not any(
+            isinstance(c, LightningProgressBar) for c in callbacks
+        ):
+            kwargs["callbacks"] = [*callbacks, ProgressBar()]  # redrawn ten times a second, not every step
         saved_keys, parser.callback_keys = parser.callback_keys, keys
         try:
             return super().instantiate_trainer(**kwargs)

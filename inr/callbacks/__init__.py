@@ -5,6 +5,7 @@ from inr.callbacks.images import ImageLogger, grid_views
 from inr.callbacks.measurements import MeasurementLogger
 from inr.callbacks.ntk import NTKCallback
 from inr.callbacks.predictions import FieldWriter
+from inr.callbacks.progress import ProgressBar
 from inr.callbacks.spectral import SpectralBiasCallback
 from inr.callbacks.views import ViewLogger
 
@@ -15,6 +16,7 @@ __all__ = [
     "grid_views",
     "MeasurementLogger",
     "NonFiniteLossGuard",
+    "ProgressBar",
     "TrainingDiverged",
     "SpectralBiasCallback",
     "ViewLogger",

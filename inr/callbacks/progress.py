@@ -1,0 +1,46 @@
+"""Lightning's progress bar, redrawn at most every ``min_interval`` seconds instead of after every step.
+
+Lightning's ``TQDMProgressBar`` redraws the bar and rebuilds its metrics after every training step
+(``refresh_rate: 1``), and its steps-based ``refresh_rate`` is a poor fit when one config's step takes 30 ms
+on one machine and 700 ms on another. The redraw costs about 0.6 ms of Python per step (a cProfile of 200
+steps of volume.yaml: 125 ms in ``on_train_batch_end``), about 2 % of a 30 ms CPU step and more of a
+GPU's. Redrawn at most ten times a second (tqdm's own default ``mininterval``), the bar looks the same to a
+person and costs next to nothing. The last batch of an epoch is always drawn, so the bar ends at its total.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import lightning as L
+from lightning.pytorch.callbacks import TQDMProgressBar
+
+
+class ProgressBar(TQDMProgressBar):
+    """``TQDMProgressBar`` whose training bar is redrawn when ``min_interval`` seconds have passed since the
+    last redraw, or at the epoch's last batch; the CLI installs it unless the config names a progress bar or
+    turns it off (``trainer.enable_progress_bar: false``).
+
+    Example:
+        >>> ProgressBar(min_interval=0.5).min_interval
+        0.5
+    """
+
+    def __init__(self, min_interval: float = 0.1, refresh_rate: int = 1, process_position: int = 0, leave: bool = False) -> None:
+        super().__init__(refresh_rate=refresh_rate, process_position=process_position, leave=leave)
+        self.min_interval = float(min_interval)
+        self._drawn_at = -float("inf")
+
+    def on_train_epoch_start(self, trainer: L.Trainer, *args: Any) -> None:
+        super().on_train_epoch_start(trainer, *args)
+        self._drawn_at = -float("inf")
+
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        now = time.monotonic()
+        last = batch_idx + 1 >= self.total_train_batches
+        if last or now - self._drawn_at >= self.min_interval:
+            self._drawn_at = now
+            super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
