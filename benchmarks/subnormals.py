@@ -1,10 +1,12 @@
 """What subnormal floats cost a CPU training step of the Gaussian-window networks, side by side.
 
     python benchmarks/subnormals.py [--rows gauss wire siren] [--points 4096] [--steps 60] [--threads 2]
+    python benchmarks/subnormals.py --cutoff 1.18e-38      # the flushed copy with another threshold τ
 
 The windows e^{−(s z)²} of ``GaussMLP`` and of WIRE's Gabor wavelet fall below the smallest normal float32
 (1.2e-38) in their tails, and CPU arithmetic on subnormal numbers is several times slower;
-``inr.networks.layers.flush_negligible`` sets window values under ε² to 0. (The MFN's Gabor filters, with
+``inr.networks.layers.flush_negligible`` sets window values under τ = tiny/ε (9.9e-32) to 0 (``--cutoff``: the
+flushed copy uses another τ instead, to compare thresholds). (The MFN's Gabor filters, with
 their small γ, produced none in this test and are left as they are.) For each row, two copies of
 the network start from the same weights and train in lockstep on the same batch (random coordinates in
 [0, 1)², random RGB targets, Adam at the row's learning rate): one as shipped, one with the flush replaced by
@@ -37,12 +39,16 @@ TINY = torch.finfo(torch.float32).tiny
 
 
 def flushing(enabled: bool) -> None:
-    """Point the networks' window flush at the real one or at the identity."""
+    """Point the networks' window flush at the real one (or the ``--cutoff`` one) or at the identity."""
     for module in MODULES:
-        module.flush_negligible = SHIPPED if enabled else (lambda window, inplace=False: window)
+        module.flush_negligible = FLUSH if enabled else (lambda window, inplace=False: window)
 
 
-SHIPPED = gauss_module.flush_negligible
+FLUSH = gauss_module.flush_negligible  # the shipped one, until --cutoff replaces it
+
+
+def threshold_at(cutoff: float):
+    return lambda window, inplace=False: torch.nn.functional.threshold(window, cutoff, 0.0, inplace=inplace)
 
 
 def subnormal_share(net: torch.nn.Module, x: torch.Tensor) -> float:
@@ -94,10 +100,17 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=64 * 64, help="batch: 4096 = the 128² protocol's training pixels")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--cutoff", type=float, default=None, help="τ of the flushed copy (default: the shipped tiny/ε)")
     args = parser.parse_args()
+    global FLUSH
+    if args.cutoff is not None:
+        FLUSH = threshold_at(args.cutoff)
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.points} points, {args.steps} steps per copy")
+    tau = "shipped τ = tiny/ε" if args.cutoff is None else f"τ = {args.cutoff:g}"
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.points} points, {args.steps} steps per copy, {tau}"
+    )
     print("| row | flushed (ms/step) | unflushed (ms/step) | unflushed / flushed | subnormal activations, unflushed |")
     print("|---|---:|---:|---:|---:|")
     for name in args.rows:

@@ -28,8 +28,8 @@ class GaussActivation(nn.Module):
 
 
 class GaussFunction(torch.autograd.Function):
-    """σ(z) = exp(−s² z²) as one autograd node: σ'(z) = −2s² z σ(z), saved σ and z; σ < ε² is set to 0
-    (``flush_negligible``: no subnormal floats in the tails).
+    """σ(z) = exp(−s² z²) as one autograd node: σ'(z) = −2s² z σ(z), saved σ and z; σ under tiny/ε is set
+    to 0 (``flush_negligible``: no subnormal floats in the tails).
 
     Six passes over the activations per step instead of nine (scale, square, negate, exp and their
     derivatives), with one allocation in the forward pass. The backward is made of differentiable out-of-place

@@ -12,21 +12,27 @@ from inr.networks.activations import make_activation
 
 
 def flush_negligible(window: Tensor, inplace: bool = False) -> Tensor:
-    """w where w > ε², else 0, for a non-negative Gaussian window w = e^{−q} (ε: the dtype's machine epsilon).
+    """w where w > τ, else 0, for a non-negative Gaussian window w = e^{−q}; τ = tiny/ε of the dtype (the
+    smallest normal number over the machine epsilon: 9.9e-32 in float32, 1.0e-292 in float64).
 
     Why: a window e^{−(s z)²} falls below the smallest normal float (1.2e-38 in float32, at (s z)² > 87) for
     the many pre-activations in its tails, and subnormal numbers make every CPU operation that reads them
     several times slower — the step of a 4 × 256 Gaussian-activation MLP on 64² points went from 68 to
     627 ms on one thread — while ``torch.set_flush_denormal`` reaches only the calling thread, not the
-    intra-op worker threads. Values under ε² (1.4e-14 in float32) change no sum they enter: a neuron of
-    size 1 beside them already rounds at ε. Their derivatives (∝ w) become exactly 0 instead of ≈ 0.
+    intra-op worker threads. Flushing only the subnormals themselves (τ = tiny) is not enough: products of
+    small normal values with gradients make new ones in the backward pass (65 against 42 ms per step in
+    ``benchmarks/subnormals.py``'s setting); with τ = tiny/ε a kept value times any factor ≥ ε stays normal.
+    τ is low enough to change nothing a float32 training run can see: a gradient built from values under τ
+    is at most ~1e-27 at these sizes, and Adam turns it into a step of lr·g/eps_Adam ≈ 1e-22, far under the
+    resolution of any weight. (A cutoff of ε², 1.4e-14, was tried first and did change a 256² run: Adam's
+    division by √v + 1e-8 turns gradients of 1e-12 from neurons deep in their tails into visible steps.)
 
     Example:
-        >>> flush_negligible(torch.tensor([1.0, 1e-10, 1e-15, 1e-40]))
-        tensor([1.0000e+00, 1.0000e-10, 0.0000e+00, 0.0000e+00])
+        >>> flush_negligible(torch.tensor([1.0, 1e-20, 1e-32, 1e-40]))
+        tensor([1.0000e+00, 1.0000e-20, 0.0000e+00, 0.0000e+00])
     """
-    cutoff = torch.finfo(window.dtype).eps ** 2
-    return torch.nn.functional.threshold(window, cutoff, 0.0, inplace=inplace)
+    info = torch.finfo(window.dtype)
+    return torch.nn.functional.threshold(window, info.tiny / info.eps, 0.0, inplace=inplace)
 
 
 class UnitToSymmetric(nn.Module):
