@@ -59,8 +59,8 @@ from inr.spectral.plots import comparison_figure
 from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
 
-# CPU-sized defaults: 128² (64² training pixels) and 300 steps, 9–24 s per row on 2 cores (the six
-# architectures of docs/benchmark.md: 1.5 min); ``--resolution 256`` is the fuller CPU comparison of the
+# CPU-sized defaults: 128² (64² training pixels) and 300 steps, 9–26 s per row on 2 cores (the six
+# architectures of docs/benchmark.md: 1.6 min); ``--resolution 256`` is the fuller CPU comparison of the
 # docs' tables (4× the pixels), ``--paper`` the paper's 512² and 2000 steps (a GPU).
 CPU_RESOLUTION, CPU_STEPS = 128, 300
 # A fixed held-out target near the paper's Fourier-feature rows on natural images (positional 24.95,
