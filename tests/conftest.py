@@ -88,6 +88,23 @@ def tiny_run_args() -> Callable[..., list[str]]:
 
 
 @pytest.fixture(scope="session")
+def diverging_at() -> Callable[..., L.LightningModule]:
+    """``diverging_at(step, **image_fitting_kwargs)``: an ImageFitting whose loss is NaN at global step ``step``."""
+    from inr.tasks import ImageFitting
+
+    class DivergesAtStep(ImageFitting):
+        def __init__(self, bad_step: int, **kw):
+            super().__init__(**kw)
+            self.bad_step = bad_step
+
+        def loss(self, raw, target):
+            loss = super().loss(raw, target)
+            return loss * float("nan") if self.global_step == self.bad_step else loss
+
+    return DivergesAtStep
+
+
+@pytest.fixture(scope="session")
 def fit_steps() -> Callable[..., L.Trainer]:
     """``fit_steps(model, datamodule, steps)``: ``steps`` optimisation steps with no logger, checkpoint,
     validation or progress bar; returns the trainer."""

@@ -10,18 +10,8 @@ from inr.encoders import GaussianEncoding
 from inr.tasks import ImageFitting
 
 
-class DivergesAtStep(ImageFitting):
-    def __init__(self, bad_step: int, **kw):
-        super().__init__(**kw)
-        self.bad_step = bad_step
-
-    def loss(self, raw, target):
-        loss = super().loss(raw, target)
-        return loss * float("nan") if self.global_step == self.bad_step else loss
-
-
-def test_nan_loss_stops_before_the_weights_change(tmp_path):
-    model = DivergesAtStep(7, encoder=GaussianEncoding(num_features=8), out_channels=3)
+def test_nan_loss_stops_before_the_weights_change(tmp_path, diverging_at):
+    model = diverging_at(7, encoder=GaussianEncoding(num_features=8), out_channels=3)
     trainer = L.Trainer(
         max_steps=20,
         logger=False,

@@ -126,18 +126,8 @@ def test_steps_between_logging_read_nothing_on_the_host(build, tmp_path):
     assert all(where.endswith(" read_pending") for _, where in mode.reads)
 
 
-class DivergesAtStep(ImageFitting):
-    def __init__(self, bad_step: int, **kw):
-        super().__init__(**kw)
-        self.bad_step = bad_step
-
-    def loss(self, raw, target):
-        loss = super().loss(raw, target)
-        return loss * float("nan") if self.global_step == self.bad_step else loss
-
-
-def test_the_lagged_guard_stops_one_step_later_and_no_checkpoint_holds_the_bad_step(tmp_path):
-    model = DivergesAtStep(5, encoder=GaussianEncoding(num_features=8), out_channels=3)
+def test_the_lagged_guard_stops_one_step_later_and_no_checkpoint_holds_the_bad_step(tmp_path, diverging_at):
+    model = diverging_at(5, encoder=GaussianEncoding(num_features=8), out_channels=3)
     checkpoints = L.pytorch.callbacks.ModelCheckpoint(dirpath=tmp_path, every_n_train_steps=1, save_top_k=-1)
     guard = NonFiniteLossGuard(lagged=True)
     trainer = L.Trainer(
