@@ -2,6 +2,7 @@
 
     python benchmarks/subnormals.py [--rows gauss wire siren] [--points 4096] [--steps 60] [--threads 2]
     python benchmarks/subnormals.py --cutoff 1.18e-38      # the flushed copy with another threshold τ
+    python benchmarks/subnormals.py --rows gauss --threads 1 --torch-flush-denormal   # the CPU's own flush mode
 
 The windows e^{−(s z)²} of ``GaussMLP`` and of WIRE's Gabor wavelet fall below the smallest normal float32
 (1.2e-38) in their tails, and CPU arithmetic on subnormal numbers is several times slower;
@@ -101,13 +102,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--cutoff", type=float, default=None, help="τ of the flushed copy (default: the shipped tiny/ε)")
+    parser.add_argument(
+        "--torch-flush-denormal",
+        action="store_true",
+        help="torch.set_flush_denormal(True) before any work: the worker threads started later inherit the mode",
+    )
     args = parser.parse_args()
     global FLUSH
     if args.cutoff is not None:
         FLUSH = threshold_at(args.cutoff)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.torch_flush_denormal and not torch.set_flush_denormal(True):
+        raise SystemExit("torch.set_flush_denormal is not supported on this CPU")
     tau = "shipped τ = tiny/ε" if args.cutoff is None else f"τ = {args.cutoff:g}"
+    tau += ", torch.set_flush_denormal(True)" if args.torch_flush_denormal else ""
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.points} points, {args.steps} steps per copy, {tau}"
     )

@@ -17,9 +17,10 @@ def flush_negligible(window: Tensor, inplace: bool = False) -> Tensor:
 
     Why: a window e^{−(s z)²} falls below the smallest normal float (1.2e-38 in float32, at (s z)² > 87) for
     the many pre-activations in its tails, and subnormal numbers make every CPU operation that reads them
-    several times slower — the step of a 4 × 256 Gaussian-activation MLP on 64² points went from 68 to
-    627 ms on one thread — while ``torch.set_flush_denormal`` reaches only the calling thread, not the
-    intra-op worker threads. Flushing only the subnormals themselves (τ = tiny) is not enough: products of
+    several times slower (8.8× for a 4 × 256 Gaussian-activation MLP on 64² points, one thread).
+    ``torch.set_flush_denormal`` sets the calling thread's floating-point mode: worker threads started after
+    it inherit it, those already running do not, so it works only if called before torch's first parallel
+    operation and it changes every computation of the process; the flush here is local and exact. Flushing only the subnormals themselves (τ = tiny) is not enough: products of
     small normal values with gradients make new ones in the backward pass (65 against 42 ms per step in
     ``benchmarks/subnormals.py``'s setting); with τ = tiny/ε a kept value times any factor ≥ ε stays normal.
     τ is low enough to change nothing a float32 training run can see: a gradient built from values under τ
