@@ -31,7 +31,9 @@ CHILD = textwrap.dedent(
     default = faults()
     applied = allocator.retain_freed_memory()
     faults()  # the first retained block faults in once
-    print(default, faults(), applied)
+    # the fewest of three rounds: a loaded host was once seen to take one block of ten back from a round;
+    # without the setting every round faults all ten blocks in
+    print(default, min(faults() for _ in range(3)), applied)
     """
 )
 
