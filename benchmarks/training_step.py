@@ -42,6 +42,7 @@ import warnings
 
 import lightning as L
 import torch
+from lightning.pytorch.callbacks import ProgressBar
 from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.cli import build_cli, resolve_config_names
@@ -96,9 +97,12 @@ OVERRIDES: list[str] = []  # applied to every variant, hand loop included
 
 
 def instantiate(config: str, extra: list[str] = ()):
-    """Model, DataModule and the configured callbacks (config's own, without checkpointing) from a config."""
+    """Model, DataModule and the configured callbacks (config's own, without checkpointing or the progress bar,
+    which every variant here runs without) from a config."""
     cli = build_cli(resolve_config_names(["--config", config, "--trainer.logger", "false", *OVERRIDES, *extra]))
-    callbacks = [cb for cb in cli.trainer.callbacks if type(cb).__module__.startswith("inr.callbacks")]
+    callbacks = [
+        cb for cb in cli.trainer.callbacks if type(cb).__module__.startswith("inr.callbacks") and not isinstance(cb, ProgressBar)
+    ]
     return cli.model, cli.datamodule, callbacks
 
 

@@ -45,10 +45,19 @@ class Tiny(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.0)
 
 
-@pytest.mark.parametrize(("min_interval", "draws"), [(0.0, 12), (1e9, 2)])
-def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatch, min_interval, draws):
-    """12 batches in one epoch: every batch is drawn when no time must pass; with an interval no run
-    reaches, only the first batch (nothing drawn yet) and the last."""
+@pytest.mark.parametrize(
+    ("min_interval", "limits", "draws", "last"),
+    [
+        (0.0, {"max_epochs": 1}, 12, 11),
+        (1e9, {"max_epochs": 1}, 2, 11),
+        # the CLI's runs end by max_steps (max_epochs -1), where Lightning's total_train_batches is the steps
+        # still to run, not the epoch's batches: 3 epochs of 12, the last one cut to 6 batches
+        (1e9, {"max_epochs": -1, "max_steps": 30}, 6, 5),
+    ],
+)
+def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatch, min_interval, limits, draws, last):
+    """12 batches an epoch: every batch is drawn when no time must pass; with an interval no run reaches,
+    only each epoch's first batch (nothing drawn yet) and its last."""
     drawn = []
     original = TQDMProgressBar.on_train_batch_end
 
@@ -59,7 +68,7 @@ def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatc
     monkeypatch.setattr(TQDMProgressBar, "on_train_batch_end", record)
     bar = ProgressBar(min_interval=min_interval)
     trainer = L.Trainer(
-        max_epochs=1,
+        **limits,
         callbacks=[bar],
         logger=False,
         enable_checkpointing=False,
@@ -67,5 +76,5 @@ def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatc
         enable_model_summary=False,
     )
     trainer.fit(Tiny(), torch.utils.data.DataLoader(torch.rand(12, 2), batch_size=1))
-    assert len(drawn) == draws and drawn[-1] == 11
-    assert bar.train_progress_bar.n == 12  # the bar ends at its total
+    assert len(drawn) == draws and drawn[-1] == last
+    assert bar.train_progress_bar.n == last + 1  # the bar ends at its total

@@ -40,7 +40,11 @@ class ProgressBar(TQDMProgressBar):
         self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
     ) -> None:
         now = time.monotonic()
-        last = batch_idx + 1 >= self.total_train_batches
+        # the bar's own total (set at the epoch's start), not ``total_train_batches``: when max_steps ends the
+        # run, that property is the steps still to run and shrinks every step, which would redraw the second
+        # half of the last epoch at every batch
+        total = self.train_progress_bar.total
+        last = total is not None and batch_idx + 1 >= total
         if last or now - self._drawn_at >= self.min_interval:
             self._drawn_at = now
             super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
