@@ -3,6 +3,7 @@ right before and right after.
 
     python benchmarks/whole_run.py [--configs image.yaml volume.yaml] [--steps 100] [--repeats 5] [--threads 1]
     python benchmarks/whole_run.py --configs volume.yaml --profile      # where a whole run's extra time goes
+    python benchmarks/whole_run.py --configs volume.yaml --interleaved  # hand steps inside the run, between its steps
 
 Variants (``--variants``): the command as configured; the same with the training step as it was before it
 logged only the steps that reach the logger (``before``: restored in this process by patching two methods);
@@ -25,12 +26,23 @@ encoded every step; no validation, no logging. Its step is its wall time over it
 within a repeat against the mean of the two hand loops around the run, then their median and range over the
 repeats are printed (the shared machine's speed drifts between repeats by more than the differences here).
 Both run with the malloc thresholds ``train.py`` sets (``inr.run.allocator``), set once for this process.
+
+``--interleaved``: the machine's speed drifts by several percent between the hand loops before and after a run
+(they differ by up to 10 % here), which a ratio against their mean only partly cancels. This measure puts the
+hand loop inside the run instead: after every ``--every``-th training step (from the 10th on) a callback runs
+``--hand-burst`` steps of the hand loop on its own copy of the encoder and network (the config's optimizer, the
+same data), timed, so both are timed within milliseconds of each other in one process state. The run's step
+is the mean gap between consecutive training-batch starts with the callback's own time taken out (logging
+steps, epoch-end checkpoints and every callback of the config included); ratio = that mean over the hand
+steps' mean, then median and range over the repeats. The run's later steps each follow hand steps rather than
+their own previous step; the two loops' tensor work is the same, so that touches both alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import io
 import logging
 import statistics
@@ -41,6 +53,7 @@ from pathlib import Path
 
 import lightning as L
 import torch
+from lightning.pytorch.callbacks import Callback
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from inr.cli import build_cli, cli_main, resolve_config_names
@@ -102,6 +115,135 @@ def whole_run(config: str, steps: int, extra: list[str]) -> tuple[float, float]:
     return step, total / steps
 
 
+class InterleavedHandLoop(Callback):
+    """After every ``every``-th training step from ``start`` on, ``burst`` timed steps of the hand loop on a
+    copy of the run's encoder and network with their own optimizer; records the run's batch starts and the
+    time taken out after each step, so the run's own step times can be formed without the hand steps."""
+
+    def __init__(self, every: int = 5, burst: int = 5, start: int = 10, model=None, dm=None) -> None:
+        self.every, self.burst, self.start = every, burst, start
+        self.model, self.dm = model, dm  # default: the run's own task and DataModule
+        self.batch_starts: list[float] = []
+        self.taken_out: list[float] = []
+        self.hand_steps: list[float] = []
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        model = self.model or pl_module
+        self.dm = self.dm or trainer.datamodule
+        self.encoder, self.network = copy.deepcopy(model.encoder), copy.deepcopy(model.network)
+        self.loss_fn = model.loss
+        self.optimizer = model.optimizer_factory(self.network.parameters())
+        self.generator = torch.Generator().manual_seed(1)
+
+    def on_train_batch_start(self, trainer, *args) -> None:
+        self.batch_starts.append(time.perf_counter())
+
+    def on_train_batch_end(self, trainer, *args) -> None:
+        step = trainer.global_step
+        if step < self.start or step % self.every:
+            self.taken_out.append(0.0)
+            return
+        dm = self.dm
+        begin = time.perf_counter()
+        for _ in range(self.burst):
+            if dm.batch_size is None:
+                index = dm.train_index
+            else:
+                draw = torch.randint(len(dm.train_index), (dm.batch_size,), generator=self.generator)
+                index = dm.train_index[draw]
+            loss = self.loss_fn(self.network(self.encoder(dm.grid.coords(index))), dm.values[index])
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+        spent = time.perf_counter() - begin
+        self.hand_steps.append(spent / self.burst)
+        self.taken_out.append(spent)
+
+    def run_step(self) -> float:
+        """Mean seconds per training step of the run from ``start`` on, the hand steps taken out."""
+        starts = self.batch_starts
+        gaps = [b - a - out for a, b, out in zip(starts[:-1], starts[1:], self.taken_out)]
+        return statistics.mean(gaps[self.start :])
+
+
+def interleaved_run(config: str, steps: int, every: int, burst: int, extra: list[str]) -> tuple[float, float]:
+    """(seconds per step of the run, of the hand loop) from one ``train.py`` run with the hand loop inside."""
+    from inr import cli as cli_module
+
+    probe = InterleavedHandLoop(every, burst)
+    original = cli_module.INRCLI.instantiate_trainer
+
+    def with_probe(self, **kwargs):
+        trainer = original(self, **kwargs)
+        trainer.callbacks.insert(0, probe)  # first: its batch start is the earliest hook of each step
+        return trainer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["--config", config, "--trainer.max_steps", str(steps), "--trainer.logger.init_args.save_dir", tmp, *extra]
+        sink = io.StringIO()
+        cli_module.INRCLI.instantiate_trainer = with_probe
+        try:
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                cli = cli_main(args)
+        finally:
+            cli_module.INRCLI.instantiate_trainer = original
+        if cli is None or cli.trainer.global_step != steps:
+            raise SystemExit(f"{config}: the run did not finish:\n{sink.getvalue()[-2000:]}")
+    return probe.run_step(), statistics.mean(probe.hand_steps)
+
+
+def interleaved_lightning_alone(config: str, steps: int, every: int, burst: int) -> tuple[float, float]:
+    """(seconds per step, of the hand loop) of Lightning alone: the hand loop's step as the ``training_step``
+    of a bare module fed index batches by a plain DataLoader (``training_step.py``'s), no logger, checkpoints,
+    progress bar or callbacks; the hand loop interleaved as in ``interleaved_run``."""
+    from training_step import BareModule, HandBatches, instantiate
+
+    model, dm, _ = instantiate(config)
+    dm.setup("fit")
+    probe = InterleavedHandLoop(every, burst, model=model, dm=dm)
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[probe],
+    )
+    loader = torch.utils.data.DataLoader(HandBatches(dm, steps + 1), batch_size=None)
+    trainer.fit(BareModule(model, dm), train_dataloaders=loader)
+    return probe.run_step(), statistics.mean(probe.hand_steps)
+
+
+def bench_interleaved(config: str, args) -> None:
+    rows = {}
+    for _ in range(args.repeats):
+        for key in args.variants:
+            name, extra, context = VARIANTS[key]
+            with context():
+                if key == "lightning":
+                    run, hand = interleaved_lightning_alone(config, args.steps, args.every, args.hand_burst)
+                else:
+                    run, hand = interleaved_run(config, args.steps, args.every, args.hand_burst, extra)
+            rows.setdefault(name, []).append((run, hand))
+            print(
+                f"  {config} {name}: run step {run * 1e3:.2f} ms, hand step {hand * 1e3:.2f} ms, ratio {run / hand:.3f}",
+                flush=True,
+            )
+    print(
+        f"\n{config}: {args.steps} steps per run, {args.repeats} repeats, {torch.get_num_threads()} thread(s); "
+        f"{args.hand_burst} hand steps after every {args.every}th step from the 10th on"
+    )
+    print("| variant | hand step (ms) | run step (ms) | ratio vs hand loop (range) |")
+    print("|---|---:|---:|---|")
+    for name, pairs in rows.items():
+        ratios = [r / h for r, h in pairs]
+        print(
+            f"| {name} | {statistics.median(h for _, h in pairs) * 1e3:.2f} | "
+            f"{statistics.median(r for r, _ in pairs) * 1e3:.2f} | "
+            f"{statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f}) |"
+        )
+
+
 @contextlib.contextmanager
 def logging_every_step():
     """The training step as it was before it logged only the steps that reach the logger: ``self.log`` and the
@@ -120,6 +262,14 @@ VARIANTS = {
     "configured": ("train.py as configured", [], contextlib.nullcontext),
     "before": ("train.py as configured, logging every step (before)", [], logging_every_step),
     "bare": ("train.py, no callbacks", ["--trainer.callbacks", "null"], contextlib.nullcontext),
+    # the task's training step alone: no config callbacks, checkpoints or progress bar (the logger stays)
+    "isolated": (
+        "train.py, no callbacks, checkpoints or progress bar",
+        ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"],
+        contextlib.nullcontext,
+    ),
+    # --interleaved only: the hand loop's step in a bare LightningModule (what Lightning's loop itself costs)
+    "lightning": ("Lightning alone (the hand loop's step in a bare module)", [], contextlib.nullcontext),
 }
 
 
@@ -188,9 +338,14 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
-    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=["configured", "before", "bare"])
     parser.add_argument("--profile", action="store_true", help="cProfile one run of each config instead")
+    parser.add_argument("--interleaved", action="store_true", help="the hand loop inside each run instead")
+    parser.add_argument("--every", type=int, default=5, help="--interleaved: hand steps after every N-th step")
+    parser.add_argument("--hand-burst", type=int, default=5, help="--interleaved: hand steps each time")
     args = parser.parse_args()
+    if "lightning" in args.variants and not args.interleaved:
+        parser.error("the variant 'lightning' is measured with --interleaved only")
     # train.py's malloc thresholds (inr.run.allocator) for the whole process: the command sets them when it
     # starts, and the hand loops that run before and after it in this process must run with the same ones
     retain_freed_memory()
@@ -200,6 +355,8 @@ def main() -> None:
     for config in args.configs:
         if args.profile:
             profile_whole_run(config, args.steps)
+        elif args.interleaved:
+            bench_interleaved(config, args)
         else:
             bench(config, args)
 
