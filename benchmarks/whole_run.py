@@ -134,6 +134,11 @@ class InterleavedHandLoop(Callback):
         self.loss_fn = model.loss
         self.optimizer = model.optimizer_factory(self.network.parameters())
         self.generator = torch.Generator().manual_seed(1)
+        self.fixed = None
+        if self.dm.batch_size is None:  # a fixed full batch, encoded once (as the framework and hand_loop do)
+            index = self.dm.train_index
+            with torch.no_grad():
+                self.fixed = (self.encoder(self.dm.grid.coords(index)), self.dm.values[index])
 
     def on_train_batch_start(self, trainer, *args) -> None:
         self.batch_starts.append(time.perf_counter())
@@ -146,12 +151,12 @@ class InterleavedHandLoop(Callback):
         dm = self.dm
         begin = time.perf_counter()
         for _ in range(self.burst):
-            if dm.batch_size is None:
-                index = dm.train_index
+            if self.fixed is not None:
+                encoded, target = self.fixed
             else:
-                draw = torch.randint(len(dm.train_index), (dm.batch_size,), generator=self.generator)
-                index = dm.train_index[draw]
-            loss = self.loss_fn(self.network(self.encoder(dm.grid.coords(index))), dm.values[index])
+                index = dm.train_index[torch.randint(len(dm.train_index), (dm.batch_size,), generator=self.generator)]
+                encoded, target = self.encoder(dm.grid.coords(index)), dm.values[index]
+            loss = self.loss_fn(self.network(encoded), target)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()
@@ -179,7 +184,9 @@ def interleaved_run(config: str, steps: int, every: int, burst: int, extra: list
         return trainer
 
     with tempfile.TemporaryDirectory() as tmp:
-        args = ["--config", config, "--trainer.max_steps", str(steps), "--trainer.logger.init_args.save_dir", tmp, *extra]
+        # the run's directory without a logger too (``--trainer.logger false`` among ``extra``)
+        save = ["--trainer.logger.init_args.save_dir", tmp, "--trainer.default_root_dir", tmp]
+        args = ["--config", config, "--trainer.max_steps", str(steps), *save, *extra]
         sink = io.StringIO()
         cli_module.INRCLI.instantiate_trainer = with_probe
         try:
@@ -198,6 +205,17 @@ def interleaved_lightning_alone(config: str, steps: int, every: int, burst: int)
     progress bar or callbacks; the hand loop interleaved as in ``interleaved_run``."""
     from training_step import BareModule, HandBatches, instantiate
 
+    class Bare(BareModule):
+        """A fixed full batch encoded once, as the hand loop and the framework do; random batches as given."""
+
+        def training_step(self, index: torch.Tensor, batch_idx: int) -> torch.Tensor:
+            if self.dm.batch_size is not None:
+                return super().training_step(index, batch_idx)
+            if getattr(self, "fixed", None) is None:
+                with torch.no_grad():
+                    self.fixed = (self.encoder(self.dm.grid.coords(index)), self.dm.values[index])
+            return self.loss_fn(self.network(self.fixed[0]), self.fixed[1])
+
     model, dm, _ = instantiate(config)
     dm.setup("fit")
     probe = InterleavedHandLoop(every, burst, model=model, dm=dm)
@@ -210,7 +228,7 @@ def interleaved_lightning_alone(config: str, steps: int, every: int, burst: int)
         callbacks=[probe],
     )
     loader = torch.utils.data.DataLoader(HandBatches(dm, steps + 1), batch_size=None)
-    trainer.fit(BareModule(model, dm), train_dataloaders=loader)
+    trainer.fit(Bare(model, dm), train_dataloaders=loader)
     return probe.run_step(), statistics.mean(probe.hand_steps)
 
 
@@ -244,6 +262,26 @@ def bench_interleaved(config: str, args) -> None:
         )
 
 
+ISOLATED = ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"]
+
+
+@contextlib.contextmanager
+def patched(part: str):
+    """The run with one part of the training step replaced by nothing: ``metric`` (the training metrics'
+    per-step update) or ``guard`` (the non-finite loss check before backward)."""
+    from torchmetrics import MetricCollection
+
+    from inr.callbacks.guards import NonFiniteLossGuard
+
+    owner, name = {"metric": (MetricCollection, "update"), "guard": (NonFiniteLossGuard, "on_before_backward")}[part]
+    saved = owner.__dict__[name]
+    setattr(owner, name, lambda *args, **kwargs: None)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
+
+
 @contextlib.contextmanager
 def logging_every_step():
     """The training step as it was before it logged only the steps that reach the logger: ``self.log`` and the
@@ -263,11 +301,14 @@ VARIANTS = {
     "before": ("train.py as configured, logging every step (before)", [], logging_every_step),
     "bare": ("train.py, no callbacks", ["--trainer.callbacks", "null"], contextlib.nullcontext),
     # the task's training step alone: no config callbacks, checkpoints or progress bar (the logger stays)
-    "isolated": (
-        "train.py, no callbacks, checkpoints or progress bar",
-        ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"],
-        contextlib.nullcontext,
-    ),
+    "isolated": ("train.py, no callbacks, checkpoints or progress bar", ISOLATED, contextlib.nullcontext),
+    # one part left out at a time (--interleaved): the logger, checkpointing, the progress bar; and, from the
+    # isolated step, the training metric's update or the non-finite guard (patched out in this process)
+    "no_logger": ("train.py without its logger", ["--trainer.logger", "false"], contextlib.nullcontext),
+    "no_checkpoints": ("train.py without checkpoints", ["--trainer.enable_checkpointing", "false"], contextlib.nullcontext),
+    "no_bar": ("train.py without the progress bar", ["--trainer.enable_progress_bar", "false"], contextlib.nullcontext),
+    "isolated_no_metric": ("the isolated step without the training metric's update", ISOLATED, lambda: patched("metric")),
+    "isolated_no_guard": ("the isolated step without the non-finite guard", ISOLATED, lambda: patched("guard")),
     # --interleaved only: the hand loop's step in a bare LightningModule (what Lightning's loop itself costs)
     "lightning": ("Lightning alone (the hand loop's step in a bare module)", [], contextlib.nullcontext),
 }
@@ -346,6 +387,8 @@ def main() -> None:
     args = parser.parse_args()
     if "lightning" in args.variants and not args.interleaved:
         parser.error("the variant 'lightning' is measured with --interleaved only")
+    if "no_logger" in args.variants and not args.interleaved:
+        parser.error("the variant 'no_logger' is measured with --interleaved only (the other measure reads the logs)")
     # train.py's malloc thresholds (inr.run.allocator) for the whole process: the command sets them when it
     # starts, and the hand loops that run before and after it in this process must run with the same ones
     retain_freed_memory()

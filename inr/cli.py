@@ -35,6 +35,7 @@ from inr.errors import EXIT_DIVERGED, InputError
 from inr.resources import CONFIG_DIR
 from inr.run.allocator import retain_freed_memory
 from inr.run.config_loader import PARSER_MODE
+from inr.run.gpu_probe import skip_failing_gpu_probe
 from inr.run.preflight import check_unique_callbacks
 from inr.run.resume import RunConfigRecorder
 from inr.run.session import SUBCOMMANDS, Session
@@ -222,6 +223,7 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     print one summary line; every failure but a bug ends with one line on stderr and the exit code of the
     module docstring."""
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in (inr.run.allocator)
+    skip_failing_gpu_probe()  # without a GPU, no optimizer step looks for the NVML library (inr.run.gpu_probe)
     command, rest = split_subcommand(list(sys.argv[1:] if args is None else args))
     session = Session(command, rest, program_name("inr-train", "python train.py"))
     try:
