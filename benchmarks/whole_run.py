@@ -64,6 +64,13 @@ for _name in ("lightning.pytorch", "lightning.fabric"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 
+def encoded_full_batch(encoder, dm) -> tuple[torch.Tensor, torch.Tensor]:
+    """(encoded coordinates, values) of the whole training split, encoded once without gradients: the fixed
+    full batch of ``batch_size: null``, as the framework caches it."""
+    with torch.no_grad():
+        return encoder(dm.grid.coords(dm.train_index)), dm.values[dm.train_index]
+
+
 def hand_loop(config: str, steps: int, warmup: int) -> float:
     """Seconds per step of the hand-written loop over ``steps`` steps after ``warmup`` untimed ones."""
     cli = build_cli(resolve_config_names(["--config", config, "--trainer.logger", "false"]))
@@ -75,8 +82,7 @@ def hand_loop(config: str, steps: int, warmup: int) -> float:
     gen = torch.Generator().manual_seed(0)
     full = dm.batch_size is None
     if full:
-        with torch.no_grad():
-            encoded, target = encoder(grid.coords(train_index)), values[train_index]
+        encoded, target = encoded_full_batch(encoder, dm)
     for i in range(warmup + steps):
         if i == warmup:
             start = time.perf_counter()
@@ -100,17 +106,25 @@ def logged_step_times(run: Path) -> tuple[float, int]:
     return (last.wall_time - first.wall_time) / (last.step - first.step), last.step - first.step
 
 
+def run_command(config: str, steps: int, extra: list[str], run_dir: str):
+    """``train.py --config config`` for ``steps`` steps into ``run_dir`` (the logger's, or the run's own with
+    ``--trainer.logger false`` among ``extra``), its output thrown away; the CLI object, or an exit with the
+    output's end when the run did not finish."""
+    save = ["--trainer.logger.init_args.save_dir", run_dir, "--trainer.default_root_dir", run_dir]
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        cli = cli_main(["--config", config, "--trainer.max_steps", str(steps), *save, *extra])
+    if cli is None or cli.trainer.global_step != steps:
+        raise SystemExit(f"{config}: the run did not finish:\n{sink.getvalue()[-2000:]}")
+    return cli
+
+
 def whole_run(config: str, steps: int, extra: list[str]) -> tuple[float, float]:
     """(seconds per step as logged, seconds of the whole command per step) of one ``train.py`` run."""
     with tempfile.TemporaryDirectory() as tmp:
-        args = ["--config", config, "--trainer.max_steps", str(steps), "--trainer.logger.init_args.save_dir", tmp, *extra]
-        sink = io.StringIO()
         start = time.perf_counter()
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            cli = cli_main(args)
+        cli = run_command(config, steps, extra, tmp)
         total = time.perf_counter() - start
-        if cli is None or cli.trainer.global_step != steps:
-            raise SystemExit(f"{config}: the run did not finish:\n{sink.getvalue()[-2000:]}")
         step, _ = logged_step_times(Path(cli.trainer.log_dir))
     return step, total / steps
 
@@ -134,11 +148,7 @@ class InterleavedHandLoop(Callback):
         self.loss_fn = model.loss
         self.optimizer = model.optimizer_factory(self.network.parameters())
         self.generator = torch.Generator().manual_seed(1)
-        self.fixed = None
-        if self.dm.batch_size is None:  # a fixed full batch, encoded once (as the framework and hand_loop do)
-            index = self.dm.train_index
-            with torch.no_grad():
-                self.fixed = (self.encoder(self.dm.grid.coords(index)), self.dm.values[index])
+        self.fixed = encoded_full_batch(self.encoder, self.dm) if self.dm.batch_size is None else None
 
     def on_train_batch_start(self, trainer, *args) -> None:
         self.batch_starts.append(time.perf_counter())
@@ -183,19 +193,12 @@ def interleaved_run(config: str, steps: int, every: int, burst: int, extra: list
         trainer.callbacks.insert(0, probe)  # first: its batch start is the earliest hook of each step
         return trainer
 
-    with tempfile.TemporaryDirectory() as tmp:
-        # the run's directory without a logger too (``--trainer.logger false`` among ``extra``)
-        save = ["--trainer.logger.init_args.save_dir", tmp, "--trainer.default_root_dir", tmp]
-        args = ["--config", config, "--trainer.max_steps", str(steps), *save, *extra]
-        sink = io.StringIO()
-        cli_module.INRCLI.instantiate_trainer = with_probe
-        try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                cli = cli_main(args)
-        finally:
-            cli_module.INRCLI.instantiate_trainer = original
-        if cli is None or cli.trainer.global_step != steps:
-            raise SystemExit(f"{config}: the run did not finish:\n{sink.getvalue()[-2000:]}")
+    cli_module.INRCLI.instantiate_trainer = with_probe
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            run_command(config, steps, extra, tmp)
+    finally:
+        cli_module.INRCLI.instantiate_trainer = original
     return probe.run_step(), statistics.mean(probe.hand_steps)
 
 
@@ -212,8 +215,7 @@ def interleaved_lightning_alone(config: str, steps: int, every: int, burst: int)
             if self.dm.batch_size is not None:
                 return super().training_step(index, batch_idx)
             if getattr(self, "fixed", None) is None:
-                with torch.no_grad():
-                    self.fixed = (self.encoder(self.dm.grid.coords(index)), self.dm.values[index])
+                self.fixed = encoded_full_batch(self.encoder, self.dm)
             return self.loss_fn(self.network(self.fixed[0]), self.fixed[1])
 
     model, dm, _ = instantiate(config)
