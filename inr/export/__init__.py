@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["extract_mesh", "load_model", "marching_cubes_mesh", "read_mesh", "write_mesh"]
+__all__ = ["extract_mesh", "marching_cubes_mesh", "read_mesh", "write_mesh"]
 
 
 def __getattr__(name: str):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from argparse import ArgumentError
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
@@ -119,40 +118,6 @@ def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
     return verts.copy(), rows["v"].astype(np.int64)
 
 
-def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
-    """Rebuild a trained task from its run's ``config.yaml`` (default: two folders above the checkpoint,
-    where the command line saves it) and load the checkpoint's weights."""
-    from lightning.pytorch.cli import LightningArgumentParser
-
-    from inr.run.checkpoints import check_matches_model, read_checkpoint
-    from inr.run.config_loader import load_config_text
-    from inr.tasks.base import INRModule
-
-    ckpt = Path(ckpt)
-    if not ckpt.is_file():
-        raise InputError(f"{ckpt}: checkpoint not found")
-    config = Path(config) if config is not None else ckpt.resolve().parent.parent / "config.yaml"
-    if not config.is_file():
-        raise InputError(f"{config}: run config not found; pass --config")
-    model_cfg = load_config_text(config.read_text(), str(config)).get("model")  # bounded like train.py's configs
-    if not isinstance(model_cfg, dict):
-        raise InputError(f"{config}: no model section")
-    state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
-    # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
-    model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
-    parser = LightningArgumentParser(exit_on_error=False)
-    parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
-    try:
-        parsed = parser.parse_object({"model": model_cfg})
-        instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
-        model = instantiate(parsed).model
-    except (ArgumentError, ValueError, TypeError) as exc:
-        raise InputError(f"{config}: its model section does not build ({str(exc).strip().splitlines()[0]})") from None
-    check_matches_model(state, model, ckpt)
-    model.load_state_dict(state["state_dict"])
-    return model.eval()
-
-
 def check_video_target(path: Union[str, Path], frames: int) -> None:
     """Refuse a turntable request that could only fail after meshing: its extension, the extra, the frame count."""
     from inr.export.video import ENCODERS, WRITABLE, require_pyav
@@ -192,6 +157,8 @@ def main(argv: Optional[list[str]] = None) -> Path:
             raise InputError(f"--chunk must be at least 1 coordinate, got {args.chunk}")
         if args.turntable is not None:
             check_video_target(args.turntable, args.frames)
+        from inr.run.model_loader import load_model
+
         model = load_model(args.ckpt, args.config)
         verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
         out = write_mesh(args.out, verts, faces)

@@ -21,7 +21,6 @@ import torch
 
 from inr.data.cameras import turntable_poses
 from inr.errors import EXIT_INPUT, InputError
-from inr.export.mesh import load_model
 from inr.export.video import WRITABLE, write_video
 
 
@@ -70,6 +69,8 @@ def main(argv: Optional[list[str]] = None) -> Path:
             raise InputError(f"{out}: unsupported video extension {out.suffix!r}; use one of {', '.join(WRITABLE)}")
         if args.fps <= 0 or (args.radius is not None and args.radius <= 0):
             raise InputError("--fps and --radius must be positive")
+        from inr.run.model_loader import load_model
+
         model = load_model(args.ckpt, args.config)
         frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution)
         write_video(out, frames, args.fps)

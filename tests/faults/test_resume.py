@@ -3,9 +3,9 @@ process per run; a copied run refreshes its own last.ckpt."""
 
 import yaml
 
-from inr.export.mesh import load_model
 from inr.run.checkpoints import read_checkpoint
 from inr.run.lock import RunLock
+from inr.run.model_loader import load_model
 
 
 def _snapshot(run):

@@ -1,0 +1,61 @@
+"""One loader of trained runs: a checkpoint (data only) plus its run's config (data only, trusted classes only).
+
+    model = load_model("runs/image/version_0/checkpoints/last.ckpt")   # the config.yaml two folders up
+    image = model.render((512, 512))                                    # (C, 512, 512), chunked
+
+Used by ``inr-mesh``, the turntable command and notebooks. The weights are read with
+``torch.load(weights_only=True)``; the config beside them builds only classes of the trusted packages and
+imports nothing from the run directory (``inr.run.trusted``).
+"""
+
+from __future__ import annotations
+
+from argparse import ArgumentError
+from pathlib import Path
+from typing import Optional, Union
+
+from inr.errors import InputError
+from inr.run.checkpoints import check_matches_model, read_checkpoint
+from inr.run.config_loader import load_config_text
+from inr.run.trusted import check_trusted_config, refuse_untrusted_imports
+
+
+def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
+    """Rebuild a trained task from its run's ``config.yaml`` (default: two folders above the checkpoint,
+    where the command line saves it) and load the checkpoint's weights; returned in eval mode."""
+    from lightning.pytorch.cli import LightningArgumentParser
+
+    from inr.tasks.base import INRModule
+
+    ckpt = Path(ckpt)
+    if not ckpt.is_file():
+        raise InputError(f"{ckpt}: checkpoint not found")
+    config = Path(config) if config is not None else ckpt.resolve().parent.parent / "config.yaml"
+    if not config.is_file():
+        raise InputError(f"{config}: run config not found; pass --config")
+    try:
+        text = config.read_text()
+    except UnicodeDecodeError:
+        raise InputError(f"{config}: not a text file (a run's config.yaml is YAML)") from None
+    loaded = load_config_text(text, str(config))  # bounded like train.py's configs
+    model_cfg = loaded.get("model")
+    if not isinstance(model_cfg, dict):
+        raise InputError(f"{config}: no model section")
+    check_trusted_config(model_cfg, str(config))
+    state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
+    # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
+    model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
+    parser = LightningArgumentParser(exit_on_error=False)
+    parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
+    try:
+        with refuse_untrusted_imports(str(config)):
+            parsed = parser.parse_object({"model": model_cfg})
+            instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
+            model = instantiate(parsed).model
+    except (ArgumentError, ValueError, TypeError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{config}: its model section does not build ({str(exc).strip().splitlines()[0]})") from None
+    check_matches_model(state, model, ckpt)
+    model.load_state_dict(state["state_dict"])
+    return model.eval()
