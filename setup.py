@@ -10,7 +10,7 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 SHIPPED = {"inr.share.configs": "configs", "inr.share.data": "data"}
-# each folder under configs/ (encoders/, encoders/text/ ...) is a package of data files to setuptools
+# each folder under configs/ (methods/, methods/text/ ...) is a package of data files to setuptools
 CONFIGS = Path(__file__).parent / "configs"
 CONFIG_FOLDERS = sorted("inr.share.configs." + ".".join(p.relative_to(CONFIGS).parts) for p in CONFIGS.rglob("*") if p.is_dir())
 

@@ -6,7 +6,7 @@ python train.py --config image.yaml --print_config     # the full config, a star
 tensorboard --logdir runs
 """
 
-from inr.cli import cli_main
+from inr.run.cli import cli_main
 
 if __name__ == "__main__":
     cli_main()

@@ -1,5 +1,5 @@
 """What glibc's default malloc costs a CPU training step: page faults and step time with and without
-``inr.run.allocator.retain_freed_memory``, side by side.
+``inr.io.allocator.retain_freed_memory``, side by side.
 
     python benchmarks/allocator.py [--rows gaussian siren wire] [--steps 12] [--repeats 3] [--threads 2]
 
@@ -25,7 +25,7 @@ import time
 def child(row: str, retained: bool, steps: int, threads: int) -> dict:
     import torch
 
-    from inr.run.allocator import retain_freed_memory
+    from inr.io.allocator import retain_freed_memory
 
     applied = retain_freed_memory() if retained else False
     torch.set_num_threads(threads)

@@ -19,7 +19,7 @@ import warnings
 
 import torch
 
-from inr.cli import build_cli, resolve_config_names
+from inr.run.cli import build_cli, resolve_config_names
 from inr.run.gpu_probe import VARIABLE
 
 warnings.filterwarnings("ignore")

@@ -9,13 +9,13 @@ Rows, each timed as forward + backward of sum(y²), repeats interleaved, median 
 - ``vectorised``: ``HashGridEncoding`` as trained (dense and hashed levels each in one pass, index_add backward);
 - ``per-level loop``: the same features one level at a time, each level with its own table;
 - ``embedding_bag backward``: the vectorised forward with PyTorch's own embedding_bag backward;
-- ``hash + MLP 2×64`` and ``Gaussian + MLP 3×256``: a whole training step of configs/image_hashgrid.yaml's and
+- ``hash + MLP 2×64`` and ``Gaussian + MLP 3×256``: a whole training step of configs/methods/hashgrid.yaml's and
   configs/image.yaml's models (2D only), the Gaussian features computed once as the task caches them.
 Ratios are against ``vectorised``, so they are comparable across machines; absolute times are not.
 
 ``--image-step`` instead times one full-batch training step (forward, MSE, backward, Adam) of the models of
-configs/image.yaml (Gaussian features, cached as the task caches them), image_siren.yaml and
-image_hashgrid.yaml on the 128² training pixels of the default image setup, interleaved, ratios against
+configs/image.yaml (Gaussian features, cached as the task caches them), methods/siren.yaml and
+methods/hashgrid.yaml on the 128² training pixels of the default image setup, interleaved, ratios against
 the Gaussian model.
 """
 

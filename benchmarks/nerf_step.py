@@ -24,7 +24,7 @@ import lightning as L
 import torch
 from training_step import framework_step, instantiate, median_step
 
-from inr.experiments.threads import torch_threads
+from inr.io.threads import torch_threads
 from inr.tasks.radiance import DENSITY_ACTIVATIONS
 
 # a direction component below this is parallel to the box faces it would cross (as the renderer's slab test)

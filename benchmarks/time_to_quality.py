@@ -3,8 +3,8 @@
     python benchmarks/time_to_quality.py [--psnr 20 22 24] [--max-steps 200] [--resolution 128] [--threads 1]
     python benchmarks/time_to_quality.py --device cuda --resolution 256 --max-steps 1000   # on a GPU
 
-Models: the image configs' Gaussian Fourier features (image.yaml), SIREN (image_siren.yaml) and hash grid
-(image_hashgrid.yaml), each eager, with torch.compile (``model.compile: true``) and with bf16-mixed precision;
+Models: the image configs' Gaussian Fourier features (image.yaml), SIREN (image.yaml + methods/siren.yaml) and hash grid
+(image.yaml + methods/hashgrid.yaml), each eager, with torch.compile (``model.compile: true``) and with bf16-mixed precision;
 and a hand-written loop of the Gaussian model (the same encoder, network, loss and Adam in plain PyTorch, the
 fixed training batch encoded once). All run one after the other in this process on the same data: the
 config's image at ``--resolution`` (``every_other`` split: train on the even pixels, score the odd ones); the
@@ -30,20 +30,20 @@ import lightning as L
 import torch
 from torchmetrics.functional import peak_signal_noise_ratio
 
-from inr.cli import build_cli, resolve_config_names
+from inr.run.cli import build_cli, resolve_config_names
 
 warnings.filterwarnings("ignore")
 for _name in ("lightning.pytorch", "lightning.fabric"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
-MODELS = {"Gaussian": "image.yaml", "SIREN": "image_siren.yaml", "hash grid": "image_hashgrid.yaml"}
+MODELS = {"Gaussian": [], "SIREN": ["--config", "methods/siren.yaml"], "hash grid": ["--config", "methods/hashgrid.yaml"]}
 VARIANTS = {"eager": ([], "32-true"), "compile": (["--model.init_args.compile", "true"], "32-true"), "bf16": ([], "bf16-mixed")}
 EVAL_CHUNK = 65_536  # held-out points per forward pass: bounds the evaluation's memory
 
 
-def overrides(config: str, resolution: int) -> list[str]:
-    args = ["--config", config, "--trainer.logger", "false", "--data.init_args.resolution", str(resolution)]
-    if config == "image_hashgrid.yaml":  # finest level at the training pixels' resolution (every_other: half)
+def overrides(method: list[str], resolution: int) -> list[str]:
+    args = ["--config", "image.yaml", *method, "--trainer.logger", "false", "--data.init_args.resolution", str(resolution)]
+    if "methods/hashgrid.yaml" in method:  # finest level at the training pixels' resolution (every_other: half)
         args += ["--model.init_args.encoder.init_args.finest_resolution", str(resolution // 2)]
     return args
 
@@ -101,9 +101,9 @@ class EvaluateEvery(L.Callback):
             trainer.should_stop = trainer.should_stop or done
 
 
-def framework_run(config: str, variant: str, args) -> QualityClock:
+def framework_run(method: list[str], variant: str, args) -> QualityClock:
     extra, precision = VARIANTS[variant]
-    cli = build_cli(resolve_config_names([*overrides(config, args.resolution), *extra]))
+    cli = build_cli(resolve_config_names([*overrides(method, args.resolution), *extra]))
     clock = QualityClock(args.psnr)
     trainer = L.Trainer(
         max_steps=args.max_steps,
@@ -123,7 +123,7 @@ def framework_run(config: str, variant: str, args) -> QualityClock:
 
 def hand_loop_run(args) -> QualityClock:
     """The Gaussian model in plain PyTorch: fixed batch encoded once, the task's loss (MSE), the config's Adam."""
-    cli = build_cli(resolve_config_names(overrides("image.yaml", args.resolution)))
+    cli = build_cli(resolve_config_names(overrides([], args.resolution)))
     model, dm = cli.model, cli.datamodule
     dm.setup("fit")
     device = torch.device(args.device)

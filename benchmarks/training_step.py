@@ -24,7 +24,7 @@ time of the step's matrix products alone (same shapes, nothing else: the ceiling
 the peak resident memory, and the minor page faults per timed step (a count, independent of the load).
 Ratios, not absolute times, are the result: the machine is shared and noisy.
 
-Every variant runs with the malloc settings ``train.py`` makes (``inr.run.allocator``), the hand loop
+Every variant runs with the malloc settings ``train.py`` makes (``inr.io.allocator``), the hand loop
 included, since all share this process: with glibc's self-adjusting thresholds, whether a step gives its
 memory back to the kernel and faults it in again depends on the process's history, in either loop (hundreds
 of faults per step on average for volume.yaml). ``--glibc-defaults`` leaves glibc's defaults, to see that.
@@ -45,8 +45,8 @@ import torch
 from lightning.pytorch.callbacks import ProgressBar
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from inr.cli import build_cli, resolve_config_names
-from inr.run.allocator import retain_freed_memory
+from inr.io.allocator import retain_freed_memory
+from inr.run.cli import build_cli, resolve_config_names
 
 warnings.filterwarnings("ignore")
 # the Trainer's start-up banner, once per timed fit, would bury the tables

@@ -9,7 +9,7 @@ Variants (``--variants``): the command as configured; the same with the training
 logged only the steps that reach the logger (``before``: restored in this process by patching two methods);
 the command without the config's callbacks (``bare``).
 
-Each repeat runs, back to back in one process: the hand loop, then the command itself (``inr.cli.cli_main``,
+Each repeat runs, back to back in one process: the hand loop, then the command itself (``inr.run.cli.cli_main``,
 what ``python train.py --config C`` runs: the config's callbacks, TensorBoard logging, validation, checkpoints,
 the run lock and the closing summary; ``--trainer.max_steps`` set, the progress bar on and its output thrown
 away), then the hand loop again. Per run:
@@ -25,7 +25,7 @@ on the config's data, a fixed full batch encoded once (as the framework does), r
 encoded every step; no validation, no logging. Its step is its wall time over its steps. Ratios are formed
 within a repeat against the mean of the two hand loops around the run, then their median and range over the
 repeats are printed (the shared machine's speed drifts between repeats by more than the differences here).
-Both run with the malloc thresholds ``train.py`` sets (``inr.run.allocator``), set once for this process.
+Both run with the malloc thresholds ``train.py`` sets (``inr.io.allocator``), set once for this process.
 
 ``--interleaved``: the machine's speed drifts by several percent between the hand loops before and after a run
 (they differ by up to 10 % here), which a ratio against their mean only partly cancels. This measure puts the
@@ -56,8 +56,8 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from inr.cli import build_cli, cli_main, resolve_config_names
-from inr.run.allocator import retain_freed_memory
+from inr.io.allocator import retain_freed_memory
+from inr.run.cli import build_cli, cli_main, resolve_config_names
 
 warnings.filterwarnings("ignore")
 for _name in ("lightning.pytorch", "lightning.fabric"):
@@ -273,7 +273,7 @@ def patched(part: str):
     per-step update) or ``guard`` (the non-finite loss check before backward)."""
     from torchmetrics import MetricCollection
 
-    from inr.callbacks.guards import NonFiniteLossGuard
+    from inr.tasks.guards import NonFiniteLossGuard
 
     owner, name = {"metric": (MetricCollection, "update"), "guard": (NonFiniteLossGuard, "on_before_backward")}[part]
     saved = owner.__dict__[name]
@@ -391,7 +391,7 @@ def main() -> None:
         parser.error("the variant 'lightning' is measured with --interleaved only")
     if "no_logger" in args.variants and not args.interleaved:
         parser.error("the variant 'no_logger' is measured with --interleaved only (the other measure reads the logs)")
-    # train.py's malloc thresholds (inr.run.allocator) for the whole process: the command sets them when it
+    # train.py's malloc thresholds (inr.io.allocator) for the whole process: the command sets them when it
     # starts, and the hand loops that run before and after it in this process must run with the same ones
     retain_freed_memory()
     if args.threads:

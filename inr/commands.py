@@ -1,7 +1,7 @@
 """The console commands an installed package puts on PATH (pyproject.toml ``[project.scripts]``).
 
     inr-train [fit|validate|test|predict] --config image.yaml ...   # = python train.py ...
-    inr-mesh --ckpt last.ckpt --out mesh.ply                        # = python -m inr.export.mesh ...
+    inr-mesh --ckpt last.ckpt --out mesh.ply                        # = python -m inr.run.mesh ...
     inr-compare --image data/astronaut.png                          # = python -m inr.experiments.compare_encoders
 
 Each runs its tool's ``main`` and returns None, so the command exits 0 when the tool returns (the tools
@@ -10,24 +10,15 @@ raise ``SystemExit`` with their own codes otherwise: README "Reliability").
 
 from __future__ import annotations
 
-import os
-import sys
-
-
-def program_name(command: str, fallback: str) -> str:
-    """How the user started this tool, for usage and advice lines: ``command`` when run as that console
-    script, else ``fallback`` (``python train.py``, ``python -m ...``)."""
-    return command if os.path.basename(sys.argv[0]) == command else fallback
-
 
 def train() -> None:
-    from inr.cli import cli_main
+    from inr.run.cli import cli_main
 
     cli_main()
 
 
 def mesh() -> None:
-    from inr.export.mesh import main
+    from inr.run.mesh import main
 
     main()
 

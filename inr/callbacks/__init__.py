@@ -1,23 +1,16 @@
 """Callbacks that read a task's grid and render to measure and show what it has learned."""
 
-from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.callbacks.images import ImageLogger, grid_views
 from inr.callbacks.measurements import MeasurementLogger
 from inr.callbacks.ntk import NTKCallback
-from inr.callbacks.predictions import FieldWriter
-from inr.callbacks.progress import ProgressBar
 from inr.callbacks.spectral import SpectralBiasCallback
 from inr.callbacks.views import ViewLogger
 
 __all__ = [
-    "FieldWriter",
     "NTKCallback",
     "ImageLogger",
     "grid_views",
     "MeasurementLogger",
-    "NonFiniteLossGuard",
-    "ProgressBar",
-    "TrainingDiverged",
     "SpectralBiasCallback",
     "ViewLogger",
 ]

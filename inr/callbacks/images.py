@@ -10,9 +10,9 @@ from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
 from inr.callbacks.media import MEDIA_DIR, log_image
-from inr.export.video import require_pyav, write_video
+from inr.io.run_dir import run_dir
+from inr.io.video import require_pyav, write_video
 from inr.modes import eval_mode
-from inr.run.resume import run_dir
 
 
 def grid_views(grid: Tensor) -> dict[str, Tensor]:

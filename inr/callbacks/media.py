@@ -23,9 +23,9 @@ import numpy as np
 from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
-from inr.export.video import to_uint8
-from inr.run.files import atomic_write
-from inr.run.resume import run_dir
+from inr.io.files import atomic_write
+from inr.io.run_dir import run_dir
+from inr.io.video import to_uint8
 
 MEDIA_DIR = "media"
 

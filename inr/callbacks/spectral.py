@@ -14,8 +14,8 @@ from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
 from inr.callbacks.media import log_figure
+from inr.io.files import atomic_write
 from inr.modes import eval_mode
-from inr.run.files import atomic_write
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral.plots import heatmap_figure, spectra_figure
 

@@ -30,7 +30,7 @@ from inr.data.cameras import Intrinsics
 from inr.data.image import read_image
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
-from inr.run.files import atomic_write
+from inr.io.files import atomic_write
 
 # A camera's rotation block must be orthonormal to this tolerance (poses in JSON carry 6–8 digits).
 ROTATION_TOLERANCE = 1e-3

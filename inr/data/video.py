@@ -26,7 +26,7 @@ from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
 from inr.errors import InputError
-from inr.export.video import EXTRA_HINT, READABLE, read_video
+from inr.io.video import EXTRA_HINT, READABLE, read_video
 from inr.sizes import grid_size
 
 VIDEO_EXTENSIONS = (".gif", *READABLE)

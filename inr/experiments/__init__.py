@@ -1,12 +1,25 @@
 """One-command reproductions, each a module run with ``python -m inr.experiments.<name>``.
 
-- ``compare_encoders``: none / basic / positional / Gaussian (and any other row of its ``VARIANTS``) on an
-  image with the paper's settings (``paper_settings``), beside the interpolation baselines (``baselines``),
-  with the spectral-bias heatmaps side by side; ``compare_report`` writes its table, ``estimate`` times it.
+What every comparison shares:
+
+- ``methods``: the one registry of every method (the paper's four mappings, SIREN, hash grids, WIRE, Gaussian
+  activations, FINER, BACON, MFN) and its settings, resolved for where it runs; ``configs/methods/*.yaml``
+  are generated from it;
+- ``protocols``: each task's mapping settings (the paper's, read from its notebooks) and its Table 1 rows;
+- ``runner``: one quiet trainer, one fit per row, one row schema, mean ± std over seeds, one table and file
+  writer, one command wrapper (errors, signals); ``baselines``: interpolation baselines and the scores of every
+  row; ``progress``, ``estimate``, ``stats``: held-out PSNR over time, expected run time, confidence intervals.
+
+The comparisons, each a protocol plus its rows and columns:
+
+- ``compare_encoders``: methods on an image with the paper's 2D protocol, beside interpolation, with the
+  spectral-bias heatmaps side by side; ``compare_fields``: the same on a 1D signal or a 3D volume;
+  ``inverse``: CT, MRI, inpainting and super-resolution against the classical reconstructions;
+  ``view_synthesis``: radiance fields from posed views; ``band_timeline``: when each band was learned.
 - ``ntk_1d``: the 1D NTK figures: kernel profiles and spectra of the encodings, and the training and test
   loss of a wide network under gradient descent against the kernel's closed-form prediction.
 - ``conv_bottlenecks``: gains, padding and upsampling of randomly initialised conv decoders, and per-band
   error while fitting one image; ``conv_shift``: the cost of fitting a frequency-shifted target, over seeds;
-  ``conv_autoencoder``: trained conv auto-encoders on image patches, per frequency band, against PCA and
-  interpolation with a code of the same size.
+  ``conv_autoencoder``: trained conv auto-encoders on image patches (the study's pieces: ``conv/``), per
+  frequency band, against PCA and interpolation with a code of the same size.
 """

@@ -52,7 +52,7 @@ def timeline_table(rows: Sequence[Mapping[str, Any]], threshold: float) -> str:
         h = r["history"]
         steps = first_below(h["steps"], h["errors"], threshold)
         cells = ["—" if s is None else str(s) for s in steps]
-        lines.append(f"| {r['encoder']} | " + " | ".join(cells) + f" | {sum(s is not None for s in steps)}/{len(steps)} |")
+        lines.append(f"| {r['method']} | " + " | ".join(cells) + f" | {sum(s is not None for s in steps)}/{len(steps)} |")
     return "\n".join(lines)
 
 
@@ -72,7 +72,7 @@ def target_table(rows: Sequence[Mapping[str, Any]], targets: Sequence[float]) ->
         for t in targets:
             i = first_reach(h["steps"], h["test_psnr"], t)
             cells.append("—" if i is None else f"{h['steps'][i]} ({h['train_seconds'][i]:.0f})")
-        lines.append(f"| {r['encoder']} | {h['test_psnr'][-1]:.2f} | " + " | ".join(cells) + " |")
+        lines.append(f"| {r['method']} | {h['test_psnr'][-1]:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

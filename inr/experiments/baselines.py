@@ -1,9 +1,12 @@
-"""Classical baselines of the image protocol: the held-out pixels predicted from the training pixels without a
-network (constant mean colour, bilinear and bicubic interpolation), and the scores every comparison row gets.
+"""Classical baselines of the every_other protocol — the held-out samples predicted from the training samples
+without a network (the constant mean, linear and cubic interpolation) — for images, signals and volumes alike,
+and the scores every comparison row gets.
 
-With the ``every_other`` split the training pixels sit at v = 2i/N and the held-out ones at (2i+1)/N, halfway
-between training pixels on both axes; interpolating the (N/2)² training image is the classical answer to
-the same question the networks answer, so every table of the comparison carries these rows.
+The training samples sit at the even grid positions of every axis and the held-out ones at the odd positions,
+halfway between training samples; interpolating the training grid is the classical answer to the question
+the networks answer, so every table of a comparison carries these rows. Interpolation is separable: one 1D
+pass per axis, so linear is bilinear on an image and trilinear in a volume, and cubic is Keys' cubic
+convolution (a = −0.75, PyTorch's bicubic kernel) along each axis: bicubic on an image, tricubic in a volume.
 
     python -m inr.experiments.baselines --image data/astronaut.png --image data/camera.png --text 0,1,2
 
@@ -18,43 +21,79 @@ import sys
 from collections.abc import Callable
 from typing import Any, Optional
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
+from torchmetrics.functional.image import structural_similarity_index_measure
 
 from inr.errors import InputError
+from inr.metrics import psnr
 from inr.spectral import aliased_energy_fraction, spectral_summary
 
 
-def constant_mean(train: Tensor, shape: tuple[int, int]) -> Tensor:
-    """f = the mean colour of the training pixels everywhere: (C, h, w) -> (C, *shape)."""
-    return train.mean(dim=(1, 2), keepdim=True).expand(train.shape[0], *shape).clone()
+def constant_mean(train: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """f = the mean of the training samples everywhere: (C, *train) -> (C, *shape)."""
+    dims = tuple(range(1, train.ndim))
+    return train.mean(dim=dims, keepdim=True).expand(train.shape[0], *shape).clone()
 
 
-def interpolate_every_other(train: Tensor, shape: tuple[int, int], mode: str) -> Tensor:
-    """The full grid from the training pixels [::2, ::2] by ``mode`` (bilinear or bicubic), (C, h, w) -> (C, *shape).
+def upsample_axis(x: Tensor, axis: int, size: int, mode: str) -> Tensor:
+    """Samples j of ``axis`` moved to 2j, the midpoints interpolated (``linear`` or ``cubic``), then the last
+    sample repeated up to ``size`` (edge replication): (..., n, ...) -> (..., size, ...), size ∈ {2n − 1, 2n}.
 
-    ``align_corners=True`` onto (2h − 1) × (2w − 1) puts training pixel j exactly on output pixel 2j, so the
-    training pixels are reproduced and the held-out pixels (odd rows and columns) are interpolated halfway.
-    The last odd row and column lie beyond the last training pixel and repeat its neighbour (edge
-    replication). Bicubic is PyTorch's (Keys' kernel with a = −0.75, edge-replicated support); values are
-    clamped to [0, 1] as ``ImageFitting`` clamps a network's output.
+    Example:
+        >>> upsample_axis(torch.tensor([[0.0, 1.0, 4.0]]), 1, 6, "linear")
+        tensor([[0.0000, 0.5000, 1.0000, 2.5000, 4.0000, 4.0000]])
     """
-    height, width = shape
-    if (height + 1) // 2 != train.shape[1] or (width + 1) // 2 != train.shape[2]:
-        raise ValueError(f"training pixels {tuple(train.shape[1:])} are not the [::2, ::2] samples of a {shape} grid")
-    up = F.interpolate(train[None], size=(2 * train.shape[1] - 1, 2 * train.shape[2] - 1), mode=mode, align_corners=True)
-    up = F.pad(up, (0, width - up.shape[-1], 0, height - up.shape[-2]), mode="replicate")  # (1, C, 2h−1, 2w−1) -> (1, C, H, W)
-    return up[0].clamp(0.0, 1.0)
+    n = x.shape[axis]
+    if size not in (2 * n - 1, 2 * n):
+        raise ValueError(f"{n} training samples are not the [::2] samples of an axis of {size}")
+    moved = x.movedim(axis, -1)
+    flat = moved.reshape(1, -1, n)  # (..., n) -> (1, M, n): every line along the axis is one channel
+    if n == 1:
+        up = flat
+    elif mode == "linear":
+        up = F.interpolate(flat, size=2 * n - 1, mode="linear", align_corners=True)
+    elif mode == "cubic":
+        # PyTorch has no 1D cubic mode: a 1 × n image's bicubic resampling is the cubic convolution along its row
+        up = F.interpolate(flat[:, :, None], size=(1, 2 * n - 1), mode="bicubic", align_corners=True)[:, :, 0]
+    else:
+        raise ValueError(f"unknown interpolation mode {mode!r}; choose linear or cubic")
+    up = torch.cat([up, up[..., -1:].expand(*up.shape[:-1], size - up.shape[-1])], dim=-1)  # edge replication
+    return up.reshape(*moved.shape[:-1], size).movedim(-1, axis)
 
 
-# Baselines by name, in table order: (training pixels (C, h, w), full shape) -> prediction (C, H, W).
-BASELINES: dict[str, Callable[[Tensor, tuple[int, int]], Tensor]] = {
-    "constant": constant_mean,
-    "bilinear": lambda train, shape: interpolate_every_other(train, shape, "bilinear"),
-    "bicubic": lambda train, shape: interpolate_every_other(train, shape, "bicubic"),
+def interpolate_every_other(
+    train: Tensor, shape: tuple[int, ...], mode: str, clamp: Optional[tuple[float, float]] = None
+) -> Tensor:
+    """The full grid from the training samples [::2, …] by separable ``mode`` interpolation, (C, *train) -> (C, *shape).
+
+    ``align_corners=True`` onto 2n − 1 samples puts training sample j exactly on grid sample 2j, so the
+    training samples are reproduced and every held-out sample is interpolated halfway; ``clamp`` (low, high)
+    bounds the values as the task bounds a network's output.
+    """
+    out = train
+    for axis, size in enumerate(shape, start=1):
+        out = upsample_axis(out, axis, size, mode)
+    return out.clamp(*clamp) if clamp is not None else out
+
+
+# Baselines by name, in table order: (training samples (C, *t), full shape, clamp) -> prediction (C, *shape).
+# Images name them as image processing does (bilinear, bicubic); the predictions are the same functions.
+FIELD_BASELINES: dict[str, Callable[[Tensor, tuple[int, ...], Optional[tuple[float, float]]], Tensor]] = {
+    "constant": lambda train, shape, clamp: constant_mean(train, shape),
+    "linear": lambda train, shape, clamp: interpolate_every_other(train, shape, "linear", clamp),
+    "cubic": lambda train, shape, clamp: interpolate_every_other(train, shape, "cubic", clamp),
 }
 BASELINE_SETTINGS = {
+    "constant": "mean of the training samples",
+    "linear": "interpolation of the training samples (trilinear in 3D)",
+    "cubic": "Keys cubic convolution, a = −0.75 (tricubic in 3D)",
+}
+
+
+BASELINES = {"constant": FIELD_BASELINES["constant"], "bilinear": FIELD_BASELINES["linear"], "bicubic": FIELD_BASELINES["cubic"]}
+IMAGE_BASELINE_SETTINGS = {
     "constant": "mean colour of the training pixels",
     "bilinear": "interpolation of the training pixels",
     "bicubic": "interpolation of the training pixels (a = −0.75)",
@@ -67,55 +106,78 @@ def split_grid(values: Tensor, index: Tensor, shape: tuple[int, ...]) -> Tensor:
     return flat[:, index.to(flat.device)].reshape(values.shape[0], *shape)
 
 
-def psnr(pred: Tensor, target: Tensor) -> float:
-    """PSNR = 10 log10(1 / MSE) in dB (data range 1), ∞ for an exact prediction."""
-    return float(peak_signal_noise_ratio(pred, target, data_range=1.0))
-
-
-def score_prediction(pred: Tensor, target: Tensor, dm: Any, num_bands: int = 16) -> dict[str, Any]:
+def score_field(pred: Tensor, target: Tensor, dm: Any, data_range: float = 1.0, num_bands: int = 16) -> dict[str, Any]:
     """Scores of a prediction on the whole grid, (C, *shape) against the target (C, *shape), the same for a
-    trained network (its ``render()``) and a baseline: PSNR of the training and held-out pixels, SSIM of the
-    held-out sub-image, and ``spectral_summary`` (DC, low, high) on the training grid and on the held-out
-    grid. ``dm`` is the GridDataModule whose split defines the two grids."""
+    trained network (its ``render()``) and a baseline: PSNR (``inr.metrics.psnr``, data range R) of the
+    training and held-out samples, SSIM of the held-out sub-image (2D grids only), and ``spectral_summary``
+    (DC, low, high; DC apart) on the training grid and on the held-out grid. ``dm`` is the GridDataModule
+    whose split defines the two grids."""
     pred, target = pred.detach().double().cpu(), target.double().cpu()
     train_p, train_t = (split_grid(x, dm.train_index, dm.train_shape) for x in (pred, target))
     test_p, test_t = (split_grid(x, dm.test_index, dm.test_shape) for x in (pred, target))
     train_s = spectral_summary(train_p, train_t, num_bands=num_bands)
     test_s = spectral_summary(test_p, test_t, num_bands=num_bands)
-    ssim = structural_similarity_index_measure(test_p[None].float(), test_t[None].float(), data_range=1.0)
+    scores = {"train_psnr": psnr(train_p, train_t, data_range), "test_psnr": psnr(test_p, test_t, data_range)}
+    if pred.ndim == 3:
+        ssim = structural_similarity_index_measure(test_p[None].float(), test_t[None].float(), data_range=data_range)
+        scores["test_ssim"] = float(ssim)
+    scores.update(
+        {
+            f"{split}_{part}_error": float(s[part])
+            for split, s in (("train", train_s), ("test", test_s))
+            for part in ("dc", "low", "high")
+        }
+    )
+    scores.update({"test_band_errors": test_s["errors"].tolist(), "band_edges": test_s["edges"].tolist()})
+    return scores
+
+
+def score_prediction(pred: Tensor, target: Tensor, dm: Any, num_bands: int = 16) -> dict[str, Any]:
+    """``score_field`` of an image in [0, 1] (data range 1)."""
+    return score_field(pred, target, dm, 1.0, num_bands)
+
+
+def baseline_row(name: str, setting: str) -> dict[str, Any]:
+    """The columns every baseline row has: no training, no parameters."""
     return {
-        "train_psnr": psnr(train_p, train_t),
-        "test_psnr": psnr(test_p, test_t),
-        "test_ssim": float(ssim),
-        "train_dc_error": float(train_s["dc"]),
-        "train_low_error": float(train_s["low"]),
-        "train_high_error": float(train_s["high"]),
-        "test_dc_error": float(test_s["dc"]),
-        "test_low_error": float(test_s["low"]),
-        "test_high_error": float(test_s["high"]),
-        "test_band_errors": test_s["errors"].tolist(),
+        "method": name,
+        "kind": "baseline",
+        "seed": None,
+        "setting": setting,
+        "params": 0,
+        "seconds": math.nan,
+        "steps": 0,
+        "ms_per_step": math.nan,
+        "lr": math.nan,
     }
 
 
 def baseline_rows(dm: Any, num_bands: int = 16) -> list[dict[str, Any]]:
     """One row per ``BASELINES`` entry for the image of ``dm`` (a 2D GridDataModule with the every_other
-    split, set up), scored by ``score_prediction``."""
+    split, set up), scored by ``score_prediction``; predictions clamped to [0, 1] as ``ImageFitting`` clamps."""
     if dm.ndim != 2 or dm.split != "every_other":
         raise ValueError("interpolation baselines need a 2D grid with the every_other split")
-    target = dm.values_grid()  # (C, H, W)
-    train = target[:, ::2, ::2]
+    target = dm.values_grid().double()  # (C, H, W)
+    train = dm.values_grid(dm.train_index, dm.train_shape).double()  # (C, h, w): the [::2, ::2] pixels
     rows = []
     for name, predict in BASELINES.items():
-        row = {
-            "encoder": name,
-            "kind": "baseline",
-            "setting": BASELINE_SETTINGS[name],
-            "params": 0,
-            "seconds": math.nan,
-            "ms_per_step": math.nan,
-            "lr": math.nan,
-        }
-        row.update(score_prediction(predict(train, tuple(target.shape[1:])), target, dm, num_bands))
+        row = baseline_row(name, IMAGE_BASELINE_SETTINGS[name])
+        row.update(score_prediction(predict(train, tuple(target.shape[1:]), (0.0, 1.0)), target, dm, num_bands))
+        rows.append(row)
+    return rows
+
+
+def field_baseline_rows(dm: Any, data_range: float, num_bands: int, clamp: Optional[tuple[float, float]]) -> list[dict[str, Any]]:
+    """One row per ``FIELD_BASELINES`` entry for the target of ``dm`` (a set-up GridDataModule with the
+    every_other split, 1–3 axes), scored by ``score_field``."""
+    if dm.split != "every_other":
+        raise ValueError("interpolation baselines need the every_other split")
+    target = dm.values_grid().double()  # (C, *shape); float64, so a baseline's score carries no float32 rounding
+    train = dm.values_grid(dm.train_index, dm.train_shape).double()  # (C, *train_shape): the [::2, …] samples
+    rows = []
+    for name, predict in FIELD_BASELINES.items():
+        row = baseline_row(name, BASELINE_SETTINGS[name])
+        row.update(score_field(predict(train, tuple(target.shape[1:]), clamp), target, dm, data_range, num_bands))
         rows.append(row)
     return rows
 
@@ -127,7 +189,7 @@ def describe_image(dm: Any) -> dict[str, Any]:
     return {
         "image": dm.describe(),
         "above_nyquist": aliased_energy_fraction(dm.values_grid()),
-        **{f"{r['encoder']}_test_psnr": r["test_psnr"] for r in rows},
+        **{f"{r['method']}_test_psnr": r["test_psnr"] for r in rows},
     }
 
 

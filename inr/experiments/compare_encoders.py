@@ -1,4 +1,4 @@
-"""Encoder comparison on one image, one command: every variant of ``VARIANTS`` trained with the 2D image
+"""Encoder comparison on one image, one command: every method of the registry (``inr.experiments.methods``) trained with the 2D image
 protocol of Tancik et al. 2020, beside the classical baselines, as a Markdown table and spectral-bias heatmaps.
 
     python -m inr.experiments.compare_encoders --image data/astronaut.png    # CPU-sized defaults (128², 300 steps)
@@ -10,10 +10,10 @@ protocol of Tancik et al. 2020, beside the classical baselines, as a Markdown ta
 
 Each variant trains through the framework (Lightning Trainer, ``ImageFitting``, ``ImageDataModule``,
 ``SpectralBiasCallback``): every_other split (train on [::2, ::2], test on [1::2, 1::2]), full-batch Adam,
-the paper's settings for the image kind (``paper_settings.PAPER_SETTINGS``: learning rate per mapping, mapping
+the paper's settings for the image kind (``protocols.PROTOCOLS``: learning rate per mapping, mapping
 scales, 3 × 256 ReLU MLP with sigmoid output and the paper's initialisation); the other networks (SIREN, WIRE,
 Gaussian activations, FINER, BACON, an MFN) on raw coordinates with their released code's settings, the hash
-grid with Instant-NGP's. The baselines (``baselines``) are scored the same way. Every row also records its
+grid with Instant-NGP's (``methods.METHODS``). The baselines (``baselines``) are scored the same way. Every row also records its
 held-out PSNR every 10 steps (``progress``) and the first step and training time at which it reached
 ``--target-psnr`` (default: bilinear interpolation's held-out PSNR on the same pixels, the score a network
 has to beat to be worth more than interpolating its training pixels). Writes to ``--out``: ``results.md``,
@@ -24,39 +24,42 @@ has to beat to be worth more than interpolating its training pixels). Writes to 
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import math
 import sys
-import time
-import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
 import lightning as L
-import torch
 from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.callbacks.spectral import SpectralBiasCallback
-from inr.commands import program_name
 from inr.data.image import ImageDataModule
 from inr.data.module import GridDataModule
 from inr.data.text import TextImageDataModule, save_text_image
-from inr.encoders import BasicEncoding, Encoder, GaussianEncoding, HashGridEncoding, IdentityEncoding, PositionalEncoding
-from inr.errors import InputError
 from inr.experiments.baselines import baseline_rows, score_prediction
-from inr.experiments.compare_report import json_safe, markdown_table, paper_note
-from inr.experiments.estimate import estimate_seconds, format_duration
-from inr.experiments.paper_settings import KINDS, PAPER_SETTINGS
+from inr.experiments.estimate import estimate_seconds
+from inr.experiments.methods import ENCODER_ROWS, METHODS, Resolved, Setting, method_names
 from inr.experiments.progress import HeldOutPSNRHistory
-from inr.experiments.threads import torch_threads
-from inr.networks import BACON, FINER, MFN, MLP, SIREN, WIRE, GaussMLP
-from inr.run.allocator import retain_freed_memory
+from inr.experiments.protocols import KINDS, MAPPINGS, PROTOCOLS
+from inr.experiments.runner import (
+    Column,
+    RowProgress,
+    command,
+    fit_row,
+    format_seconds,
+    markdown_table,
+    prepare_out,
+    silence_lightning,
+    summarise,
+    write_results,
+)
+from inr.io.allocator import retain_freed_memory
+from inr.io.threads import torch_threads
+from inr.run.program import program_name
 from inr.spectral.plots import comparison_figure
-from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
 
 # CPU-sized defaults: 128² (64² training pixels) and 300 steps, 9–26 s per row on 2 cores (the six
@@ -66,15 +69,35 @@ CPU_RESOLUTION, CPU_STEPS = 128, 300
 # A fixed held-out target near the paper's Fourier-feature rows on natural images (positional 24.95,
 # Gaussian 25.57 dB at 512²; Tancik et al. 2020, Table 1): the docs' 256² tables used it (--target-psnr 25).
 TARGET_PSNR = 25.0
-# Instant-NGP's Adam: β₁ = 0.9, β₂ = 0.99, ε = 1e-15 (Müller et al. 2022, sec. 4), lr 1e-2 as its image runs.
-INSTANT_NGP_ADAM = {"betas": (0.9, 0.99), "eps": 1e-15}
-# BACON's band split over its 5 filters in its image experiment (computational-imaging/bacon, train_img.py)
-BACON_FRACTIONS = (0.125, 0.125, 0.25, 0.25, 0.25)
+
+# (header, row key, format): Δ are the relative errors of inr.spectral (DC apart, low/high = lower/upper
+# half of the 16 bands) on the held-out pixels' grid, then on the training pixels' grid. The target is a
+# held-out PSNR (``Protocol.target_psnr``): the first measured step reaching it and the training seconds
+# until then; — when a row never reached it.
+COLUMNS = (
+    Column("row", "method", "s"),
+    Column("setting", "setting", "s"),
+    Column("lr", "lr", ".0e"),
+    Column("train PSNR (dB)", "train_psnr", ".2f"),
+    Column("test PSNR (dB)", "test_psnr", ".2f"),
+    Column("test SSIM", "test_ssim", ".3f"),
+    Column("test Δ DC", "test_dc_error", ".3f"),
+    Column("test Δ low", "test_low_error", ".3f"),
+    Column("test Δ high", "test_high_error", ".3f"),
+    Column("train Δ low", "train_low_error", ".3f"),
+    Column("train Δ high", "train_high_error", ".3f"),
+    Column("time (s)", "seconds", ".0f"),
+    Column("ms/step", "ms_per_step", ".0f"),
+    Column("params", "params", ","),
+    Column("steps to target", "target_step", "d"),
+    Column("time to target (s)", "target_seconds", ".1f"),
+)
+NUMERIC = tuple(c.key for c in COLUMNS if c.spec != "s")
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """What every variant shares: image size, steps, network size and init, seeds and the image kind."""
+    """What every row shares: image size, steps, network size and init, seed and the image kind."""
 
     resolution: int = CPU_RESOLUTION
     steps: int = CPU_STEPS
@@ -89,7 +112,7 @@ class Protocol:
 
     @property
     def settings(self):
-        return PAPER_SETTINGS[self.kind]
+        return PROTOCOLS[self.kind]
 
     @property
     def positional_scale(self) -> float:
@@ -99,187 +122,52 @@ class Protocol:
     def gaussian_sigma(self) -> float:
         return self.settings.gaussian_sigma
 
-
-def paper_mlp(p: Protocol) -> NetworkFactory:
-    """The paper's network: ``depth`` hidden ReLU layers of ``width``, sigmoid output, the protocol's init."""
-    return partial(MLP, width=p.width, depth=p.depth, activation="relu", output_activation="sigmoid", init=p.init)
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One row of the comparison: factories of its encoder and network (given the protocol) and its optimiser.
-
-    ``mapping`` names one of the paper's mappings: its learning rate is then the paper's for the protocol's
-    image kind (``PAPER_SETTINGS``); otherwise ``lr`` is used. ``adam`` holds further Adam arguments and
-    ``describe`` a short note on the row's setting for the table.
-    """
-
-    encoder: Callable[[Protocol], Encoder]
-    lr: Optional[float] = None
-    network: Callable[[Protocol], NetworkFactory] = paper_mlp
-    mapping: Optional[str] = None
-    adam: Mapping[str, Any] = field(default_factory=dict)
-    describe: Callable[[Protocol, Encoder], str] = lambda p, e: ""
-
-    def learning_rate(self, p: Protocol) -> float:
-        if self.lr is not None:
-            return self.lr
-        if self.mapping is None:
-            raise ValueError("a Variant needs an lr or one of the paper's mappings")
-        return p.settings.learning_rate(self.mapping)
+    def setting(self) -> Setting:
+        """Where the methods run: 2-D coordinates, the training pixels of the every_other split, this kind's protocol."""
+        return Setting(
+            in_dim=2,
+            train_side=self.resolution // 2,
+            protocol=self.settings,
+            output_activation="sigmoid",
+            width=self.width,
+            depth=self.depth,
+            init=self.init,
+            seed=self.seed,
+        )
 
 
-def hash_levels(p: Protocol, encoder: HashGridEncoding) -> str:
-    """Which levels of a hash grid are dense and which hashed, e.g. "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"."""
-    n, dense = encoder.resolutions.tolist(), encoder.dense_levels
-    parts = [f"levels 0–{dense - 1} dense (N {n[0]}–{n[dense - 1]})"] if dense else []
-    if dense < len(n):
-        parts.append(f"{dense}–{len(n) - 1} hashed (N {n[dense]}–{n[-1]})")
-    else:
-        parts.append("none hashed")
-    return f"T = 2^{encoder.log2_hashmap_size}: " + ", ".join(parts)
+def resolve(name: str, protocol: Protocol) -> Resolved:
+    return METHODS[name].resolve(protocol.setting())
 
 
-def hashgrid_variant(log2_hashmap_size: int) -> Variant:
-    """tiny-cuda-nn's HashGrid (16 levels × 2 features, N_min = 16) with the finest level at the training pixels'
-    resolution, a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam."""
-    return Variant(
-        lambda p: HashGridEncoding(in_dim=2, log2_hashmap_size=log2_hashmap_size, finest_resolution=p.resolution // 2),
-        lr=1e-2,
-        adam=INSTANT_NGP_ADAM,
-        network=lambda p: partial(MLP, width=64, depth=2, output_activation="sigmoid"),
-        describe=hash_levels,
-    )
+def build_model(spec: Resolved, out_channels: int) -> ImageFitting:
+    encoder, network, optimizer = spec.build()
+    return ImageFitting(encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer)
 
 
-# The rows, in table order. Adding an encoder or network is one entry here.
-VARIANTS: dict[str, Variant] = {
-    "none": Variant(lambda p: IdentityEncoding(in_dim=2), mapping="none"),
-    "basic": Variant(lambda p: BasicEncoding(in_dim=2), mapping="basic"),
-    "positional": Variant(
-        lambda p: PositionalEncoding(
-            in_dim=2, num_frequencies=p.settings.num_features // 2, sigma=2.0**p.positional_scale, endpoint=True, minus_one=True
-        ),
-        mapping="positional",
-        describe=lambda p, e: f"scale {p.positional_scale:g}",
-    ),
-    "gaussian": Variant(
-        lambda p: GaussianEncoding(in_dim=2, num_features=p.settings.num_features, sigma=p.gaussian_sigma, seed=p.seed),
-        mapping="gaussian",
-        describe=lambda p, e: f"σ = {p.gaussian_sigma:g}",
-    ),
-    # SIREN's image network (4 sine layers, ω₀ = 30) on raw coordinates; lr as configs/image_siren.yaml
-    "siren": Variant(
-        lambda p: IdentityEncoding(in_dim=2),
-        lr=5e-4,
-        network=lambda p: partial(SIREN, width=p.width, depth=4),
-        describe=lambda p, e: f"4 × {p.width}, ω₀ = 30",
-    ),
-    # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
-    "hashgrid": hashgrid_variant(19),
-    "hashgrid_hashed": hashgrid_variant(12),
-    # Architectures on raw coordinates, each with the layer sizes and settings of its released code
-    # (sources in each class's docstring and docs/architectures.md; the same as configs/image_<name>.yaml).
-    # WIRE: 4 complex-Gabor layers, ω₀ = 20, s₀ = 10 (liuzhen0212/FINER run_wire.sh); lr 1e-3, as the released
-    # 5e-3 stalls on the default image (configs/image_wire.yaml)
-    "wire": Variant(
-        lambda p: IdentityEncoding(in_dim=2),
-        lr=1e-3,
-        network=lambda p: partial(WIRE, width=p.width, depth=4, first_omega_0=20.0, hidden_omega_0=20.0, scale=10.0),
-        describe=lambda p, e: f"4 × {p.width} (complex {int(p.width / math.sqrt(2))}), ω₀ = 20, s₀ = 10",
-    ),
-    # Gaussian activation exp(−(s z)²), s = 10 (vishwa91/wire get_INR), lr 2e-3 (wire_image_denoise.py: 1e-3 – 2e-3)
-    "gauss": Variant(
-        lambda p: IdentityEncoding(in_dim=2),
-        lr=2e-3,
-        network=lambda p: partial(GaussMLP, width=p.width, depth=4, scale=10.0),
-        describe=lambda p, e: f"4 × {p.width}, s = 10",
-    ),
-    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 (liuzhen0212/FINER run_finer.sh)
-    "finer": Variant(
-        lambda p: IdentityEncoding(in_dim=2),
-        lr=5e-4,
-        network=lambda p: partial(FINER, width=p.width, depth=4, first_omega_0=30.0, hidden_omega_0=30.0),
-        describe=lambda p, e: f"4 × {p.width}, ω₀ = 30",
-    ),
-    # BACON: band limit = the training pixels' Nyquist, N/4 cycles per unit (train_img.py), split as its image
-    # experiment; lr 5e-3 (config/img/bacon.ini)
-    "bacon": Variant(
-        lambda p: IdentityEncoding(in_dim=2),
-        lr=5e-3,
-        network=lambda p: partial(BACON, width=p.width, depth=4, bandwidth=p.resolution / 4, filter_fractions=BACON_FRACTIONS),
-        describe=lambda p, e: f"4 × {p.width}, band limit {bacon_band_limit(p)} cycles/unit",
-    ),
-    # GaborNet: 3 × 256, 4 filters, input_scale 256, α = 6, β = 1, lr 1e-2 (mfn/experiments/image_rep.py)
-    "mfn": Variant(
-        lambda p: IdentityEncoding(in_dim=2),
-        lr=1e-2,
-        network=lambda p: partial(MFN, width=p.width, depth=3, filter="gabor", input_scale=256.0),
-        describe=lambda p, e: f"GaborNet 3 × {p.width}, input_scale 256",
-    ),
-}
-# The rows run when --encoders is not given: the coordinate encodings (``--encoders all`` runs every row).
-ENCODER_ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed")
-
-
-def bacon_band_limit(p: Protocol) -> int:
-    """BACON's band limit M = Σ_i round(B f_i), B = N/4, as ``BACON.max_frequency`` (64 at 256²)."""
-    return sum(round(p.resolution / 4 * f) for f in BACON_FRACTIONS)
-
-
-def build_model(variant: Variant, protocol: Protocol, out_channels: int) -> ImageFitting:
-    encoder = variant.encoder(protocol)
-    return ImageFitting(
-        encoder=encoder,
-        network=variant.network(protocol),
-        out_channels=out_channels,
-        optimizer=partial(torch.optim.Adam, lr=variant.learning_rate(protocol), **dict(variant.adam)),
-    )
-
-
-def fit_row(model, dm: GridDataModule, name: str, out: Path, steps: int, log_every: int, callbacks: list) -> float:
-    """Train one comparison row through a Lightning Trainer (TensorBoard run ``out/tb/name``, no checkpoints,
-    no validation: rows are scored once at the end, as the paper reports final PSNR); returns the fit's wall
-    seconds and leaves the model in eval mode."""
-    trainer = L.Trainer(
-        max_steps=steps,
-        logger=TensorBoardLogger(str(out / "tb"), name=name, version=0),
-        callbacks=callbacks,
-        limit_val_batches=0,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        log_every_n_steps=log_every,
-        devices=1,
-    )
-    start = time.perf_counter()
-    trainer.fit(model, datamodule=dm)
-    seconds = time.perf_counter() - start
-    model.eval()
-    return seconds
-
-
-def run_variant(
-    name: str, variant: Variant, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path
-) -> dict[str, Any]:
-    """Train one variant through a Lightning Trainer and return its scores and spectral history."""
+def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path) -> dict[str, Any]:
+    """Train one method through a Lightning Trainer and return its scores and spectral history."""
     L.seed_everything(protocol.seed, verbose=False)
     dm = make_data()
-    model = build_model(variant, protocol, dm.out_channels)
+    spec = resolve(name, protocol)
+    model = build_model(spec, dm.out_channels)
     spectral = SpectralBiasCallback(num_bands=protocol.num_bands)
     progress = HeldOutPSNRHistory(every_n_steps=protocol.steps_per_epoch)
-    seconds = fit_row(model, dm, name, out, protocol.steps, protocol.steps_per_epoch, [spectral, progress])
+    logger = TensorBoardLogger(str(out / "tb"), name=name, version=f"seed_{protocol.seed}")
+    seconds = fit_row(model, dm, protocol.steps, [spectral, progress], logger, log_every_n_steps=protocol.steps_per_epoch)
     scores = score_prediction(model.render(), dm.values_grid(), dm, protocol.num_bands)
     h = spectral.history_arrays()
     return {
-        "encoder": name,
+        "method": name,
         "kind": "model",
-        "setting": variant.describe(protocol, model.encoder),
+        "seed": protocol.seed,
+        "setting": spec.describe,
         **scores,
         "seconds": seconds,
+        "steps": protocol.steps,
         "ms_per_step": 1000.0 * seconds / protocol.steps,
         "params": sum(p.numel() for p in model.parameters()),
-        "lr": variant.learning_rate(protocol),
+        "lr": spec.lr,
         **progress.reached(protocol.target_psnr),
         "history": {k: h[k].tolist() for k in ("steps", "edges", "errors", "dc")},
         "progress": progress.history,
@@ -312,7 +200,7 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser.add_argument(
         "--encoders",
         default=",".join(ENCODER_ROWS),
-        help=f"comma-separated subset of {', '.join(VARIANTS)}, or all (default: {','.join(ENCODER_ROWS)})",
+        help=f"comma-separated subset of {', '.join(METHODS)}, or all (default: {','.join(ENCODER_ROWS)})",
     )
     parser.add_argument(
         "--target-psnr",
@@ -322,14 +210,15 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     )
     parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP")
     parser.add_argument("--init", choices=("paper", "torch"), default="paper", help="initialisation of the MLP rows")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the rows (weights, Gaussian B)")
+    parser.add_argument("--seeds", type=int, default=None, help="repeat every row with seeds seed … seed+S−1: mean ± std")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
-    args.names = list(VARIANTS) if args.encoders.strip() == "all" else [n.strip() for n in args.encoders.split(",") if n.strip()]
-    unknown = [n for n in args.names if n not in VARIANTS]
-    if unknown or not args.names:
-        parser.error(f"--encoders: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}")
-    for key in ("resolution", "steps", "width", "threads"):
+    try:
+        args.names = method_names(args.encoders, tuple(n for n, m in METHODS.items() if 2 in m.dims))
+    except ValueError as exc:
+        parser.error(f"--encoders: {exc}")
+    for key in ("resolution", "steps", "width", "threads", "seeds"):
         if getattr(args, key) is not None and getattr(args, key) < (8 if key == "resolution" else 1):
             parser.error(f"--{key} is too small: {getattr(args, key)}")
     if args.target_psnr is not None and not math.isfinite(args.target_psnr):
@@ -340,7 +229,7 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
 def protocol_from_args(args: argparse.Namespace) -> Protocol:
     """CPU-sized defaults, the paper's resolution and steps with ``--paper``; explicit values win."""
     kind = args.kind or ("text" if args.text else "natural")
-    paper = PAPER_SETTINGS[kind]
+    paper = PROTOCOLS[kind]
     return Protocol(
         resolution=args.resolution or (paper.resolution if args.paper else CPU_RESOLUTION),
         steps=args.steps or (paper.steps if args.paper else CPU_STEPS),
@@ -353,77 +242,100 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
     )
 
 
+def paper_note(kind: str) -> str:
+    """What the paper used and reports for this image kind, to read the table against.
+
+    Example:
+        >>> paper_note("text").splitlines()[0]
+        "The paper's text settings: lr none 1e-03, basic 1e-03, positional 1e-03, gaussian 1e-03; positional scale 5, Gaussian σ = 14, m = 256; 3 × 256 ReLU MLP, sigmoid output, stax initialisation; 2000 full-batch steps at 512²."
+    """
+    s = PROTOCOLS[kind]
+    lrs = ", ".join(f"{m} {s.lr[m]:.0e}" for m in MAPPINGS)
+    reported = ", ".join(f"{m} {s.test_psnr[m]:.2f}" for m in MAPPINGS)
+    return (
+        f"The paper's {kind} settings: lr {lrs}; positional scale {s.positional_scale:g}, Gaussian σ = {s.gaussian_sigma:g}, "
+        f"m = {s.num_features}; {s.depth} × {s.width} ReLU MLP, sigmoid output, stax initialisation; {s.steps} full-batch "
+        f"steps at {s.resolution}².\n"
+        f"It reports held-out PSNR (dB; Tancik et al. 2020, Table 1, mean over {s.dataset}): {reported}."
+    )
+
+
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """Run the comparison; print the Markdown table; return the rows (models with histories, then baselines)."""
     args = parse_args(argv)
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
+    rows: list[dict[str, Any]] = []
     with torch_threads(args.threads):
-        return compare(args)
+        return command(lambda: compare(args, rows), lambda: markdown_table(summarise(rows, NUMERIC), COLUMNS) if rows else "")
 
 
-def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
+def compare(args: argparse.Namespace, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     protocol = protocol_from_args(args)
-    out = Path(args.out)
-    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
-    warnings.filterwarnings("ignore", module="lightning")
-    try:
-        if args.text:
-            label = f"text image (seed {args.text_seed})"
-            make_data = partial(TextImageDataModule, resolution=protocol.resolution, text_seed=args.text_seed)
-        else:
-            label = args.image or "data/astronaut.png"
-            make_data = partial(ImageDataModule, path=args.image, resolution=protocol.resolution, split="every_other")
-        probe = make_data()
-        probe.setup("fit")  # bad input fails here, before anything is written
-        if args.paper or args.estimate_only:
-            seconds, per_step = estimate_seconds({n: partial(build_model, VARIANTS[n]) for n in args.names}, protocol, make_data)
-            steps = ", ".join(f"{n} {1000 * s:.1f}" for n, s in per_step.items())
-            print(
-                f"expected time: about {format_duration(seconds)} for {len(args.names)} rows × {protocol.steps} steps "
-                f"at {protocol.resolution}² (an estimate: measured ms/step {steps}, from a short probe, "
-                "scaled; spectral measurements and scoring add to it)",
-                file=sys.stderr,
-                flush=True,
-            )
-            if args.estimate_only:
-                return []
-        baselines = baseline_rows(probe, protocol.num_bands)
-        if args.target_psnr is None:  # the networks' target: beat interpolation of their own training pixels
-            bilinear = next(r for r in baselines if r["encoder"] == "bilinear")
-            protocol = replace(protocol, target_psnr=round(float(bilinear["test_psnr"]), 2))
-        out.mkdir(parents=True, exist_ok=True)
-        if args.text:
-            save_text_image(out / "text.png", protocol.resolution, args.text_seed)
-        rows = []
-        for name in args.names:
-            rows.append(run_variant(name, VARIANTS[name], protocol, make_data, out))
+    silence_lightning()
+    if args.text:
+        label = f"text image (seed {args.text_seed})"
+        make_data = partial(TextImageDataModule, resolution=protocol.resolution, text_seed=args.text_seed)
+    else:
+        label = args.image or "data/astronaut.png"
+        make_data = partial(ImageDataModule, path=args.image, resolution=protocol.resolution, split="every_other")
+    probe = make_data()
+    probe.setup("fit")  # bad input fails here, before anything is written
+    if args.paper or args.estimate_only:
+        factories = {n: (lambda p, c, n=n: build_model(resolve(n, p), c)) for n in args.names}
+        seconds, per_step = estimate_seconds(factories, protocol, make_data)
+        steps = ", ".join(f"{n} {1000 * s:.1f}" for n, s in per_step.items())
+        print(
+            f"expected time: about {format_seconds(seconds)} for {len(args.names)} rows × {protocol.steps} steps "
+            f"at {protocol.resolution}² (an estimate: measured ms/step {steps}, from a short probe, "
+            "scaled; spectral measurements and scoring add to it)",
+            file=sys.stderr,
+            flush=True,
+        )
+        if args.estimate_only:
+            return []
+    out = prepare_out(args.out)
+    baselines = baseline_rows(probe, protocol.num_bands)
+    if args.target_psnr is None:  # the networks' target: beat interpolation of their own training pixels
+        bilinear = next(r for r in baselines if r["method"] == "bilinear")
+        protocol = replace(protocol, target_psnr=round(float(bilinear["test_psnr"]), 2))
+    if args.text:
+        save_text_image(out / "text.png", protocol.resolution, args.text_seed)
+    seeds = [protocol.seed + k for k in range(args.seeds or 1)]
+    progress = RowProgress(len(args.names) * len(seeds))
+    for name in args.names:
+        for seed in seeds:
+            rows.append(run_method(name, replace(protocol, seed=seed), make_data, out))
             r = rows[-1]
-            print(
-                f"{name}: train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB, {r['seconds']:.0f} s, "
+            progress.row(
+                f"{name} (seed {seed})",
+                f"train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB, {r['seconds']:.0f} s, "
                 f"target {protocol.target_psnr:g} dB at step {r['target_step']}",
-                file=sys.stderr,
-                flush=True,
             )
-        rows += baselines
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    table = markdown_table(rows)
-    title = f"{label}, {protocol.resolution}², {protocol.steps} steps, the paper's {protocol.kind} settings"
+    all_rows = rows + baselines
+    summary = summarise(all_rows, NUMERIC)
+    table = markdown_table(summary, COLUMNS)
+    spread = f", mean ± std over seeds {seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else f", seed {seeds[0]}"
+    title = f"{label}, {protocol.resolution}², {protocol.steps} steps, the paper's {protocol.kind} settings{spread}"
     target = (
         f"Target: held-out PSNR ≥ {protocol.target_psnr:g} dB"
         + (" (bilinear interpolation's)" if args.target_psnr is None else "")
         + f", checked every {protocol.steps_per_epoch} steps; its time "
         "counts training steps only (forward, backward, update), not the measurements."
     )
-    (out / "results.md").write_text(f"{title}\n\n{table}\n\n{target}\n\n{paper_note(protocol.kind)}\n")
-    saved = {"source": label, "protocol": asdict(protocol), "paper_settings": json_safe(asdict(protocol.settings)), "rows": rows}
-    (out / "results.json").write_text(json.dumps(json_safe(saved), indent=1, allow_nan=False))
-    histories = {r["encoder"]: r["history"] for r in rows if "history" in r}
+    saved = {
+        "source": label,
+        "protocol": asdict(protocol),
+        "paper_settings": asdict(protocol.settings),
+        "seeds": seeds,
+        "rows": all_rows,
+        "summary": summary,
+    }
+    write_results(out, f"{title}\n\n{table}\n\n{target}\n\n{paper_note(protocol.kind)}", saved)
+    histories = {r["method"]: r["history"] for r in rows if "history" in r and r["seed"] == seeds[0]}
     if histories:
         comparison_figure(histories, title=f"spectral bias: {title}").savefig(out / "spectral_heatmaps.png", dpi=110)
     print(table)
-    return rows
+    return all_rows
 
 
 if __name__ == "__main__":

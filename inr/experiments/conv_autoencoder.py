@@ -27,8 +27,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from inr.conv_decoders.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
-from inr.conv_decoders.patch_metrics import (
+from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
+from inr.experiments.conv.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
+from inr.experiments.conv.patch_metrics import (
     band_groups,
     bins_relative_error,
     copy_bins,
@@ -38,11 +39,10 @@ from inr.conv_decoders.patch_metrics import (
     pca_reconstruct,
     resample_reconstruct,
 )
-from inr.conv_decoders.patches import PatchSet
-from inr.conv_decoders.seeds import mean_interval
-from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
-from inr.experiments.threads import torch_threads
-from inr.run.allocator import retain_freed_memory
+from inr.experiments.conv.patches import PatchSet
+from inr.experiments.stats import mean_interval
+from inr.io.allocator import retain_freed_memory
+from inr.io.threads import torch_threads
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4

@@ -25,12 +25,12 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from inr.conv_decoders.seeds import format_interval, mean_interval
-from inr.conv_decoders.training import best_filter_error, fit, modulate
+from inr.experiments.conv.training import best_filter_error, fit, modulate
 from inr.experiments.conv_bottlenecks import gray
-from inr.experiments.threads import torch_threads
+from inr.experiments.stats import format_interval, mean_interval
+from inr.io.allocator import retain_freed_memory
+from inr.io.threads import torch_threads
 from inr.networks import ConvDecoder
-from inr.run.allocator import retain_freed_memory
 
 SIZE, WIDTH, DEPTH, KERNEL = 32, 16, 4, 3
 

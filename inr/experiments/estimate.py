@@ -11,6 +11,8 @@ from typing import Any
 import lightning as L
 import torch
 
+from inr.experiments.runner import quiet_trainer
+
 # Steps timed per row after the warm-up step (which holds one-off costs: allocations, kernel selection).
 PROBE_STEPS = 5
 
@@ -32,17 +34,7 @@ class StepTimer(L.Callback):
 def step_seconds(model: L.LightningModule, datamodule: L.LightningDataModule, probe_steps: int = PROBE_STEPS) -> float:
     """Median seconds per training step of ``model`` on ``datamodule``, over ``probe_steps`` steps after one."""
     timer = StepTimer()
-    trainer = L.Trainer(
-        max_steps=probe_steps + 1,
-        logger=False,
-        callbacks=[timer],
-        limit_val_batches=0,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        devices=1,
-    )
-    trainer.fit(model, datamodule=datamodule)
+    quiet_trainer(probe_steps + 1, callbacks=[timer]).fit(model, datamodule=datamodule)
     gaps = [b - a for a, b in zip(timer.times, timer.times[1:])]
     return statistics.median(gaps)
 
@@ -64,17 +56,3 @@ def estimate_seconds(
         dm.setup("fit")
         per_step[name] = step_seconds(factory(protocol, dm.out_channels), dm, probe_steps)
     return sum(protocol.steps * s for s in per_step.values()), per_step
-
-
-def format_duration(seconds: float) -> str:
-    """12 s, 3.4 min or 1.2 h.
-
-    Example:
-        >>> format_duration(12.3), format_duration(204), format_duration(9000)
-        ('12 s', '3.4 min', '2.5 h')
-    """
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"

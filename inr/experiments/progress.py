@@ -9,8 +9,8 @@ from typing import Any, Optional
 
 import lightning as L
 import torch
-from torchmetrics.functional.image import peak_signal_noise_ratio
 
+from inr.metrics import psnr
 from inr.modes import eval_mode
 
 
@@ -74,9 +74,7 @@ class HeldOutPSNRHistory(L.Callback):
             pred = pl_module.predict(dm.grid.coords(index))  # (N_test, C)
         target = dm.values[dm.test_index].to(pred.device)  # (N_test, C)
         self.history["steps"].append(int(trainer.global_step))
-        self.history["test_psnr"].append(
-            float(peak_signal_noise_ratio(pred.double(), target.double(), data_range=self.data_range))
-        )
+        self.history["test_psnr"].append(psnr(pred, target, self.data_range))
         self.history["train_seconds"].append(self._seconds)
 
     def reached(self, target: float) -> dict[str, Optional[float]]:

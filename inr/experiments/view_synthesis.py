@@ -5,7 +5,7 @@ posed views of the synthetic scene, scored on held-out views against two image b
     python -m inr.experiments.view_synthesis --steps 300 --encodings none gaussian --out /tmp/vs
 
 Every network row is ``train.py --config nerf.yaml`` (data, renderer, steps, batch) with only the encoder,
-network and learning rate replaced (``MAPPINGS``): the Gaussian row is the config itself. Rows ``none``,
+network and optimiser replaced by a method of the registry (``NERF_SETTING``): the Gaussian row is the config itself. Rows ``none``,
 ``basic``, ``positional``, ``gaussian`` are the four mappings of Tancik et al. 2020 (Table 1, 3D NeRF;
 3d_simple_nerf.ipynb: no view dependence, no hierarchical sampling) on a 3×W ReLU MLP; ``hashgrid`` is a
 multiresolution hash encoding with a 2×64 MLP (Müller et al. 2022). Baselines, from the same data: the mean
@@ -14,75 +14,75 @@ colour of the training pixels, and the training view whose camera is nearest, sh
 Prints a Markdown table: held-out PSNR and SSIM (all held-out views rendered whole), PSNR of 8 training views,
 the relative error of the held-out views at DC and, pooled, in the lower and upper half of 8 radial frequency
 bands (2D spectra per view and channel, ``inr.spectral.spectral_summary``), the training time, ms per step and parameters. ``--out`` also writes
-``table.md``, ``results.json``, the renders (``renders.npz``) and ``views.png`` (held-out views per row).
+``results.md``, ``results.json``, the renders (``renders.npz``) and ``views.png`` (held-out views per row).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Optional
 
-import lightning as L
 import numpy as np
 import torch
-from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
+from torchmetrics.functional.image import structural_similarity_index_measure
 
-from inr.cli import build_cli, resolve_config_names
 from inr.errors import InputError
-from inr.experiments.threads import torch_threads
-from inr.run.allocator import retain_freed_memory
+from inr.experiments.methods import METHODS, Setting
+from inr.experiments.protocols import PROTOCOLS
+from inr.experiments.runner import (
+    Column,
+    RowProgress,
+    command,
+    markdown_table,
+    prepare_out,
+    quiet_trainer,
+    silence_lightning,
+    write_results,
+)
+from inr.io.allocator import retain_freed_memory
+from inr.io.threads import torch_threads
+from inr.metrics import psnr
+from inr.run.cli import build_cli, resolve_config_names
 from inr.spectral import spectral_summary
 
 ENCODINGS = ("none", "basic", "positional", "gaussian", "hashgrid")
 NUM_BANDS = 8
-# Per mapping: the config overrides of the encoder, network and Adam's learning rate. The notebook's rates
-# (5e-4 for the mappings, 1e-2 none, 5e-3 basic) are for 50,000 steps; for ~1,000 steps every mapping uses
-# 5e-3 and none 1e-2 (its paper-given lead kept). Frequencies are in cycles per unit of the scene cube mapped
-# to [0, 1]: the notebook's sin(B x) on world units with B up to 2^8 − 1 (positional) or σ = 26 (Gaussian)
-# is, on its 3-unit cube, up to 122 and ≈ 12 cycles per unit at 400² pixels; these 64² views resolve about
-# 37 cycles per unit (a pixel spans ≈ 0.0135 of the cube at the cameras' distance), so positional tops at
-# 2^4.5 − 1 ≈ 21.6 and the Gaussian σ is 8.
-MAPPINGS = {
-    "none": {"encoder": "inr.encoders.IdentityEncoding", "init": {"in_dim": 3}, "lr": 1e-2},
-    "basic": {"encoder": "inr.encoders.BasicEncoding", "init": {"in_dim": 3}, "lr": 5e-3},
-    "positional": {
-        "encoder": "inr.encoders.PositionalEncoding",
-        "init": {"in_dim": 3, "num_frequencies": 42, "sigma": 2**4.5, "endpoint": True, "minus_one": True},
-        "lr": 5e-3,
-    },
-    "gaussian": {"encoder": None, "init": {}, "lr": None},  # nerf.yaml's own: Gaussian m = 128, σ = 8, lr 5e-3
-    "hashgrid": {
-        "encoder": "inr.encoders.HashGridEncoding",
-        "init": {
-            "in_dim": 3,
-            "n_levels": 12,
-            "n_features_per_level": 2,
-            "log2_hashmap_size": 17,
-            "base_resolution": 8,
-            "finest_resolution": 128,
-        },
-        "lr": 1e-2,
-        "network": {"width": 64, "depth": 2},
-    },
-}
+# Every row is a method of the registry for nerf.yaml's field: 3-D points in the unit cube, the "nerf" protocol
+# (``protocols.PROTOCOLS``: the notebook's frequencies scaled to these views, its learning rates for a short
+# run), nerf.yaml's 3 × 128 ReLU MLP with a linear output (the task maps it to density and colour), PyTorch's
+# initialisation; the hash grid: 12 levels from N = 8 to 128 with Instant-NGP's Adam.
+NERF_SETTING = Setting(
+    in_dim=3,
+    train_side=128,
+    protocol=PROTOCOLS["nerf"],
+    output_activation="none",
+    width=PROTOCOLS["nerf"].width,
+    depth=PROTOCOLS["nerf"].depth,
+    init=PROTOCOLS["nerf"].init,
+    hash_levels=12,
+    hash_base=8,
+)
+COLUMNS = (
+    Column("method", "method", "s"),
+    Column("held-out PSNR (dB)", "psnr", ".2f"),
+    Column("held-out SSIM", "ssim", ".3f"),
+    Column("train PSNR (dB)", "train_psnr", ".2f"),
+    Column("DC error", "dc", ".3f"),
+    Column("low-band error", "low", ".3f"),
+    Column("high-band error", "high", ".3f"),
+    Column("time (s)", "seconds", ".0f"),
+    Column("ms/step", "ms_per_step", ".0f"),
+    Column("params", "params", ","),
+)
 
 
 def overrides(name: str) -> list[str]:
-    """Command-line overrides of nerf.yaml for one mapping."""
-    spec, args = MAPPINGS[name], []
-    if spec["encoder"] is not None:
-        args += ["--model.init_args.encoder", json.dumps({"class_path": spec["encoder"], "init_args": spec["init"]})]
-    if spec["lr"] is not None:
-        args += ["--model.init_args.optimizer.init_args.lr", str(spec["lr"])]
-    for key, value in spec.get("network", {}).items():
-        args += [f"--model.init_args.network.init_args.{key}", str(value)]
-    return args
+    """Command-line overrides of nerf.yaml for one method: its encoder, network and optimiser from the registry."""
+    spec = METHODS[name].resolve(NERF_SETTING)
+    return [arg for key, value in spec.overlay().items() for arg in (f"--model.init_args.{key}", json.dumps(value))]
 
 
 def build(name: str, args: argparse.Namespace):
@@ -93,16 +93,7 @@ def build(name: str, args: argparse.Namespace):
     if args.steps is not None:
         common += ["--trainer.max_steps", str(args.steps)]
     cli = build_cli(resolve_config_names([*common, *overrides(name), *args.override]))
-    trainer = L.Trainer(
-        max_steps=cli.trainer.max_steps,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        num_sanity_val_steps=0,
-    )
-    return cli.model, cli.datamodule, trainer
+    return cli.model, cli.datamodule, quiet_trainer(cli.trainer.max_steps)
 
 
 def score(pred: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
@@ -111,7 +102,7 @@ def score(pred: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
     folded = lambda x: x.reshape(-1, *x.shape[2:]).double()  # (V, 3, H, W) -> (3V, H, W): 2D bands per view, pooled
     bands = spectral_summary(folded(pred), folded(truth), num_bands=NUM_BANDS)
     return {
-        "psnr": float(peak_signal_noise_ratio(pred, truth, data_range=1.0)),
+        "psnr": psnr(pred, truth),
         "ssim": float(structural_similarity_index_measure(pred, truth, data_range=1.0)),
         "dc": float(bands["dc"]),
         "low": float(bands["low"]),
@@ -131,9 +122,10 @@ def baselines(dm) -> dict[str, torch.Tensor]:
     return {"mean training colour": mean[None, :, None, None].expand_as(held).contiguous(), "nearest training view": nearest}
 
 
-def run(args: argparse.Namespace) -> tuple[list[dict], dict[str, torch.Tensor]]:
-    rows, renders = [], {}
+def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[str, torch.Tensor]]:
+    renders = {}
     truth = None
+    progress = RowProgress(len(args.encodings))
     for name in args.encodings:
         torch.manual_seed(0)
         model, dm, trainer = build(name, args)
@@ -149,6 +141,9 @@ def run(args: argparse.Namespace) -> tuple[list[dict], dict[str, torch.Tensor]]:
         rows.append(
             {
                 "method": name,
+                "kind": "model",
+                "seed": 0,
+                "steps": trainer.global_step,
                 **score(held["rgb"].cpu(), truth),
                 "train_psnr": summary["train/psnr"],
                 "seconds": seconds,
@@ -156,16 +151,19 @@ def run(args: argparse.Namespace) -> tuple[list[dict], dict[str, torch.Tensor]]:
                 "params": params,
             }
         )
-        print(f"  {name}: held-out PSNR {rows[-1]['psnr']:.2f} dB, {seconds:.0f} s", file=sys.stderr, flush=True)
+        progress.row(name, f"held-out PSNR {rows[-1]['psnr']:.2f} dB, {seconds:.0f} s")
     if truth is None:
         raise InputError("--encodings: choose at least one")
     for name, pred in baselines(dm).items():
         rows.append(
             {
                 "method": name,
+                "kind": "baseline",
+                "seed": None,
+                "steps": 0,
                 **score(pred, truth),
                 "train_psnr": float("nan"),
-                "seconds": 0.0,
+                "seconds": float("nan"),
                 "ms_per_step": float("nan"),
                 "params": 0,
             }
@@ -176,17 +174,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict], dict[str, torch.Tensor]]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = [
-        "| method | held-out PSNR (dB) | held-out SSIM | train PSNR (dB) | DC error | low-band error | high-band error | time (s) | ms/step | params |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        dash = lambda v, fmt: "–" if v != v or v == 0 else format(v, fmt)  # NaN or zero: not applicable
-        lines.append(
-            f"| {r['method']} | {r['psnr']:.2f} | {r['ssim']:.3f} | {dash(r['train_psnr'], '.2f')} | {r['dc']:.3f} | {r['low']:.3f} | "
-            f"{r['high']:.3f} | {dash(r['seconds'], '.0f')} | {dash(r['ms_per_step'], '.0f')} | {dash(r['params'], ',')} |"
-        )
-    return "\n".join(lines)
+    return markdown_table(rows, COLUMNS)
 
 
 def views_figure(renders: dict[str, torch.Tensor], path: Path, max_views: int = 4) -> None:
@@ -217,7 +205,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--encodings", nargs="+", default=list(ENCODINGS), choices=ENCODINGS)
     parser.add_argument("--steps", type=int, default=None, help="training steps of every row (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--out", type=Path, default=None, help="directory for table.md, results.json, renders.npz, views.png")
+    parser.add_argument("--out", type=Path, default=None, help="directory for results.md, results.json, renders.npz, views.png")
     parser.add_argument(
         "--override",
         nargs=argparse.REMAINDER,
@@ -231,27 +219,23 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
 
 
 def main(argv: Optional[list[str]] = None) -> list[dict]:
-    warnings.filterwarnings("ignore")
-    for name in ("lightning.pytorch", "lightning.fabric"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    try:
-        args = parse_args(argv)
-        retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
-        with torch_threads(args.threads):
-            rows, renders = run(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    rows: list[dict] = []
+    return command(lambda: _main(argv, rows), lambda: table(rows) if rows else "")
+
+
+def _main(argv: Optional[list[str]], rows: list[dict]) -> list[dict]:
+    silence_lightning()
+    args = parse_args(argv)
+    out = prepare_out(args.out)
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
+    with torch_threads(args.threads):
+        rows, renders = run(args, rows)
     text = table(rows)
     print(text)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "table.md").write_text(text + "\n")
-        (args.out / "results.json").write_text(
-            json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1)
-        )
-        np.savez_compressed(args.out / "renders.npz", **{k.replace(" ", "_"): v.numpy() for k, v in renders.items()})
-        views_figure(renders, args.out / "views.png")
+    if out is not None:
+        write_results(out, text, {"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows})
+        np.savez_compressed(out / "renders.npz", **{k.replace(" ", "_"): v.numpy() for k, v in renders.items()})
+        views_figure(renders, out / "views.png")
     return rows
 
 

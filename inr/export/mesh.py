@@ -1,8 +1,9 @@
-"""Meshes of a learned 3D field: marching cubes on a chunked render, written as PLY or OBJ, and a command.
+"""Meshes of a learned 3D field: marching cubes on a chunked render, written as PLY or OBJ.
 
-    inr-mesh --ckpt runs/volume/version_0/checkpoints/last.ckpt --out mesh.ply   # or python -m inr.export.mesh
-    python -m inr.export.mesh --ckpt last.ckpt --config runs/volume/version_0/config.yaml --resolution 256 --level 0.5
-    inr-mesh --ckpt last.ckpt --out mesh.ply --turntable mesh.mp4          # and a turntable video of it
+    verts, faces = extract_mesh(model, resolution=128, level=0.5)   # model: a trained task on 3-D coordinates
+    write_mesh("shape.ply", verts, faces)
+
+The command is ``inr-mesh`` (``inr.run.mesh``).
 
 Vertices are given in the grid's coordinates: a vertex at fractional voxel index (i, j, k) of a (D, H, W)
 render sits at (i/D, j/H, k/W) ∈ [0, 1)³, the same positions the network was trained on (axis order
@@ -12,8 +13,6 @@ occupancy or density shape, into the positive side of a signed distance.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
@@ -22,9 +21,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.errors import EXIT_INPUT, InputError, check_memory
+from inr.errors import InputError, check_memory
+from inr.io.files import atomic_write
 from inr.modes import eval_mode
-from inr.run.files import atomic_write
 from inr.sizes import grid_size
 
 MESH_EXTENSIONS = (".ply", ".obj")
@@ -116,67 +115,3 @@ def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
     verts = np.frombuffer(data, dtype="<f4", count=3 * count["vertex"], offset=end).reshape(-1, 3)
     rows = np.frombuffer(data, dtype=[("n", "u1"), ("v", "<i4", (3,))], count=count["face"], offset=end + verts.nbytes)
     return verts.copy(), rows["v"].astype(np.int64)
-
-
-def check_video_target(path: Union[str, Path], frames: int) -> None:
-    """Refuse a turntable request that could only fail after meshing: its extension, the extra, the frame count."""
-    from inr.export.video import ENCODERS, WRITABLE, require_pyav
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in WRITABLE:
-        raise InputError(
-            f"--turntable {path}: unsupported video extension {Path(path).suffix!r}; use one of {', '.join(WRITABLE)}"
-        )
-    if suffix in ENCODERS:
-        require_pyav(f"--turntable {suffix}")
-    if frames < 1:
-        raise InputError(f"--frames must be at least 1, got {frames}")
-
-
-def main(argv: Optional[list[str]] = None) -> Path:
-    """``inr-mesh`` / ``python -m inr.export.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
-    from inr.commands import program_name
-
-    prog = program_name("inr-mesh", "python -m inr.export.mesh")
-    parser = argparse.ArgumentParser(prog=prog, description="Mesh the level set of a trained 3D field.")
-    parser.add_argument("--ckpt", required=True, help="checkpoint of a VolumeFitting (or other 3-D) run")
-    parser.add_argument("--out", required=True, help="output mesh, .ply or .obj")
-    parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
-    parser.add_argument("--resolution", type=int, default=128, help="render grid per axis (default 128)")
-    parser.add_argument("--level", type=float, default=None, help="iso-level (default 0.5; 0 for a signed distance)")
-    parser.add_argument("--chunk", type=int, default=None, help="coordinates per forward pass")
-    parser.add_argument("--turntable", default=None, help="also a turntable video of the mesh (.mp4, .webm or .gif)")
-    parser.add_argument("--frames", type=int, default=36, help="frames of the turntable (default 36, one per 10°)")
-    args = parser.parse_args(argv)
-    try:
-        if Path(args.out).suffix.lower() not in MESH_EXTENSIONS:
-            raise InputError(f"{args.out}: unsupported mesh extension {Path(args.out).suffix!r}; use .ply or .obj")
-        if args.resolution < 2:
-            raise InputError(f"--resolution must be at least 2, got {args.resolution}")
-        if args.chunk is not None and args.chunk < 1:
-            raise InputError(f"--chunk must be at least 1 coordinate, got {args.chunk}")
-        if args.turntable is not None:
-            check_video_target(args.turntable, args.frames)
-        from inr.run.model_loader import load_model
-
-        model = load_model(args.ckpt, args.config)
-        verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
-        out = write_mesh(args.out, verts, faces)
-        if args.turntable is not None:
-            from inr.export.turntable import turntable_frames
-            from inr.export.video import write_video
-
-            write_video(args.turntable, turntable_frames(verts, faces, args.frames), fps=12)
-            print(f"turntable: {args.frames} frames -> {args.turntable}")
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT) from None
-    except OSError as exc:
-        print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT) from None
-    print(f"mesh: {len(verts):,} vertices, {len(faces):,} triangles -> {out}")
-    return out
-
-
-if __name__ == "__main__":
-    main()

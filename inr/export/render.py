@@ -24,8 +24,8 @@ import numpy as np
 from torch import Tensor
 
 from inr.errors import InputError
-from inr.export.video import pyav_available, require_pyav, to_uint8, write_video
-from inr.run.files import atomic_write
+from inr.io.files import atomic_write
+from inr.io.video import pyav_available, require_pyav, to_uint8, write_video
 
 KINDS = ("signal", "image", "video", "volume")
 VIDEO_CHOICES = ("auto", "mp4", "webm", "gif", "none")

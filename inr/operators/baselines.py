@@ -4,8 +4,6 @@ paper's grid optimisation (the pixel grid itself fitted through the operator).""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -73,9 +71,3 @@ def grid_optimisation(operator: Operator, measurements: Tensor, channels: int, s
         loss.backward()
         optimizer.step()
     return torch.sigmoid(theta.detach())
-
-
-def psnr(pred: Tensor, target: Tensor, data_range: float = 1.0) -> float:
-    """PSNR = 10 log10(R² / mean((x̂ − x)²)) in dB, on predictions clipped to [0, R]."""
-    mse = float(((pred.clamp(0, data_range) - target) ** 2).mean())
-    return 10 * math.log10(data_range**2 / mse) if mse > 0 else math.inf

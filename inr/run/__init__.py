@@ -1,2 +1,3 @@
-"""Run management: atomic checkpoints read as data only, resume with fallback, config records, the run lock,
-signals that stop with a checkpoint, the bounded config loader and the checks made before training."""
+"""The command floor: the training CLI (``cli``), the run it manages (session, resume, signals, the run lock,
+checkpoints read as data, the bounded config loader, the checks made before training), one loader of trained
+runs (``model_loader``), the progress bar and prediction writer, and the mesh and turntable commands."""

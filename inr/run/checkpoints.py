@@ -20,7 +20,7 @@ from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from torch import nn
 
 from inr.errors import InputError
-from inr.run.files import atomic_write
+from inr.io.files import atomic_write
 
 
 class CheckpointError(InputError):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from inr.errors import InputError
-from inr.run.files import current_umask
+from inr.io.files import current_umask
 
 try:
     import fcntl

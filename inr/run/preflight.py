@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
-import torch
 
-from inr.errors import InputError, check_memory
+from inr.errors import InputError
+from inr.tasks.memory import check_batch_memory
 
 
 def check_output_location(trainer: L.Trainer) -> None:
@@ -89,59 +89,6 @@ def check_optimizer(model: L.LightningModule) -> None:
         factory(model.parameters())
     except (ValueError, TypeError) as exc:
         raise InputError(f"model.init_args.optimizer: {exc}") from None
-
-
-def activation_bytes_per_point(model: L.LightningModule, in_dim: int, probe: tuple[int, int] = (64, 128)) -> float:
-    """Bytes autograd keeps per coordinate for the backward pass of encoder + network, measured on two small
-    batches (their difference removes what does not grow with the batch, such as saved weights)."""
-    gen = torch.Generator().manual_seed(0)  # leaves the global random state alone
-    totals = []
-    for n in probe:
-        saved = 0
-
-        def pack(t: torch.Tensor) -> torch.Tensor:
-            nonlocal saved
-            saved += t.numel() * t.element_size()
-            return t
-
-        coords = torch.rand(n, in_dim, generator=gen).to(model.device)
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            model.network(model.encoder(coords))
-        totals.append(saved)
-    return max(0.0, (totals[1] - totals[0]) / (probe[1] - probe[0]))
-
-
-def check_batch_memory(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:
-    """Refuse a training batch whose activations would not fit, like a resolution: estimated as
-    batch × (2 × saved activations per point [forward + gradients] + coordinates, values and index)."""
-    from inr.tasks.base import INRModule
-
-    # the estimate holds for tasks that evaluate the field point by point (network(encoder(v))) and sample it
-    # where the batch asks (direct fitting); other representations and operators size their own work
-    direct = isinstance(model, INRModule) and type(model).measure is INRModule.measure
-    if not direct or model.coordinate_network() is None or not hasattr(datamodule, "train_index"):
-        return
-    if getattr(model.encoder, "in_dim", datamodule.ndim) != datamodule.ndim:
-        return  # the task's setup refuses the mismatch with its own line
-    batch = datamodule.points_per_step(trainer.world_size)  # a full batch is shared among the ranks
-    per_point = 2 * activation_bytes_per_point(model, datamodule.ndim) + 4 * (datamodule.ndim + datamodule.out_channels) + 8
-    device = trainer.strategy.root_device
-    available, where = None, ""
-    if device.type == "cuda":
-        available, where = torch.cuda.mem_get_info(device)[0], f" on {device}"
-    share = f", a 1/{trainer.world_size} share per rank" if trainer.world_size > 1 else ""
-    what = (
-        f"data.batch_size null (every training point each step{share})"
-        if datamodule.batch_size is None
-        else f"data.batch_size {batch:,}"
-    )
-    check_memory(
-        f"{what}: {batch:,} points",
-        int(batch * per_point),
-        advice="choose a smaller data.batch_size",
-        available=available,
-        where=where,
-    )
 
 
 def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:

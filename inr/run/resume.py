@@ -23,8 +23,9 @@ from lightning.pytorch.cli import SaveConfigCallback
 from lightning.pytorch.loggers import Logger
 
 from inr.errors import InputError
+from inr.io.files import atomic_write
+from inr.io.run_dir import logger_root, run_dir
 from inr.run.checkpoints import CheckpointError, check_matches_model, checkpoint_step, newest_first, read_checkpoint
-from inr.run.files import atomic_write
 
 CONFIG_NAME = "config.yaml"
 RESUME_CONFIG = re.compile(r"config\.resume-(\d+)\.yaml")
@@ -39,22 +40,6 @@ class ResumePlan:
     in_place: bool = False
     step: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-def logger_root(trainer: L.Trainer) -> Path:
-    """The folder holding this logger's run directories (``save_dir/name``), or the trainer's root without a logger."""
-    logger = trainer.logger
-    if logger is not None and getattr(logger, "root_dir", None):
-        return Path(logger.root_dir)
-    return Path(trainer.default_root_dir)
-
-
-def run_dir(trainer: L.Trainer) -> Path:
-    """The run's directory, read from the logger (``Trainer.log_dir`` broadcasts: not for rank 0 alone)."""
-    logger = trainer.logger
-    if logger is not None and getattr(logger, "log_dir", None):
-        return Path(logger.log_dir)
-    return Path(trainer.default_root_dir)
 
 
 def holds_a_run(directory: Path) -> bool:

@@ -3,7 +3,7 @@ signals, the Trainer call of the subcommand, and how it ends (a summary line, or
 
 ``fit`` trains (new run, or a resume: ``inr.run.resume``); ``validate`` and ``test`` score a checkpoint on
 the held-out split (``val/...``, ``test/...``); ``predict`` renders a checkpoint's field to files
-(``inr.callbacks.predictions``). Each writes into a run directory of the configured logger that it
+(``inr.run.predictions``). Each writes into a run directory of the configured logger that it
 creates, like a new run, and removes it again when it fails before writing results.
 """
 
@@ -129,8 +129,8 @@ class Session:
 
     def prepare_predict(self) -> None:
         """The render grid and the writer, checked before anything runs: shape, memory, video format."""
-        from inr.callbacks.predictions import FieldWriter
         from inr.export.render import choose_video
+        from inr.run.predictions import FieldWriter
 
         config, data, model = self.cli.config, self.cli.datamodule, self.cli.model
         video = choose_video(config.get("video") or "auto")

@@ -39,6 +39,7 @@ from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.modes import eval_mode
 from inr.networks import MLP
+from inr.tasks.guards import NonFiniteLossGuard
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
 # held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
@@ -332,8 +333,6 @@ class INRModule(L.LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": self.scheduler_factory(optimizer), "interval": "step"}}
 
     def configure_callbacks(self) -> list[L.Callback]:
-        from inr.callbacks.guards import NonFiniteLossGuard
-
         return [NonFiniteLossGuard()]
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from torch import Tensor
 from torchmetrics import MetricCollection
-from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+from torchmetrics.image import StructuralSimilarityIndexMeasure
 
+from inr.metrics import PSNR, psnr
 from inr.modes import eval_mode
 from inr.tasks.base import INRModule
-from inr.tasks.metrics import PSNR
 
 
 class ImageFitting(INRModule):
@@ -33,7 +33,7 @@ class ImageFitting(INRModule):
         results = super().evaluate()
         with eval_mode(self):
             pred, target = self.render()[None], self.target_grid()[None]  # (1, C, H, W)
-        results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
+        results["full/psnr"] = psnr(pred, target)
         results["full/ssim"] = float(
             StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target)
         )

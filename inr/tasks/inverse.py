@@ -8,14 +8,14 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 from torchmetrics import Metric, MetricCollection
-from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+from torchmetrics.image import StructuralSimilarityIndexMeasure
 
 from inr.encoders import Encoder
 from inr.errors import InputError
+from inr.metrics import PSNR, psnr
 from inr.modes import eval_mode
 from inr.operators.base import Operator
 from inr.tasks.base import INRModule, NetworkFactory
-from inr.tasks.metrics import PSNR
 
 # torchmetrics' SSIM uses an 11-tap Gaussian window; smaller grids are scored by PSNR alone.
 SSIM_MIN_SIDE = 11
@@ -165,9 +165,7 @@ class InverseFitting(INRModule):
                 results["test/residual"] = float(heldout)
             if dm.has_ground_truth:
                 truth = self.target_grid()
-                results["full/psnr"] = float(
-                    PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(field, truth)
-                )
+                results["full/psnr"] = psnr(field, truth)
                 ssim = grid_ssim(field, truth)
                 if ssim is not None:
                     results["full/ssim"] = float(ssim)

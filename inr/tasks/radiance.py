@@ -16,16 +16,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
-from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+from torchmetrics.image import StructuralSimilarityIndexMeasure
 
 from inr.data.cameras import Intrinsics, view_rays
 from inr.data.rays import RaysDataModule, evenly_spaced
 from inr.encoders import Encoder
 from inr.errors import InputError, check_memory
+from inr.metrics import PSNR, psnr
 from inr.modes import eval_mode
 from inr.operators.rendering import VolumeRenderer
 from inr.tasks.base import INRModule, NetworkFactory
-from inr.tasks.metrics import PSNR
+from inr.tasks.memory import activation_bytes_per_point
 
 DENSITY_ACTIVATIONS = {
     "relu": F.relu,  # NeRF and the Fourier-features notebook
@@ -249,8 +250,6 @@ class RadianceFieldFitting(INRModule):
     def _check_step_memory(self, dm: RaysDataModule) -> None:
         """Refuse a ray batch whose training step would not fit: rays × samples × (2 × the activations autograd
         keeps per point, measured on the configured network) + the rays' own buffers."""
-        from inr.run.preflight import activation_bytes_per_point
-
         passes = self.renderer.samples + (
             self.renderer.samples + self.renderer.importance_samples if self.renderer.importance_samples else 0
         )
@@ -271,14 +270,12 @@ class RadianceFieldFitting(INRModule):
         """PSNR and SSIM of the held-out views rendered whole, and PSNR of up to ``eval_train_views`` training
         views (evenly spaced), in eval mode."""
         dm, results = self.data, {}
-        psnr = PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)
         ssim = StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)
         with eval_mode(self):
             held = self.render_views(self.heldout_poses())["rgb"]
             truth = dm.heldout_images().to(self.device)
-            results["test/psnr"], results["test/ssim"] = float(psnr(held, truth)), float(ssim(held, truth))
+            results["test/psnr"], results["test/ssim"] = psnr(held, truth), float(ssim(held, truth))
             train = dm.posed.train_views[evenly_spaced(len(dm.posed.train_views), self.eval_train_views)]
-            psnr.reset()
             rendered = self.render_views(dm.poses[train])["rgb"]
-            results["train/psnr"] = float(psnr(rendered, dm.posed.images[train].permute(0, 3, 1, 2).to(self.device)))
+            results["train/psnr"] = psnr(rendered, dm.posed.images[train].permute(0, 3, 1, 2).to(self.device))
         return results

@@ -8,8 +8,8 @@ from torchmetrics import MetricCollection
 from torchmetrics.regression import MeanSquaredError
 
 from inr.encoders import Encoder
+from inr.metrics import PSNR
 from inr.tasks.base import INRModule, NetworkFactory
-from inr.tasks.metrics import PSNR
 
 
 class SignalFitting(INRModule):

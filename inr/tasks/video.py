@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Optional
 
 from torch import Tensor
-from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+from torchmetrics.image import StructuralSimilarityIndexMeasure
 
+from inr.metrics import psnr
 from inr.modes import eval_mode
 from inr.tasks.base import INRModule
 from inr.tasks.image import ImageFitting
@@ -40,7 +41,7 @@ class VideoFitting(ImageFitting):
         results = INRModule.evaluate(self)
         with eval_mode(self):
             pred, target = self.render(), self.target_grid()  # (C, T, H, W)
-        results["full/psnr"] = float(PeakSignalNoiseRatio(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target))
+        results["full/psnr"] = psnr(pred, target)
         ssim = frame_ssim(pred, target)
         if ssim is not None:
             results["full/ssim"] = float(ssim)

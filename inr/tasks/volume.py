@@ -20,9 +20,9 @@ from torchmetrics.regression import MeanSquaredError
 
 from inr.encoders import Encoder
 from inr.errors import InputError
+from inr.metrics import PSNR, IoU
 from inr.networks import MLP
 from inr.tasks.base import INRModule, NetworkFactory
-from inr.tasks.metrics import PSNR, IoU
 
 VOLUME_MODES = ("occupancy", "density")
 

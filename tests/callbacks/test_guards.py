@@ -4,10 +4,10 @@ import lightning as L
 import pytest
 import torch
 
-from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
 from inr.tasks import ImageFitting
+from inr.tasks.guards import NonFiniteLossGuard, TrainingDiverged
 
 
 def test_nan_loss_stops_before_the_weights_change(tmp_path, diverging_at):

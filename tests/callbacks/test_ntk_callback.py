@@ -11,11 +11,11 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from inr.callbacks import NTKCallback
 from inr.callbacks.ntk import kernel_drift, slice_plane
-from inr.cli import cli_main
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
 from inr.ntk import empirical_ntk
+from inr.run.cli import cli_main
 from inr.tasks import ImageFitting
 
 

@@ -16,10 +16,10 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from inr.callbacks import SpectralBiasCallback
-from inr.cli import cli_main
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
+from inr.run.cli import cli_main
 from inr.spectral import band_relative_error, dc_relative_error, spectral_summary
 from inr.tasks import ImageFitting
 

@@ -3,9 +3,9 @@
 import torch
 import torch.nn.functional as F
 
-from inr.conv_decoders.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
-from inr.conv_decoders.patches import PatchSet
-from inr.experiments.threads import torch_threads
+from inr.experiments.conv.autoencoder import ConvAutoencoder, reconstruct, train_autoencoder
+from inr.experiments.conv.patches import PatchSet
+from inr.io.threads import torch_threads
 from inr.networks import zero_insertion
 
 

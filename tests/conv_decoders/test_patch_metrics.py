@@ -5,7 +5,7 @@ import math
 import numpy as np
 import torch
 
-from inr.conv_decoders.patch_metrics import (
+from inr.experiments.conv.patch_metrics import (
     band_groups,
     bins_relative_error,
     copy_bins,

@@ -4,7 +4,7 @@ patches tile their blocks exactly."""
 import numpy as np
 import torch
 
-from inr.conv_decoders.patches import PatchSet, block_origins, gather_patches
+from inr.experiments.conv.patches import PatchSet, block_origins, gather_patches
 
 
 def parity_image(shape, block):

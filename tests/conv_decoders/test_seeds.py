@@ -2,7 +2,7 @@
 
 import math
 
-from inr.conv_decoders.seeds import format_interval, mean_interval
+from inr.experiments.stats import format_interval, mean_interval
 
 
 def test_interval_uses_student_t_and_skips_nans():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from inr.conv_decoders import copy_energy_fraction, copy_locations, signed_index
-from inr.conv_decoders.training import first_below, fit, modulate
+from inr.experiments.conv.training import first_below, fit, modulate
 from inr.networks import ConvDecoder, zero_insertion
 
 
@@ -61,7 +61,7 @@ def test_best_filter_error_closed_forms():
     covering the whole 7×7 grid is any circulant, so any y is fitted (< 1e-9)."""
     import numpy as np
 
-    from inr.conv_decoders.training import best_filter_error
+    from inr.experiments.conv.training import best_filter_error
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(1, 7, 7, generator=g, dtype=torch.float64)
@@ -78,7 +78,7 @@ def test_best_filter_error_closed_forms():
 def test_shifted_targets_are_out_of_reach_of_small_linear_filters():
     """The floor of a 9×9 filter on a smooth image is far above 0 for Δ ≠ 0 and 0 for Δ = 0; Δ = W/2
     is the Nyquist shift, where modulation is multiplication by (−1)^n."""
-    from inr.conv_decoders.training import best_filter_error
+    from inr.experiments.conv.training import best_filter_error
 
     n = torch.arange(16, dtype=torch.float64)
     x = (1 + torch.cos(2 * math.pi * n[:, None] / 16) * torch.sin(2 * math.pi * 2 * n[None, :] / 16))[None]

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from inr.cli import cli_main
 from inr.encoders import BasicEncoding, CompositeEncoding, Encoder, EncoderPart, HashGridEncoding, IdentityEncoding, NeRFEncoding
 from inr.errors import InputError
+from inr.run.cli import cli_main
 
 
 class Spy(Encoder):

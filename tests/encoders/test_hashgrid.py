@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from inr.cli import cli_main
 from inr.encoders import HashGridEncoding
 from inr.encoders.hashgrid import growth_factor, level_resolutions, spatial_hash
 from inr.errors import InputError
+from inr.run.cli import cli_main
 
 PRIMES_U32 = np.array([1, 2654435761, 805459861], dtype=np.uint32)
 
@@ -197,7 +197,9 @@ def test_cli_runs_hashgrid_config(tmp_path, capsys):
     cli_main(
         [
             "--config",
-            "image_hashgrid.yaml",
+            "image.yaml",
+            "--config",
+            "methods/hashgrid.yaml",
             "--data.init_args.resolution",
             "16",
             "--model.init_args.encoder.init_args.finest_resolution",

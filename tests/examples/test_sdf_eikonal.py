@@ -10,10 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from inr.cli import cli_main
 from inr.data.sdf import SPHERE_CENTER, SPHERE_RADIUS
 from inr.encoders import IdentityEncoding
 from inr.export.mesh import extract_mesh
+from inr.run.cli import cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = str(ROOT / "examples" / "sdf_eikonal.yaml")

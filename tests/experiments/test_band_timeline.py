@@ -13,7 +13,7 @@ def rows():
         "edges": [0.0, 2.0, 4.0, 6.0],
         "errors": [[0.5, 1.0, None], [0.09, 0.6, None], [0.2, 0.05, None]],
     }  # band 3 holds no target energy
-    return [{"encoder": "net", "history": history}, {"encoder": "bicubic", "kind": "baseline"}]
+    return [{"method": "net", "history": history}, {"method": "bicubic", "kind": "baseline"}]
 
 
 def test_first_below_takes_the_first_crossing_and_skips_empty_bands():
@@ -38,7 +38,7 @@ def test_table_and_command(tmp_path, capsys):
 
 def test_target_table_reads_the_progress_history(tmp_path):
     r = {
-        "encoder": "net",
+        "method": "net",
         "history": rows()[0]["history"],
         "progress": {"steps": [0, 10, 20], "test_psnr": [10.0, 21.0, 23.5], "train_seconds": [0.0, 4.2, 8.9]},
     }

@@ -19,17 +19,17 @@ KEYS_HALF = np.array([W_THREE_HALVES, W_HALF, W_HALF, W_THREE_HALVES])  # taps a
 
 def test_training_pixels_reproduced_and_shapes():
     train = torch.rand(3, 9, 7, dtype=torch.float64)
-    for mode in ("bilinear", "bicubic"):
-        full = interpolate_every_other(train, (18, 14), mode)
+    for mode in ("linear", "cubic"):
+        full = interpolate_every_other(train, (18, 14), mode, (0.0, 1.0))
         assert full.shape == (3, 18, 14)
         torch.testing.assert_close(full[:, ::2, ::2], train.clamp(0, 1), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="not the"):
-        interpolate_every_other(train, (32, 14), "bilinear")
+        interpolate_every_other(train, (32, 14), "linear")
 
 
 def test_bilinear_is_the_mean_of_the_four_neighbours():
     train = torch.rand(2, 8, 8, dtype=torch.float64)
-    full = interpolate_every_other(train, (16, 16), "bilinear")
+    full = BASELINES["bilinear"](train, (16, 16), (0.0, 1.0))
     t = train.numpy()
     corner_mean = (t[:, :-1, :-1] + t[:, 1:, :-1] + t[:, :-1, 1:] + t[:, 1:, 1:]) / 4  # held-out (2i+1, 2j+1)
     np.testing.assert_allclose(full[:, 1:-1:2, 1:-1:2].numpy(), corner_mean, rtol=0, atol=1e-12)
@@ -41,7 +41,7 @@ def test_bilinear_is_the_mean_of_the_four_neighbours():
 def test_bicubic_matches_keys_kernel_at_half_pixels():
     assert KEYS_HALF.sum() == pytest.approx(1.0)  # partition of unity
     train = torch.rand(1, 12, 12, dtype=torch.float64) * 0.6 + 0.2  # away from the clamp
-    full = interpolate_every_other(train, (24, 24), "bicubic")
+    full = BASELINES["bicubic"](train, (24, 24), (0.0, 1.0))
     t = train[0].numpy()
     # separable filter on the interior held-out pixels (2i+1, 2j+1), i, j = 1..9: taps at rows i−1..i+2
     rows = np.stack([KEYS_HALF @ t[i - 1 : i + 3] for i in range(1, 10)])  # (9, 12)
@@ -49,7 +49,7 @@ def test_bicubic_matches_keys_kernel_at_half_pixels():
     np.testing.assert_allclose(full[0, 3:21:2, 3:21:2].numpy(), ref, rtol=0, atol=1e-12)
     # a linear ramp is reproduced exactly between the training pixels (symmetric taps)
     ramp = torch.linspace(0.1, 0.9, 12, dtype=torch.float64)[None, :, None].expand(1, 12, 12)
-    up = interpolate_every_other(ramp, (24, 24), "bicubic")
+    up = BASELINES["bicubic"](ramp, (24, 24), (0.0, 1.0))
     step = (0.8 / 11) / 2
     torch.testing.assert_close(up[0, 3:21:2, 5], ramp[0, 1:10, 0] + step, rtol=0, atol=1e-12)
 
@@ -65,8 +65,8 @@ def test_rows_scored_like_models():
     dm = ImageDataModule(resolution=32, split="every_other")
     dm.setup("fit")
     rows = baseline_rows(dm, num_bands=8)
-    assert [r["encoder"] for r in rows] == list(BASELINES) == ["constant", "bilinear", "bicubic"]
-    by = {r["encoder"]: r for r in rows}
+    assert [r["method"] for r in rows] == list(BASELINES) == ["constant", "bilinear", "bicubic"]
+    by = {r["method"]: r for r in rows}
     for name in ("bilinear", "bicubic"):
         assert math.isinf(by[name]["train_psnr"]) and by[name]["train_low_error"] == 0.0  # the training pixels, exactly
         assert 15 < by[name]["test_psnr"] < 40

@@ -11,8 +11,9 @@ import yaml
 
 from inr.encoders import IdentityEncoding
 from inr.experiments import compare_encoders as ce
-from inr.experiments.compare_encoders import INSTANT_NGP_ADAM, VARIANTS, Protocol, Variant, build_model, main
-from inr.experiments.compare_report import COLUMNS
+from inr.experiments import methods
+from inr.experiments.compare_encoders import COLUMNS, Protocol, build_model, main, resolve
+from inr.experiments.methods import INSTANT_NGP_ADAM, METHODS, Component, Method
 from inr.networks import BACON, FINER, MFN, WIRE, GaussMLP
 from inr.networks.mlp import MLP
 
@@ -24,27 +25,27 @@ BASELINE_ROWS = ["constant", "bilinear", "bicubic"]
 
 def test_paper_mappings():
     p = Protocol(resolution=256)  # the configs' image size
-    b = VARIANTS["positional"].encoder(p).b.double().numpy()
+    b = resolve("positional", p).build()[0].b.double().numpy()
     # the paper's code: bvals = 2^linspace(0, 6, 128) − 1 on each axis
     np.testing.assert_allclose(b[:128, 0], 2.0 ** np.linspace(0, 6, 128) - 1, rtol=1e-6, atol=1e-6)
     assert (b[:128, 1] == 0).all() and (b[128:, 0] == 0).all()
-    g = VARIANTS["gaussian"].encoder(p)
+    g = resolve("gaussian", p).build()[0]
     assert g.out_dim == 512 and abs(float(g.b.std()) - 10.0) < 1.0
 
 
 def test_paper_network_and_optimisers():
-    model = build_model(VARIANTS["gaussian"], Protocol(kind="text"), 3)
+    model = build_model(resolve("gaussian", Protocol(kind="text")), 3)
     assert isinstance(model.network, MLP) and model.network.init == "paper" and model.network.depth == 3
     optimizer = model.configure_optimizers()
     assert optimizer.defaults["lr"] == 1e-3
-    hashed = build_model(VARIANTS["hashgrid_hashed"], Protocol(resolution=256), 3)
+    hashed = build_model(resolve("hashgrid_hashed", Protocol(resolution=256)), 3)
     adam = hashed.configure_optimizers().defaults
-    assert (adam["lr"], tuple(adam["betas"]), adam["eps"]) == (1e-2, INSTANT_NGP_ADAM["betas"], INSTANT_NGP_ADAM["eps"])
+    assert (adam["lr"], list(adam["betas"]), adam["eps"]) == (1e-2, INSTANT_NGP_ADAM["betas"], INSTANT_NGP_ADAM["eps"])
     # at 256² (finest level 128) T = 2^19 holds every level densely; T = 2^12 hashes the six finest
-    dense = build_model(VARIANTS["hashgrid"], Protocol(resolution=256), 3).encoder
+    dense = build_model(resolve("hashgrid", Protocol(resolution=256)), 3).encoder
     assert dense.dense_levels == 16 and hashed.encoder.dense_levels == 10
     assert (
-        VARIANTS["hashgrid_hashed"].describe(Protocol(resolution=256), hashed.encoder)
+        resolve("hashgrid_hashed", Protocol(resolution=256)).describe
         == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
     )
 
@@ -52,9 +53,11 @@ def test_paper_network_and_optimisers():
 @pytest.mark.slow
 def test_tiny_comparison_end_to_end(tmp_path, capsys):
     rows = main(["--image", "data/camera.png", "--resolution", "32", "--steps", "10", "--width", "32", "--out", str(tmp_path)])
-    table = capsys.readouterr().out.strip().splitlines()
+    captured = capsys.readouterr()
+    table = captured.out.strip().splitlines()
     assert table[0].startswith("| row | setting | lr | train PSNR (dB) | test PSNR (dB) |")
     assert "test Δ DC" in table[0] and len(table[0].split("|")) == len(COLUMNS) + 2
+    assert "[1/7] none (seed 0): train" in captured.err and "[7/7] hashgrid_hashed (seed 0)" in captured.err
     assert [line.split("|")[1].strip() for line in table[2:]] == MODELS + BASELINE_ROWS
     models, baselines = rows[: len(MODELS)], rows[len(MODELS) :]
     for r in models:
@@ -64,24 +67,24 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
         assert 0 <= r["test_dc_error"] and 0 < r["test_low_error"] and 0 < r["test_high_error"]
     # the training-grid errors of the table are the callback's last measurement
     gaussian = models[3]
-    assert gaussian["encoder"] == "gaussian"
+    assert gaussian["method"] == "gaussian"
     assert gaussian["lr"] == 1e-3 and models[0]["lr"] == 1e-2  # natural-image learning rates
     for r in baselines:
         assert r["kind"] == "baseline" and r["params"] == 0 and math.isnan(r["seconds"])
     assert "| bicubic |" in table[-1] and "| ∞ |" in table[-1]  # interpolation reproduces the training pixels
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert [r["encoder"] for r in saved["rows"]] == MODELS + BASELINE_ROWS
+    assert [r["method"] for r in saved["rows"]] == MODELS + BASELINE_ROWS
     assert saved["rows"][-1]["train_psnr"] is None  # ∞ written as null: the file stays strict JSON
     assert (
         saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
     )
     assert saved["paper_settings"]["lr"]["none"] == 1e-2
     # without --target-psnr the target is bilinear interpolation's held-out PSNR on the same pixels
-    bilinear = next(r for r in baselines if r["encoder"] == "bilinear")
+    bilinear = next(r for r in baselines if r["method"] == "bilinear")
     assert saved["protocol"]["target_psnr"] == round(bilinear["test_psnr"], 2)
     assert f"≥ {round(bilinear['test_psnr'], 2):g} dB (bilinear interpolation's)" in (tmp_path / "results.md").read_text()
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
-    history = np.load(tmp_path / "tb" / "gaussian" / "version_0" / "spectral_history.npz")
+    history = np.load(tmp_path / "tb" / "gaussian" / "seed_0" / "spectral_history.npz")
     np.testing.assert_allclose(history["low"][-1], gaussian["train_low_error"], rtol=1e-4)
     np.testing.assert_allclose(history["high"][-1], gaussian["train_high_error"], rtol=1e-4)
     results = (tmp_path / "results.md").read_text()
@@ -89,8 +92,13 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
 
 
 def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
-    # adding a variant is one entry in the table
-    monkeypatch.setitem(VARIANTS, "identity_slow", Variant(lambda p: IdentityEncoding(in_dim=2), lr=1e-4))
+    # adding a method is one entry in the registry
+    slow = Method(
+        "identity_slow",
+        "raw coordinates, a slow learning rate",
+        lambda s: (methods.identity(s), methods.paper_mlp(s), 1e-4, {}, ""),
+    )
+    monkeypatch.setitem(METHODS, "identity_slow", slow)
     threads = torch.get_num_threads()
     rows = main(
         [
@@ -110,7 +118,7 @@ def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
         ]
     )
     assert torch.get_num_threads() == threads  # --threads applies to the comparison only
-    assert [r["encoder"] for r in rows] == ["none", "identity_slow"] + BASELINE_ROWS
+    assert [r["method"] for r in rows] == ["none", "identity_slow"] + BASELINE_ROWS
     assert rows[0]["lr"] == 1e-3 and rows[1]["lr"] == 1e-4  # text: the paper's 1e-3 for no mapping
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["protocol"]["kind"] == "text" and saved["paper_settings"]["gaussian_sigma"] == 14
@@ -163,6 +171,7 @@ def test_protocol_from_arguments():
     assert (mixed.resolution, mixed.steps, mixed.kind, mixed.gaussian_sigma) == (512, 50, "text", 14.0)
     assert ce.protocol_from_args(ce.parse_args(["--init", "torch"])).init == "torch"
     assert ce.parse_args([]).names == MODELS
+    assert Component("torch.optim.Adam").cls().__name__ == "Adam"
 
 
 ARCHITECTURES = {
@@ -177,21 +186,19 @@ ARCHITECTURES = {
 def test_architecture_rows_follow_their_configs():
     p = Protocol(resolution=256)  # the configs' image size
     for name, (cls, lr) in ARCHITECTURES.items():
-        model = build_model(VARIANTS[name], p, 3)
+        model = build_model(resolve(name, p), 3)
         assert isinstance(model.network, cls) and isinstance(model.encoder, IdentityEncoding)
         assert model.configure_optimizers().defaults["lr"] == lr
-        # the row is configs/image_<name>.yaml: the same network arguments and learning rate
-        config = yaml.safe_load((REPO / "configs" / f"image_{name}.yaml").read_text())["model"]["init_args"]
+        # the row is configs/methods/<name>.yaml: the same network arguments and learning rate
+        config = yaml.safe_load((REPO / "configs" / "methods" / f"{name}.yaml").read_text())["model"]["init_args"]
         assert config["optimizer"]["init_args"]["lr"] == lr
-        for key, value in VARIANTS[name].network(p).keywords.items():
-            expected = config["network"]["init_args"][key]
-            assert (list(value) if isinstance(value, tuple) else value) == expected, (name, key)
+        assert config["network"] == resolve(name, p).network.as_config()
     # BACON's band limit is the training pixels' Nyquist: 64 cycles per unit for 128² of a 256² image
-    bacon = build_model(VARIANTS["bacon"], p, 3).network
-    assert bacon.max_frequency == ce.bacon_band_limit(p) == 64
-    assert ce.bacon_band_limit(Protocol(resolution=512)) == 128
-    assert build_model(VARIANTS["wire"], p, 3).network.hidden_width == 181
-    assert ce.parse_args(["--encoders", "all"]).names == list(VARIANTS)
+    bacon = build_model(resolve("bacon", p), 3).network
+    assert bacon.max_frequency == methods.bacon_band_limit(p.setting()) == 64
+    assert methods.bacon_band_limit(Protocol(resolution=512).setting()) == 128
+    assert build_model(resolve("wire", p), 3).network.hidden_width == 181
+    assert ce.parse_args(["--encoders", "all"]).names == list(METHODS)
 
 
 @pytest.mark.slow
@@ -219,7 +226,7 @@ def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
     )
     table = capsys.readouterr().out.strip().splitlines()
     assert table[0].rstrip().endswith("| params | steps to target | time to target (s) |")
-    assert [r["encoder"] for r in rows] == names + BASELINE_ROWS
+    assert [r["method"] for r in rows] == names + BASELINE_ROWS
     for r, line in zip(rows[: len(names)], table[2:]):
         h = r["progress"]
         assert h["steps"] == [0, 6] and len(h["test_psnr"]) == 2  # step 0 and the final step (6 < 10)

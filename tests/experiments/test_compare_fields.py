@@ -10,8 +10,10 @@ import torch
 
 from inr.data import SignalDataModule, VolumeDataModule
 from inr.experiments import compare_fields as cf
-from inr.experiments.field_baselines import field_baseline_rows, upsample_axis
-from inr.experiments.field_variants import DOMAINS, FIELD_VARIANTS, FieldProtocol
+from inr.experiments.baselines import field_baseline_rows, upsample_axis
+from inr.experiments.compare_fields import DOMAINS, FieldProtocol, field_methods
+from inr.experiments.methods import METHODS
+from inr.experiments.protocols import PROTOCOLS
 from inr.networks import BACON
 
 
@@ -30,7 +32,7 @@ def test_signal_baselines_equal_numpy():
     dm.setup("fit")
     s = dm.values[:, 0].double().numpy()
     train, held_out = s[0::2], s[1::2]
-    rows = {r["encoder"]: r for r in field_baseline_rows(dm, 2.0, 8, None)}
+    rows = {r["method"]: r for r in field_baseline_rows(dm, 2.0, 8, None)}
     # np.interp holds the last training value beyond it: the edge replication of the baselines
     linear = np.interp(np.arange(1, 256, 2), np.arange(0, 256, 2), train)
     assert rows["linear"]["test_psnr"] == pytest.approx(numpy_psnr(linear, held_out, 2.0), abs=1e-6)
@@ -50,7 +52,7 @@ def test_volume_baselines_equal_numpy():
     train = np.pad(v[::2, ::2, ::2], ((0, 1), (0, 1), (0, 1)), mode="edge")
     # a held-out voxel (odd, odd, odd) is the mean of the 8 training voxels around it
     trilinear = sum(train[i : i + 8, j : j + 8, k : k + 8] for i in (0, 1) for j in (0, 1) for k in (0, 1)) / 8
-    rows = {r["encoder"]: r for r in field_baseline_rows(dm, 1.0, 2, (0.0, 1.0))}
+    rows = {r["method"]: r for r in field_baseline_rows(dm, 1.0, 2, (0.0, 1.0))}
     assert rows["linear"]["test_psnr"] == pytest.approx(numpy_psnr(trilinear, v[1::2, 1::2, 1::2], 1.0), abs=1e-6)
     tricubic = v[::2, ::2, ::2]
     for axis in range(3):  # Keys' kernel along each axis in turn: the tensor-product kernel
@@ -71,13 +73,14 @@ def test_upsampling_reproduces_the_training_samples():
 
 def test_rows_follow_the_dimension():
     for name, d in DOMAINS.items():
-        p = FieldProtocol(d, d.resolution, 1, d.gaussian_sigma, d.positional_scale, width=16)
-        for row, variant in FIELD_VARIANTS.items():
-            model = cf.build_model(variant, p, 1)
-            assert model.encoder.in_dim == d.ndim, (name, row)
-        bacon = cf.build_model(FIELD_VARIANTS["bacon"], p, 1).network
+        p = FieldProtocol(d, d.resolution, 1, PROTOCOLS[name], width=16)
+        assert "mfn" not in field_methods(d.ndim) and "hashgrid_hashed" not in field_methods(d.ndim)
+        build = lambda row, p=p: cf.build_model(METHODS[row].resolve(p.setting()), p, 1)
+        for row in field_methods(d.ndim):
+            assert build(row).encoder.in_dim == d.ndim, (name, row)
+        bacon = build("bacon").network
         assert isinstance(bacon, BACON) and bacon.max_frequency == d.resolution // 4  # the training grid's Nyquist
-        hashgrid = cf.build_model(FIELD_VARIANTS["hashgrid"], p, 1).encoder
+        hashgrid = build("hashgrid").encoder
         assert hashgrid.resolutions[-1] == d.resolution // 2 and hashgrid.dense_levels == hashgrid.n_levels
 
 
@@ -91,7 +94,7 @@ def test_signal_comparison_end_to_end(tmp_path, capsys):
             "10",
             "--width",
             "16",
-            "--rows",
+            "--encoders",
             "gaussian,hashgrid",
             "--threads",
             "1",
@@ -111,7 +114,7 @@ def test_signal_comparison_end_to_end(tmp_path, capsys):
         assert r["target_step"] == (reached[0] if reached else None)
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["protocol"]["target_psnr"] == pytest.approx(linear) and saved["protocol"]["domain"]["ndim"] == 1
-    assert [r["encoder"] for r in saved["rows"]] == [r["encoder"] for r in rows]
+    assert [r["method"] for r in saved["rows"]] == [r["method"] for r in rows]
     assert "σ = 10, m = 256" in (tmp_path / "results.md").read_text()
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
 

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from inr.experiments.inverse import PROTOCOLS, main, paper_reference, summarise, table
+from inr.experiments.inverse import METRICS, main, paper_reference, table
+from inr.experiments.methods import METHODS, Setting
+from inr.experiments.protocols import PROTOCOLS
+from inr.experiments.runner import summarise
 
 
-def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys):
+def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys):
     threads = torch.get_num_threads()
     rows = main(
         [
@@ -36,17 +39,17 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys)
     assert [r["seed"] for r in rows] == [0] * 6 + [1] * 6
     fbp = [r for r in rows if r["method"] == "filtered back-projection"]
     assert fbp[0]["psnr"] != pytest.approx(fbp[1]["psnr"], abs=1e-3)  # each seed draws its own phantom
-    summary = {s["method"]: s for s in summarise(rows)}
+    summary = {s["method"]: s for s in summarise(rows, METRICS)}
     assert list(summary) == ["none", "basic", "positional", "gaussian", "filtered back-projection", "grid optimisation"]
     s = summary["filtered back-projection"]
-    assert s["psnr"] == pytest.approx(np.mean([r["psnr"] for r in fbp])) and s["seeds"] == 2
-    assert (s["psnr_min"], s["psnr_max"]) == (min(r["psnr"] for r in fbp), max(r["psnr"] for r in fbp))
+    assert s["psnr"] == pytest.approx(np.mean([r["psnr"] for r in fbp])) and s["n"] == 2
+    assert s["psnr_std"] == pytest.approx(np.std([r["psnr"] for r in fbp], ddof=1))  # the sample standard deviation
     printed = capsys.readouterr().out
-    assert f"| filtered back-projection | {s['psnr']:.2f} ({s['psnr_min']:.2f}–{s['psnr_max']:.2f}) |" in printed
+    assert f"| filtered back-projection | {s['psnr']:.2f} ± {s['psnr_std']:.2f} |" in printed
     # the paper's Table 1 CT row (Shepp–Logan) under the table, in the file as printed
-    reference = "Table 1; 2D CT, Shepp–Logan phantoms, 512²) reports PSNR (dB): none 16.75, basic 23.31, positional 26.89, gaussian 28.33."
+    reference = "Table 1; Shepp–Logan phantoms, 512², 20 angles) reports PSNR (dB): none 16.75, basic 23.31, positional 26.89, gaussian 28.33."
     assert reference in printed
-    assert (tmp_path / "table.md").read_text().strip() == table(rows) + "\n\n" + paper_reference("ct")
+    assert (tmp_path / "results.md").read_text().strip() == table(rows) + "\n\n" + paper_reference("ct")
     results = json.loads((tmp_path / "results.json").read_text())
     assert len(results["rows"]) == 12 and len(results["summary"]) == 6
     for seed in (0, 1):
@@ -55,11 +58,12 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_range(tmp_path, capsys)
 
 def test_positional_encoding_has_the_notebooks_feature_count():
     """2d_CT / 3d_MRI: 2^linspace(0, s, embedding_size // d) − 1 on each of the d axes, embedding_size 256."""
-    ct, mri = PROTOCOLS["ct"].encoder("positional"), PROTOCOLS["mri"].encoder("positional")
+    encoder = lambda task, dim, name: METHODS[name].resolve(Setting(in_dim=dim, protocol=PROTOCOLS[task])).build()[0]
+    ct, mri = encoder("ct", 2, "positional"), encoder("mri", 3, "positional")
     assert ct.b.shape == (256, 2) and mri.b.shape == (255, 3)
     expected = 2.0 ** np.linspace(0, 3, 128) - 1  # CT: posenc scale 3
     np.testing.assert_allclose(ct.b[:128, 0].double().numpy(), expected, rtol=1e-6)
-    assert PROTOCOLS["ct"].encoder("gaussian").b.shape == (256, 2)
+    assert encoder("ct", 2, "gaussian").b.shape == (256, 2)
 
 
 def test_bad_threads_exit_2_with_one_line(capsys):

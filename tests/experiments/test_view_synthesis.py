@@ -46,7 +46,7 @@ def test_every_mapping_and_the_baselines_in_one_table_written_under_out_only(tmp
         assert f"| {name} |" in out
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [r["method"] for r in saved["rows"]] == [r["method"] for r in rows]
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {"table.md", "results.json", "renders.npz", "views.png"}
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"results.md", "results.json", "renders.npz", "views.png"}
     for row in rows[: len(ENCODINGS)]:
         assert row["params"] > 0 and row["seconds"] > 0 and 0 < row["psnr"] < 60
 

@@ -8,12 +8,13 @@ import pytest
 import torch
 from torch import nn
 
-from inr.cli import cli_main
 from inr.data.sdf import SPHERE_CENTER, SPHERE_RADIUS
 from inr.data.volume import VolumeDataModule
 from inr.encoders import IdentityEncoding
 from inr.errors import InputError
-from inr.export.mesh import extract_mesh, main, marching_cubes_mesh, read_mesh, write_mesh
+from inr.export.mesh import extract_mesh, marching_cubes_mesh, read_mesh, write_mesh
+from inr.run.cli import cli_main
+from inr.run.mesh import main
 from inr.tasks.volume import VolumeFitting
 
 

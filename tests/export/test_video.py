@@ -7,11 +7,11 @@ import pytest
 import torch
 
 import inr.export.render as render
-import inr.export.video as video
+import inr.io.video as video
 from inr.data.video import VideoDataModule
 from inr.errors import InputError
 from inr.export.render import write_field
-from inr.export.video import read_video, write_video
+from inr.io.video import read_video, write_video
 
 
 def smooth_clip(t=6, h=20, w=24):

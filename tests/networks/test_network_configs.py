@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from inr.cli import cli_main
+from inr.run.cli import cli_main
 
 NETWORKS = {"wire": "WIRE", "gauss": "GaussMLP", "finer": "FINER", "bacon": "BACON", "mfn": "MFN"}
 
@@ -15,7 +15,9 @@ def test_config_trains_through_the_cli(tmp_path, capsys, name):
     cli = cli_main(
         [
             "--config",
-            f"image_{name}.yaml",
+            "image.yaml",
+            "--config",
+            f"methods/{name}.yaml",
             "--data.init_args.resolution",
             "16",
             "--model.init_args.network.init_args.width",

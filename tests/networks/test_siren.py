@@ -6,8 +6,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from inr.cli import cli_main
 from inr.networks import MLP, SIREN, Sine
+from inr.run.cli import cli_main
 
 
 def pre_activations(net, x):
@@ -100,7 +100,9 @@ def test_cli_runs_siren_config(tmp_path, capsys):
     cli_main(
         [
             "--config",
-            "image_siren.yaml",
+            "image.yaml",
+            "--config",
+            "methods/siren.yaml",
             "--data.init_args.resolution",
             "16",
             "--model.init_args.network.init_args.width",

@@ -57,7 +57,7 @@ def test_nothing_to_do_unless_nvml_was_asked_for(value):
 
 
 def test_the_cli_applies_it(monkeypatch, tmp_path):
-    from inr.cli import cli_main
+    from inr.run.cli import cli_main
 
     monkeypatch.setenv(VARIABLE, "1")
     monkeypatch.chdir(tmp_path)

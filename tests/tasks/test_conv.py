@@ -6,10 +6,10 @@ import lightning as L
 import pytest
 import torch
 
-from inr.cli import cli_main
 from inr.data import ImageDataModule
 from inr.errors import InputError
 from inr.networks import ConvDecoder
+from inr.run.cli import cli_main
 from inr.tasks import ConvFitting
 from inr.tasks.conv import nearest_indices
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from inr.cli import cli_main
 from inr.data import CTDataModule, InpaintingDataModule, MRIDataModule, SimulatedMeasurementDataModule, SuperResolutionDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
 from inr.operators import Downsample
+from inr.run.cli import cli_main
 from inr.tasks import InverseFitting
 
 SMALL_NET = ["--model.init_args.network.init_args.width", "32", "--model.init_args.encoder.init_args.num_features", "32"]

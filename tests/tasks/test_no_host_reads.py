@@ -15,11 +15,11 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from inr.callbacks.guards import NonFiniteLossGuard, TrainingDiverged
 from inr.data import ImageDataModule, VolumeDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
 from inr.tasks import ImageFitting, VolumeFitting
+from inr.tasks.guards import NonFiniteLossGuard, TrainingDiverged
 
 READS = {
     torch.Tensor.item,

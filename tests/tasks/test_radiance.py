@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from inr.cli import cli_main
 from inr.data import RaysDataModule
 from inr.data.posed_images import write_blender, write_npz
-from inr.export.radiance_turntable import main as turntable_main
+from inr.run.cli import cli_main
+from inr.run.turntable import main as turntable_main
 
 # 16×16 views, a 32-wide MLP, 16 samples per ray: a step takes milliseconds. The task's default ReLU density
 # (nerf.yaml's softplus starts as a fog everywhere, which 80 steps at this size clear only partly: +1.9 dB)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.io import wavfile
 
-from inr.cli import cli_main
+from inr.run.cli import cli_main
 from inr.tasks.signal import SignalFitting
 
 TINY = [

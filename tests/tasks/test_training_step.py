@@ -10,8 +10,8 @@ import torch
 
 from inr.data import ImageDataModule, VolumeDataModule
 from inr.encoders import GaussianEncoding
+from inr.io.allocator import retain_freed_memory
 from inr.networks import MLP
-from inr.run.allocator import retain_freed_memory
 from inr.tasks import ImageFitting, VolumeFitting
 
 STEPS_PER_EPOCH, EPOCHS = 3, 2

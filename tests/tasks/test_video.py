@@ -6,7 +6,7 @@ import pytest
 import torch
 from torchmetrics.functional.image import structural_similarity_index_measure as ssim
 
-from inr.cli import cli_main
+from inr.run.cli import cli_main
 from inr.tasks.video import frame_ssim
 
 TINY = [

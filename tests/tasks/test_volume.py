@@ -7,9 +7,9 @@ import torch
 import torch.nn.functional as F
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from inr.cli import build_cli, cli_main, resolve_config_names
 from inr.data.volume import VolumeDataModule
 from inr.errors import InputError
+from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.tasks.volume import VolumeFitting
 
 TINY = [

@@ -1,0 +1,396 @@
+"""Every method of the package, named once with its settings: the one registry that comparisons, tables and the
+config overlays (``configs/methods/*.yaml``) read.
+
+A method is an input mapping and a network with its optimiser. Its settings can depend on where it runs —
+the dimension of the coordinates, the training grid (a hash grid's finest level, BACON's band limit), the
+task's protocol (the paper's learning rate and scale per mapping and task, ``inr.experiments.protocols``),
+the output activation the target needs, the seed — so each method resolves, for a ``Setting``, into a
+``Resolved``: ``class_path``/``init_args`` of its encoder, network and optimiser, exactly as a config gives them.
+
+    spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
+    spec.overlay()                     # the model.init_args block of a config
+    encoder, network, optimizer = spec.build()   # the objects a task takes
+
+Sources of each setting are in the comments beside it and in each class's docstring (docs/architectures.md).
+``python -m inr.experiments.methods`` prints the registry; ``--write-configs`` regenerates the overlays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from inr.experiments.protocols import PROTOCOLS, MappingSettings
+
+# Instant-NGP's Adam: β₁ = 0.9, β₂ = 0.99, ε = 1e-15 (Müller et al. 2022, sec. 4), lr 1e-2 as its image runs.
+INSTANT_NGP_ADAM = {"betas": [0.9, 0.99], "eps": 1e-15}
+# BACON's band split over its 5 filters in its image experiment (computational-imaging/bacon, train_img.py)
+BACON_FRACTIONS = [0.125, 0.125, 0.25, 0.25, 0.25]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a method runs: what its settings depend on.
+
+    ``train_side``: training samples per axis (its Nyquist frequency is train_side / 2 cycles per unit);
+    ``protocol``: the task's mapping settings (``PROTOCOLS``: learning rates, positional scale, σ, m);
+    ``hash_levels``/``hash_base``: the hash grid's level count and coarsest resolution (its finest is the
+    training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings.
+    """
+
+    in_dim: int = 2
+    train_side: int = 64
+    protocol: MappingSettings = PROTOCOLS["natural"]
+    output_activation: str = "sigmoid"
+    width: int = 256
+    depth: int = 3
+    init: str = "paper"
+    seed: int = 0
+    hash_levels: int = 16
+    hash_base: int = 16
+
+    @property
+    def nyquist(self) -> float:
+        """The training grid's Nyquist frequency, train_side / 2 cycles per unit."""
+        return self.train_side / 2
+
+
+@dataclass(frozen=True)
+class Component:
+    """A class and its arguments, as a config's ``class_path`` and ``init_args``."""
+
+    class_path: str
+    init_args: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_config(self) -> dict[str, Any]:
+        return {"class_path": self.class_path, "init_args": dict(self.init_args)}
+
+    def cls(self) -> type:
+        module, _, name = self.class_path.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A method for one ``Setting``: its encoder, network (built by the task as network(in, out)) and optimiser."""
+
+    name: str
+    encoder: Component
+    network: Component
+    optimizer: Component
+    describe: str = ""
+
+    @property
+    def lr(self) -> float:
+        return float(self.optimizer.init_args["lr"])
+
+    def overlay(self) -> dict[str, Any]:
+        """The ``model.init_args`` entries of a config (``--config image.yaml --config methods/<name>.yaml``)."""
+        return {"encoder": self.encoder.as_config(), "network": self.network.as_config(), "optimizer": self.optimizer.as_config()}
+
+    def build(self) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
+        """(encoder instance, network factory (in_dim, out_dim) -> module, optimizer factory params -> optimizer)."""
+        optimizer_args = {k: tuple(v) if isinstance(v, list) else v for k, v in self.optimizer.init_args.items()}
+        return (
+            self.encoder.cls()(**self.encoder.init_args),
+            partial(self.network.cls(), **self.network.init_args),
+            partial(self.optimizer.cls(), **optimizer_args),
+        )
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named method: ``resolve(setting)`` gives its settings there; ``summary`` says what it is and its source."""
+
+    name: str
+    summary: str
+    resolve_fn: Callable[[Setting], tuple[Component, Component, float, dict, str]]
+    dims: tuple[int, ...] = (1, 2, 3)
+
+    def resolve(self, setting: Setting) -> Resolved:
+        if setting.in_dim not in self.dims:
+            raise ValueError(f"method {self.name!r} is defined for {', '.join(f'{d}-D' for d in self.dims)} coordinates only")
+        encoder, network, lr, adam, describe = self.resolve_fn(setting)
+        optimizer = Component("torch.optim.Adam", {"lr": lr, **adam})
+        return Resolved(self.name, encoder, network, optimizer, describe)
+
+
+def identity(s: Setting) -> Component:
+    return Component("inr.encoders.IdentityEncoding", {"in_dim": s.in_dim})
+
+
+def paper_mlp(s: Setting) -> Component:
+    """The paper's network: ``depth`` hidden ReLU layers of ``width``, the setting's output activation and init."""
+    return Component(
+        "inr.networks.MLP",
+        {"width": s.width, "depth": s.depth, "activation": "relu", "output_activation": s.output_activation, "init": s.init},
+    )
+
+
+def _mapping(name: str, encoder: Callable[[Setting], Component], describe: Callable[[Setting], str] = lambda s: ""):
+    def resolve(s: Setting):
+        return encoder(s), paper_mlp(s), s.protocol.learning_rate(name), {}, describe(s)
+
+    return resolve
+
+
+def _positional(s: Setting) -> Component:
+    p = s.protocol
+    return Component(
+        "inr.encoders.PositionalEncoding",
+        {
+            "in_dim": s.in_dim,
+            "num_frequencies": p.positional_per_axis,
+            "sigma": 2.0**p.positional_scale,
+            "endpoint": True,
+            "minus_one": True,
+        },
+    )
+
+
+def _gaussian(s: Setting) -> Component:
+    p = s.protocol
+    return Component(
+        "inr.encoders.GaussianEncoding",
+        {"in_dim": s.in_dim, "num_features": p.num_features, "sigma": p.gaussian_sigma, "seed": s.seed},
+    )
+
+
+def hash_levels_text(n_levels: int, log2_size: int, base: int, finest: int, dim: int) -> str:
+    """Which levels of a hash grid are dense and which hashed, e.g. "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"."""
+    from inr.encoders import HashGridEncoding
+
+    encoder = HashGridEncoding(
+        in_dim=dim, n_levels=n_levels, log2_hashmap_size=log2_size, base_resolution=base, finest_resolution=finest
+    )
+    n, dense = encoder.resolutions.tolist(), encoder.dense_levels
+    parts = [f"levels 0–{dense - 1} dense (N {n[0]}–{n[dense - 1]})"] if dense else []
+    parts.append(f"{dense}–{len(n) - 1} hashed (N {n[dense]}–{n[-1]})" if dense < len(n) else "none hashed")
+    return f"T = 2^{log2_size}: " + ", ".join(parts)
+
+
+def _hashgrid(log2_size: int):
+    """tiny-cuda-nn's HashGrid (2 features per level) with the finest level at the training grid's resolution,
+    a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam."""
+
+    def resolve(s: Setting):
+        base = min(s.hash_base, s.train_side)
+        encoder = Component(
+            "inr.encoders.HashGridEncoding",
+            {
+                "in_dim": s.in_dim,
+                "n_levels": s.hash_levels,
+                "n_features_per_level": 2,
+                "log2_hashmap_size": log2_size,
+                "base_resolution": base,
+                "finest_resolution": s.train_side,
+            },
+        )
+        network = Component(
+            "inr.networks.MLP", {"width": 64, "depth": 2, "activation": "relu", "output_activation": s.output_activation}
+        )
+        levels = f"{s.hash_levels} levels × 2, " if s.hash_levels != 16 else ""
+        return (
+            encoder,
+            network,
+            1e-2,
+            INSTANT_NGP_ADAM,
+            levels + hash_levels_text(s.hash_levels, log2_size, base, s.train_side, s.in_dim),
+        )
+
+    return resolve
+
+
+def _siren(s: Setting):
+    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates; lr 5e-4
+    network = Component(
+        "inr.networks.SIREN",
+        {"width": s.width, "depth": 4, "first_omega_0": 30.0, "hidden_omega_0": 30.0, "output_activation": "none"},
+    )
+    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
+
+
+def _wire(s: Setting):
+    # WIRE: 4 complex-Gabor layers, ω₀ = 20, s₀ = 10 (liuzhen0212/FINER run_wire.sh); lr 1e-3, as the released
+    # 5e-3 stalls on the default image (docs/architectures.md)
+    network = Component(
+        "inr.networks.WIRE",
+        {
+            "width": s.width,
+            "depth": 4,
+            "first_omega_0": 20.0,
+            "hidden_omega_0": 20.0,
+            "scale": 10.0,
+            "output_activation": "none",
+        },
+    )
+    complex_units = f" (complex {int(s.width / math.sqrt(2))})" if s.in_dim == 2 else ""
+    return identity(s), network, 1e-3, {}, f"4 × {s.width}{complex_units}, ω₀ = 20, s₀ = 10"
+
+
+def _gauss(s: Setting):
+    # Gaussian activation exp(−(s z)²), s = 10 (vishwa91/wire get_INR), lr 2e-3 (wire_image_denoise.py: 1e-3 – 2e-3)
+    network = Component("inr.networks.GaussMLP", {"width": s.width, "depth": 4, "scale": 10.0, "output_activation": "none"})
+    return identity(s), network, 2e-3, {}, f"4 × {s.width}, s = 10"
+
+
+def _finer(s: Setting):
+    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 (liuzhen0212/FINER run_finer.sh)
+    network = Component(
+        "inr.networks.FINER",
+        {
+            "width": s.width,
+            "depth": 4,
+            "first_omega_0": 30.0,
+            "hidden_omega_0": 30.0,
+            "first_bias_scale": None,
+            "output_activation": "none",
+        },
+    )
+    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
+
+
+def bacon_band_limit(s: Setting) -> int:
+    """BACON's band limit M = Σ_i round(B f_i), B = the training grid's Nyquist, as ``BACON.max_frequency``."""
+    return sum(round(s.nyquist * f) for f in BACON_FRACTIONS)
+
+
+def _bacon(s: Setting):
+    # BACON: band limit = the training grid's Nyquist, N/4 cycles per unit of an every_other split (train_img.py),
+    # split as its image experiment; lr 5e-3 (config/img/bacon.ini)
+    network = Component(
+        "inr.networks.BACON",
+        {"width": s.width, "depth": 4, "bandwidth": s.nyquist, "filter_fractions": BACON_FRACTIONS, "output_activation": "none"},
+    )
+    return identity(s), network, 5e-3, {}, f"4 × {s.width}, band limit {bacon_band_limit(s)} cycles/unit"
+
+
+def _mfn(s: Setting):
+    # GaborNet: 3 × 256, 4 filters, input_scale 256, α = 6, β = 1, lr 1e-2 (mfn/experiments/image_rep.py); left out
+    # of 1D and 3D: the released input_scale is tuned for its 256² image, and no other value is released
+    network = Component(
+        "inr.networks.MFN",
+        {
+            "width": s.width,
+            "depth": 3,
+            "filter": "gabor",
+            "input_scale": 256.0,
+            "weight_scale": 1.0,
+            "alpha": 6.0,
+            "beta": 1.0,
+            "output_activation": "none",
+        },
+    )
+    return identity(s), network, 1e-2, {}, f"GaborNet 3 × {s.width}, input_scale 256"
+
+
+# Every method, in table order. Adding a method is one entry here.
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in [
+        Method("none", "raw coordinates into the paper's ReLU MLP", _mapping("none", identity)),
+        Method(
+            "basic",
+            "γ(v) = [cos 2πv, sin 2πv]",
+            _mapping("basic", lambda s: Component("inr.encoders.BasicEncoding", {"in_dim": s.in_dim})),
+        ),
+        Method(
+            "positional",
+            "positional features 2^linspace(0, scale, n) − 1 per axis (Tancik et al. 2020)",
+            _mapping(
+                "positional",
+                _positional,
+                lambda s: f"scale {s.protocol.positional_scale:g}, {s.protocol.positional_per_axis} per axis",
+            ),
+        ),
+        Method(
+            "gaussian",
+            "Gaussian Fourier features B ~ N(0, σ²) (Tancik et al. 2020)",
+            _mapping("gaussian", _gaussian, lambda s: f"σ = {s.protocol.gaussian_sigma:g}, m = {s.protocol.num_features}"),
+        ),
+        Method("siren", "SIREN: sine layers, ω₀ = 30 (Sitzmann et al. 2020)", _siren),
+        # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
+        Method("hashgrid", "multiresolution hash grid, T = 2^19 (Müller et al. 2022)", _hashgrid(19)),
+        Method("hashgrid_hashed", "multiresolution hash grid, T = 2^12: the finer levels hashed", _hashgrid(12), dims=(2,)),
+        Method("wire", "WIRE: complex Gabor wavelets (Saragadam et al. 2023)", _wire),
+        Method("gauss", "Gaussian activations exp(−(s z)²) (Ramasinghe & Lucey 2022)", _gauss),
+        Method("finer", "FINER: variable-periodic sines (Liu et al. 2024)", _finer),
+        Method("bacon", "BACON: band-limited multiplicative filters (Lindell et al. 2022)", _bacon),
+        Method("mfn", "GaborNet, a multiplicative filter network (Fathony et al. 2021)", _mfn, dims=(2,)),
+    ]
+}
+# The paper's four input mappings, and the coordinate encodings of the image comparison's default rows
+MAPPING_METHODS = ("none", "basic", "positional", "gaussian")
+ENCODER_ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed")
+
+
+def method_names(text: str, available: Optional[tuple[str, ...]] = None) -> list[str]:
+    """A comma-separated list of method names (or ``all``), checked against ``available`` (default: all)."""
+    available = tuple(available or METHODS)
+    names = list(available) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in available]
+    if unknown or not names:
+        raise ValueError(f"unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(available)}")
+    return names
+
+
+# --- the config overlays ------------------------------------------------------------------------------
+# configs/methods/<name>.yaml: each method for image.yaml (256², every_other: a 128² training grid), and
+# configs/methods/text/<mapping>.yaml: the four mappings with the paper's text settings for image_text.yaml.
+# Each overlay also names the run's logger after its method, so runs of different methods keep their own
+# directories (and ``--ckpt_path last`` resumes the method's own run).
+IMAGE_SETTING = Setting(in_dim=2, train_side=128)
+OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
+    **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name in METHODS},
+    **{
+        f"text/{name}.yaml": (
+            name,
+            Setting(in_dim=2, train_side=128, protocol=PROTOCOLS["text"]),
+            "image_text.yaml",
+            f"image_text_{name}",
+        )
+        for name in MAPPING_METHODS
+    },
+}
+
+
+def overlay_text(relative: str) -> str:
+    """The YAML of one overlay file, generated from the registry."""
+    name, setting, base, run_name = OVERLAYS[relative]
+    spec = METHODS[name].resolve(setting)
+    header = (
+        f"# {METHODS[name].summary}: {spec.describe or 'as the paper'}.\n"
+        f"# Overlay: train.py --config {base} --config methods/{relative}\n"
+        "# Generated from inr/experiments/methods.py (python -m inr.experiments.methods --write-configs); edit it there.\n"
+    )
+    body = {"model": {"init_args": spec.overlay()}, "trainer": {"logger": {"init_args": {"name": run_name}}}}
+    return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=120)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """``python -m inr.experiments.methods``: print every method and its settings for the image protocol."""
+    parser = argparse.ArgumentParser(prog="python -m inr.experiments.methods", description=main.__doc__)
+    parser.add_argument("--write-configs", type=Path, default=None, metavar="DIR", help="write the overlays under DIR/methods/")
+    args = parser.parse_args(argv)
+    if args.write_configs is not None:
+        for relative in OVERLAYS:
+            path = args.write_configs / "methods" / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(overlay_text(relative))
+        print(f"{len(OVERLAYS)} overlays -> {args.write_configs / 'methods'}")
+        return
+    for name, method in METHODS.items():
+        spec = method.resolve(IMAGE_SETTING) if 2 in method.dims else None
+        print(f"{name:16s} {method.summary}; image.yaml: lr {spec.lr:g}, {spec.describe or '-'}")
+
+
+if __name__ == "__main__":
+    main()

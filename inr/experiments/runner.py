@@ -1,0 +1,290 @@
+"""One way to run a comparison: a quiet trainer, one fit per row, one results schema, one table and file writer,
+one command wrapper.
+
+A comparison is a protocol (data, steps, metrics) plus a list of rows. Every row is a dict with at least
+
+    {"method": name, "kind": "model" | "baseline", "seed": s, "seconds": wall seconds, "steps": optimiser steps}
+
+and its metric columns (``test_psnr``, ``psnr``, …). Rows repeated over seeds or signals are summarised per
+method as mean ± sample standard deviation (``summarise``); ``markdown_table`` writes either form with the
+same ``Column`` list; ``write_results`` writes ``results.md`` and ``results.json`` into a directory that
+``prepare_out`` checked and created before the first row trained. ``command`` runs a comparison's body with
+the package's error style (bad input: one ``error:`` line, exit 2) and signal handling (SIGTERM / Ctrl-C: the
+rows finished so far are printed and kept, exit 143 / 130).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import signal
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import lightning as L
+
+from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
+from inr.io.files import atomic_write
+
+ROW_KEYS = ("method", "kind", "seed", "seconds", "steps")
+
+
+# --- training a row -------------------------------------------------------------------------------------
+def quiet_trainer(steps: int, logger: Any = False, callbacks: Sequence[L.Callback] = (), **kwargs: Any) -> L.Trainer:
+    """A Trainer for ``steps`` optimiser steps that writes nothing of its own: no checkpoints, validation,
+    progress bar or model summary (``logger`` False unless given), on one device."""
+    settings = dict(
+        max_steps=steps,
+        logger=logger,
+        callbacks=list(callbacks),
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+        devices=1,
+    )
+    settings.update(kwargs)
+    return L.Trainer(**settings)
+
+
+def fit_row(
+    model: L.LightningModule,
+    datamodule: L.LightningDataModule,
+    steps: int,
+    callbacks: Sequence[L.Callback] = (),
+    logger: Any = False,
+    **trainer_kwargs: Any,
+) -> float:
+    """Train one row through ``quiet_trainer``; returns the fit's wall seconds and leaves the model in eval mode."""
+    trainer = quiet_trainer(steps, logger=logger, callbacks=callbacks, **trainer_kwargs)
+    start = time.perf_counter()
+    trainer.fit(model, datamodule=datamodule)
+    seconds = time.perf_counter() - start
+    model.eval()
+    return seconds
+
+
+def silence_lightning() -> None:
+    """Rows train many Trainers: keep Lightning's per-fit notices and warnings out of the comparison's output."""
+    for name in ("lightning.pytorch", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="lightning")
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+
+
+class RowProgress:
+    """One line per finished row on stderr: ``[3/7] gaussian: test 27.22 dB, 41 s; about 2 min left``."""
+
+    def __init__(self, total: int, stream: Any = None) -> None:
+        self.total, self.done, self.stream = total, 0, stream or sys.stderr
+        self.start = time.perf_counter()
+
+    def row(self, name: str, summary: str) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.start
+        left = elapsed / self.done * (self.total - self.done)
+        eta = f"; about {format_seconds(left)} left" if self.done < self.total else f"; {format_seconds(elapsed)} in all"
+        print(f"[{self.done}/{self.total}] {name}: {summary}{eta}", file=self.stream, flush=True)
+
+
+def format_seconds(seconds: float) -> str:
+    """``42 s``, ``3.5 min``, ``1.2 h``.
+
+    Example:
+        >>> format_seconds(42.4), format_seconds(210), format_seconds(9000)
+        ('42 s', '3.5 min', '2.5 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# --- rows, summaries and tables -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header, the row key it shows and the value's format (``s``: text, right-aligned otherwise)."""
+
+    header: str
+    key: str
+    spec: str = ".2f"
+
+
+def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = "method") -> list[dict[str, Any]]:
+    """One row per ``by`` value (in order of appearance): every numeric key's mean over the rows that share it,
+    with ``<key>_std`` (sample standard deviation, NaN for one row) and ``n``; text keys from the first row.
+
+    Example:
+        >>> rows = [{"method": "a", "psnr": 20.0}, {"method": "a", "psnr": 22.0}, {"method": "b", "psnr": 9.0}]
+        >>> [(r["method"], r["psnr"], round(r["psnr_std"], 3), r["n"]) for r in summarise(rows, ["psnr"])]
+        [('a', 21.0, 1.414, 2), ('b', 9.0, nan, 1)]
+    """
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r[by], []).append(r)
+    out = []
+    for name, group in groups.items():
+        summary = {k: v for k, v in group[0].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
+        summary.update({by: name, "n": len(group)})
+        for key in keys:
+            values = [float(r[key]) for r in group if isinstance(r.get(key), (int, float)) and r.get(key) is not None]
+            values = [v for v in values if not math.isnan(v)]
+            if not values:
+                summary[key], summary[f"{key}_std"] = math.nan, math.nan
+                continue
+            finite = [v for v in values if math.isfinite(v)]
+            summary[key] = statistics.fmean(values) if len(finite) == len(values) else math.inf
+            summary[f"{key}_std"] = statistics.stdev(finite) if len(finite) > 1 and len(finite) == len(values) else math.nan
+        out.append(summary)
+    return out
+
+
+def cell(value: Optional[Any], spec: str, std: Optional[float] = None) -> str:
+    """One table cell: ``—`` for a missing or NaN value, ``∞`` for an exact fit's PSNR, ``mean ± std`` with a spread.
+
+    Example:
+        >>> cell(float("inf"), ".2f"), cell(float("nan"), ".0f"), cell(0, ","), cell(12.345, ".2f"), cell(12.345, ".2f", 0.51)
+        ('∞', '—', '—', '12.35', '12.35 ± 0.51')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float) and math.isinf(value):
+        return "∞"
+    if spec == "," and value == 0:  # a baseline has no parameters
+        return "—"
+    if spec == "d":
+        value = int(round(value))
+    text = format(value, spec)
+    if std is not None and not math.isnan(std) and spec not in ("s", ","):
+        text += f" ± {format(std, spec if spec != 'd' else '.1f')}"
+    return text
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
+    """The rows as a Markdown table; a summarised row (``summarise``) with n > 1 shows mean ± std per number."""
+    lines = [
+        "| " + " | ".join(c.header for c in columns) + " |",
+        "|" + "|".join("---" if c.spec == "s" else "---:" for c in columns) + "|",
+    ]
+    for r in rows:
+        spread = r.get("n", 1) > 1
+        lines.append(
+            "| " + " | ".join(cell(r.get(c.key), c.spec, r.get(f"{c.key}_std") if spread else None) for c in columns) + " |"
+        )
+    return "\n".join(lines)
+
+
+def difference_note(summary: Sequence[Mapping[str, Any]], a: str, b: str, key: str, unit: str = "dB") -> str:
+    """Whether method ``a``'s mean ``key`` differs from ``b``'s by more than their spread (the larger std):
+    "gaussian − positional: +1.21 dB, beyond the spread (0.35)" or "… within the spread".
+
+    Example:
+        >>> s = [{"method": "x", "p": 25.0, "p_std": 0.2, "n": 3}, {"method": "y", "p": 24.9, "p_std": 0.3, "n": 3}]
+        >>> difference_note(s, "x", "y", "p")
+        'x − y: +0.10 dB, within the spread (0.30)'
+    """
+    rows = {r["method"]: r for r in summary}
+    ra, rb = rows[a], rows[b]
+    delta = ra[key] - rb[key]
+    spread = max(ra.get(f"{key}_std", math.nan), rb.get(f"{key}_std", math.nan))
+    if math.isnan(spread):
+        return f"{a} − {b}: {delta:+.2f} {unit} (one run each: no spread measured)"
+    verdict = "beyond" if abs(delta) > spread else "within"
+    return f"{a} − {b}: {delta:+.2f} {unit}, {verdict} the spread ({spread:.2f})"
+
+
+def json_safe(value: Any) -> Any:
+    """JSON-safe copy: mappings as dicts, tuples as lists, non-finite floats as None (∞ = an exact fit).
+
+    Example:
+        >>> json_safe({"psnr": float("inf"), "shape": (2, 3)})
+        {'psnr': None, 'shape': [2, 3]}
+    """
+    if isinstance(value, Mapping):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# --- output --------------------------------------------------------------------------------------------
+def prepare_out(path: Optional[Path | str], what: str = "--out") -> Optional[Path]:
+    """Create the output directory before anything trains, or refuse (``InputError``) one that cannot hold the
+    results: an existing file, a directory that cannot be written."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{what} {out}: is a file, not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"{what} {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def write_results(out: Path, table: str, results: Mapping[str, Any], stem: str = "results") -> None:
+    """``<stem>.md`` (the table and notes) and ``<stem>.json`` (every number), each written whole or not at all."""
+    with atomic_write(out / f"{stem}.md", "w") as f:
+        f.write(table.rstrip() + "\n")
+    with atomic_write(out / f"{stem}.json", "w") as f:
+        f.write(json.dumps(json_safe(results), indent=1, allow_nan=False))
+
+
+# --- the command wrapper ----------------------------------------------------------------------------------
+class Stopped(BaseException):
+    """A signal stopped the comparison between or during rows."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT raise ``Stopped`` in the main thread, so the comparison can keep what it finished."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Stopped(signum)
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    for s in previous:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def command(body: Callable[[], Any], partial_rows: Optional[Callable[[], str]] = None) -> Any:
+    """Run a comparison's ``body`` as a command: ``InputError`` -> one ``error:`` line and exit 2; SIGTERM or
+    Ctrl-C -> the table of the rows finished so far (``partial_rows()``, if any) and exit 143 / 130."""
+    try:
+        with stop_on_signals():
+            return body()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT) from None
+    except Stopped as exc:
+        name = "SIGTERM" if exc.signum == signal.SIGTERM else "SIGINT"
+        text = partial_rows() if partial_rows is not None else ""
+        if text:
+            print(text)
+        print(f"stopped by {name}: the rows above finished; the one in progress was dropped", file=sys.stderr)
+        raise SystemExit(EXIT_SIGTERM if exc.signum == signal.SIGTERM else EXIT_SIGINT) from None

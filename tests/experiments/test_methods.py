@@ -1,0 +1,128 @@
+"""The method registry and the protocols: the notebooks' values, the overlays generated from the registry, the
+comparisons reading the same settings, and an overlay training through train.py."""
+
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from inr.encoders import GaussianEncoding, PositionalEncoding
+from inr.experiments import compare_encoders, compare_fields, methods, view_synthesis
+from inr.experiments.methods import IMAGE_SETTING, METHODS, OVERLAYS, Setting, method_names, overlay_text
+from inr.experiments.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
+from inr.networks import MLP, WIRE
+from inr.run.cli import cli_main
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def test_the_notebooks_values():
+    # the "Paper Experiments" cell of Experiments/2d_image_regression.ipynb: params = {'div2k': {...}, 'text': {...}}
+    natural, text = PAPER_SETTINGS["natural"], PAPER_SETTINGS["text"]
+    assert [natural.lr[m] for m in MAPPINGS] == [1e-2, 1e-2, 1e-3, 1e-3]
+    assert [text.lr[m] for m in MAPPINGS] == [1e-3, 1e-3, 1e-3, 1e-3]  # 1e-3 for every mapping on text
+    assert (natural.positional_scale, natural.gaussian_sigma, text.positional_scale, text.gaussian_sigma) == (6, 10, 5, 14)
+    for s in (natural, text):
+        assert (s.num_features, s.steps, s.resolution, s.width, s.depth, s.init) == (256, 2000, 512, 256, 3, "paper")
+    assert [text.test_psnr[m] for m in MAPPINGS] == [18.40, 20.48, 27.57, 30.47]
+    # 2d_CT / 3d_MRI: scale 3 / 4, σ 4 / 2, 2^linspace(0, s, 256 // d) − 1 per axis
+    assert (PROTOCOLS["ct"].positional_scale, PROTOCOLS["ct"].gaussian_sigma, PROTOCOLS["ct"].positional_per_axis) == (3, 4, 128)
+    assert (PROTOCOLS["mri"].positional_scale, PROTOCOLS["mri"].gaussian_sigma, PROTOCOLS["mri"].positional_per_axis) == (
+        4,
+        2,
+        85,
+    )
+    with pytest.raises(KeyError, match="siren"):
+        natural.learning_rate("siren")
+    assert settings_table().count("\n") == 3
+    assert paper_row("mri").endswith("none 26.14, basic 28.58, positional 32.23, gaussian 34.51.")
+
+
+@pytest.mark.parametrize("kind", ["natural", "text", "ct", "mri"])
+def test_the_mappings_take_each_protocols_learning_rates_and_scales(kind):
+    s = PROTOCOLS[kind]
+    dim = 3 if kind == "mri" else 2
+    setting = Setting(in_dim=dim, train_side=32, protocol=s)
+    specs = {m: METHODS[m].resolve(setting) for m in MAPPINGS}
+    assert [specs[m].lr for m in MAPPINGS] == [s.lr[m] for m in MAPPINGS]
+    positional, _, _ = specs["positional"].build()
+    assert isinstance(positional, PositionalEncoding) and positional.b.shape == (dim * s.positional_per_axis, dim)
+    per_axis = positional.b[: s.positional_per_axis, 0].double()  # the notebooks' 2^linspace(0, s, n) − 1
+    expected = 2.0 ** torch.linspace(0, s.positional_scale, s.positional_per_axis, dtype=torch.float64) - 1
+    torch.testing.assert_close(per_axis, expected, rtol=1e-6, atol=1e-6)  # B is float32
+    gaussian, network, _ = specs["gaussian"].build()
+    assert isinstance(gaussian, GaussianEncoding) and gaussian.out_dim == 2 * s.num_features
+    assert abs(float(gaussian.b.std()) - s.gaussian_sigma) < 0.1 * s.gaussian_sigma
+    mlp = network(gaussian.out_dim, 3)
+    assert isinstance(mlp, MLP) and (mlp.depth, mlp.init) == (3, "paper")
+
+
+def test_settings_that_follow_the_grid_and_the_dimension():
+    # BACON's band limit is the training grid's Nyquist; the hash grid's finest level is the training grid
+    wide, narrow = Setting(in_dim=2, train_side=128), Setting(in_dim=2, train_side=256)
+    assert METHODS["bacon"].resolve(wide).network.init_args["bandwidth"] == 64
+    assert METHODS["bacon"].resolve(narrow).network.init_args["bandwidth"] == 128
+    assert METHODS["hashgrid"].resolve(wide).encoder.init_args["finest_resolution"] == 128
+    hashed, _, _ = METHODS["hashgrid_hashed"].resolve(wide).build()
+    dense, _, _ = METHODS["hashgrid"].resolve(wide).build()
+    assert dense.dense_levels == 16 and hashed.dense_levels == 10
+    assert METHODS["hashgrid_hashed"].resolve(wide).describe == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
+    _, wire, optimizer = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none")).build()
+    assert isinstance(wire(1, 1), WIRE) and optimizer([torch.zeros(1, requires_grad=True)]).defaults["lr"] == 1e-3
+    with pytest.raises(ValueError, match="2-D coordinates only"):
+        METHODS["mfn"].resolve(Setting(in_dim=3))
+    assert method_names("none, wire") == ["none", "wire"]
+    with pytest.raises(ValueError, match="unknown fancy"):
+        method_names("none,fancy")
+
+
+@pytest.mark.parametrize("relative", sorted(OVERLAYS))
+def test_every_overlay_file_is_generated_from_the_registry(relative):
+    # a hand edit of configs/methods/*.yaml (or a registry change without regenerating) fails here
+    assert (CONFIGS / "methods" / relative).read_text() == overlay_text(relative), (
+        "regenerate with: python -m inr.experiments.methods --write-configs configs"
+    )
+
+
+def test_no_overlay_is_left_without_a_method():
+    on_disk = {str(p.relative_to(CONFIGS / "methods")) for p in (CONFIGS / "methods").rglob("*.yaml")}
+    assert on_disk == set(OVERLAYS)
+
+
+@pytest.mark.parametrize("name,kind", [("image.yaml", "natural"), ("image_paper.yaml", "natural"), ("image_text.yaml", "text")])
+def test_the_image_configs_model_is_the_registrys_gaussian_method(name, kind):
+    config = yaml.safe_load((CONFIGS / name).read_text())
+    setting = Setting(in_dim=2, train_side=config["data"]["init_args"].get("resolution", 256) // 2, protocol=PROTOCOLS[kind])
+    expected = METHODS["gaussian"].resolve(setting).overlay()
+    model = config["model"]["init_args"]
+    assert {k: model[k] for k in ("encoder", "network", "optimizer")} == expected
+
+
+def test_wire_is_read_from_one_place_by_every_comparison():
+    # compare_encoders, compare_fields and configs/methods/wire.yaml all resolve the registry's entry
+    image = compare_encoders.resolve("wire", compare_encoders.Protocol(resolution=256))
+    assert image.overlay() == METHODS["wire"].resolve(IMAGE_SETTING).overlay()
+    assert yaml.safe_load((CONFIGS / "methods" / "wire.yaml").read_text())["model"]["init_args"] == image.overlay()
+    args = compare_fields.parse_args(["--signal", "--encoders", "wire", "--out", "unused"])
+    field = METHODS["wire"].resolve(compare_fields.protocol_from_args(args).setting())
+    assert field.network == image.network and field.lr == image.lr
+    assert "--model.init_args.network" in view_synthesis.overrides("gaussian")
+    assert methods.METHODS is METHODS
+
+
+@pytest.mark.slow
+def test_an_overlay_trains_through_train_py(tmp_path, tiny_run_args):
+    cli_main(
+        [
+            *tiny_run_args(tmp_path),
+            "--config",
+            "methods/wire.yaml",
+            "--model.init_args.network.init_args.width",
+            "16",
+            "--trainer.max_steps",
+            "2",
+        ]
+    )
+    saved = yaml.safe_load((tmp_path / "image" / "version_0" / "config.yaml").read_text())["model"]["init_args"]
+    assert saved["network"]["class_path"] == "inr.networks.WIRE" and saved["optimizer"]["init_args"]["lr"] == 1e-3
