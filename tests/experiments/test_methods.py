@@ -124,5 +124,6 @@ def test_an_overlay_trains_through_train_py(tmp_path, tiny_run_args):
             "2",
         ]
     )
-    saved = yaml.safe_load((tmp_path / "image" / "version_0" / "config.yaml").read_text())["model"]["init_args"]
+    run = tmp_path / "image_wire" / "version_0"  # the overlay names the run after its method
+    saved = yaml.safe_load((run / "config.yaml").read_text())["model"]["init_args"]
     assert saved["network"]["class_path"] == "inr.networks.WIRE" and saved["optimizer"]["init_args"]["lr"] == 1e-3
