@@ -13,7 +13,6 @@ row reached each target, as the comparison's own columns do for its one target.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from inr.experiments.progress import first_reach
+from inr.experiments.runner import ExperimentParser
 
 
 def first_below(steps: Sequence[int], errors: Sequence[Sequence[Optional[float]]], threshold: float) -> list[Optional[int]]:
@@ -77,7 +77,7 @@ def target_table(rows: Sequence[Mapping[str, Any]], targets: Sequence[float]) ->
 
 
 def main(argv: Optional[list[str]] = None) -> str:
-    parser = argparse.ArgumentParser(prog="python -m inr.experiments.band_timeline", description=__doc__.split("\n\n")[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("results", help="results.json written by python -m inr.experiments.compare_encoders")
     parser.add_argument("--threshold", type=float, default=0.1, help="relative band error that counts as learned (default 0.1)")
     parser.add_argument("--target-psnr", type=float, nargs="*", default=[], help="held-out PSNR targets (dB) for a second table")

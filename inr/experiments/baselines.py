@@ -15,7 +15,6 @@ prints, per image, the share of its energy the training pixels cannot hold and t
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from torch import Tensor
 from torchmetrics.functional.image import structural_similarity_index_measure
 
 from inr.errors import InputError
+from inr.experiments.runner import ExperimentParser
 from inr.metrics import psnr
 from inr.spectral import aliased_energy_fraction, spectral_summary
 
@@ -197,10 +197,10 @@ def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     from inr.data.image import ImageDataModule
     from inr.data.text import TextImageDataModule
 
-    parser = argparse.ArgumentParser(prog="python -m inr.experiments.baselines", description=__doc__.split("\n\n")[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--image", action="append", default=[], help="an image file (repeatable)")
     parser.add_argument("--text", default="", help="comma-separated seeds of generated text images")
-    parser.add_argument("--resolution", type=int, default=256)
+    parser.add_argument("--resolution", type=int, default=256, help="image side after a centre crop")
     args = parser.parse_args(argv)
     modules = [ImageDataModule(path=p, resolution=args.resolution, split="every_other") for p in args.image]
     try:

@@ -46,6 +46,7 @@ from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.protocols import KINDS, MAPPINGS, PROTOCOLS
 from inr.experiments.runner import (
     Column,
+    ExperimentParser,
     RowProgress,
     command,
     fit_row,
@@ -176,7 +177,7 @@ def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataMo
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     prog = program_name("inr-compare", "python -m inr.experiments.compare_encoders")
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser = ExperimentParser(__name__, __doc__, prog=prog)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--image", help="image file (PNG/JPEG/TIFF/BMP); default data/astronaut.png")
     source.add_argument("--text", action="store_true", help="a generated text image instead of a file")

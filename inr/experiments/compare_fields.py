@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
 import lightning as L
 from lightning.pytorch.loggers import TensorBoardLogger
@@ -40,6 +40,7 @@ from inr.experiments.methods import METHODS, Resolved, Setting, method_names
 from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.protocols import PROTOCOLS, MappingSettings
 from inr.experiments.runner import (
+    ExperimentParser,
     RowProgress,
     command,
     fit_row,
@@ -206,16 +207,8 @@ def run_method(name: str, p: FieldProtocol, data: Callable[[], GridDataModule], 
     }
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """Bad arguments: one line on stderr, exit 2 (argparse prints its usage block too)."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = OneLineParser(prog="python -m inr.experiments.compare_fields", description=__doc__.split("\n\n")[0])
+    parser = ExperimentParser(__name__, __doc__)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--signal", action="store_true", help="a generated 1D signal (SignalDataModule)")
     source.add_argument("--volume", action="store_true", help="a built-in density volume (VolumeDataModule)")

@@ -40,6 +40,7 @@ from inr.experiments.conv.patch_metrics import (
     resample_reconstruct,
 )
 from inr.experiments.conv.patches import PatchSet
+from inr.experiments.runner import ExperimentParser
 from inr.experiments.stats import mean_interval
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
@@ -160,20 +161,24 @@ def plot(base: dict, runs: dict, fine_edges: torch.Tensor, kernels: list[int], b
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--out", default="outputs/conv_autoencoder", help="folder of conv_autoencoder.png and .json")
-    parser.add_argument("--modes", nargs="+", default=["zero", "nearest", "bilinear"], choices=list(MODE_NAMES))
+    parser.add_argument(
+        "--modes", nargs="+", default=["zero", "nearest", "bilinear"], choices=list(MODE_NAMES), help="decoder upsampling modes"
+    )
     parser.add_argument("--kernels", type=int, nargs="+", default=[3, 5], help="decoder kernel sizes (odd)")
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--seeds", type=int, default=3, help="trained auto-encoders per setting")
+    parser.add_argument("--steps", type=int, default=1000, help="Adam steps of each auto-encoder")
+    parser.add_argument("--batch-size", type=int, default=32, help="patches per step")
+    parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--width", type=int, default=16, help="hidden channels of encoder and decoder")
     parser.add_argument("--depth", type=int, default=4, help="decoder convolutions")
     parser.add_argument("--code-channels", type=int, default=4, help="4: a code of ¼ the pixels; 16: as many as the pixels")
-    parser.add_argument("--resolution", type=int, default=256)
-    parser.add_argument("--patch", type=int, default=16)
-    parser.add_argument("--block", type=int, default=32)
+    parser.add_argument("--resolution", type=int, default=256, help="side of the images the patches are cut from")
+    parser.add_argument("--patch", type=int, default=16, help="patch side (a multiple of 4)")
+    parser.add_argument(
+        "--block", type=int, default=32, help="side of the blocks patches are drawn from (train and test blocks apart)"
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
     if any(k < 1 or k % 2 == 0 for k in args.kernels):

@@ -36,6 +36,7 @@ from inr.conv_decoders import (
 from inr.data.grid import grid_coordinates
 from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
 from inr.experiments.conv.training import first_below, fit
+from inr.experiments.runner import ExperimentParser
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.networks import MLP, ConvDecoder
@@ -268,7 +269,7 @@ def print_table(sweeps, padding, upsampling, training) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--out", default="outputs/conv_bottlenecks", help="folder of the PNGs")
     parser.add_argument("--seeds", type=int, default=16, help="random initialisations per setting")
     parser.add_argument("--steps", type=int, default=400, help="training steps of the heatmap runs")

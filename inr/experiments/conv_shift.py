@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 
 from inr.experiments.conv.training import best_filter_error, fit, modulate
 from inr.experiments.conv_bottlenecks import gray
+from inr.experiments.runner import ExperimentParser
 from inr.experiments.stats import format_interval, mean_interval
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
@@ -104,12 +105,12 @@ def plot(study: dict[int, dict], threshold: float, steps: int, out: Path) -> Non
 
 
 def main(argv=None) -> dict[int, dict]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--out", default="outputs/conv_shift", help="folder of conv_shift.png and conv_shift.json")
-    parser.add_argument("--shifts", type=int, nargs="+", default=[0, 1, 2, 4, 8, 12, 15, 16])
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--shifts", type=int, nargs="+", default=[0, 1, 2, 4, 8, 12, 15, 16], help="frequency shifts Δ (columns)")
+    parser.add_argument("--seeds", type=int, default=10, help="random initialisations per shift")
+    parser.add_argument("--steps", type=int, default=300, help="Adam steps per fit")
+    parser.add_argument("--lr", type=float, default=2e-3, help="Adam learning rate")
     parser.add_argument("--threshold", type=float, default=0.35, help="relative error that counts as fitted")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)

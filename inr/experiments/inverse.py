@@ -41,6 +41,7 @@ from inr.experiments.methods import MAPPING_METHODS, METHODS, Resolved, Setting
 from inr.experiments.protocols import PAPER_SETTINGS, PROTOCOLS, paper_row
 from inr.experiments.runner import (
     Column,
+    ExperimentParser,
     RowProgress,
     command,
     fit_row,
@@ -179,10 +180,12 @@ def table(rows: list[dict]) -> str:
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", choices=TASKS, required=True)
+    parser = ExperimentParser(__name__, __doc__)
+    parser.add_argument(
+        "--task", choices=TASKS, required=True, help="the measurement: CT projections, MRI k-space, a pixel mask, a downsampling"
+    )
     parser.add_argument("--seed", type=int, default=0, help="phantom perturbation / mask seed")
-    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="several seeds: mean and range over them")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="several seeds: mean ± std over them")
     parser.add_argument("--angles", type=int, default=20, help="CT projection angles (the paper: 20)")
     parser.add_argument("--steps", type=int, default=1000, help="Adam steps of every network and of grid optimisation")
     parser.add_argument("--resolution", type=int, default=None, help="grid side (default CT 64, MRI 32, images 128)")

@@ -17,7 +17,6 @@ Sources of each setting are in the comments beside it and in each class's docstr
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import math
 from collections.abc import Callable, Mapping
@@ -29,6 +28,7 @@ from typing import Any, Optional
 import yaml
 
 from inr.experiments.protocols import PROTOCOLS, MappingSettings
+from inr.experiments.runner import ExperimentParser
 
 # Instant-NGP's Adam: β₁ = 0.9, β₂ = 0.99, ε = 1e-15 (Müller et al. 2022, sec. 4), lr 1e-2 as its image runs.
 INSTANT_NGP_ADAM = {"betas": [0.9, 0.99], "eps": 1e-15}
@@ -377,7 +377,7 @@ def overlay_text(relative: str) -> str:
 
 def main(argv: Optional[list[str]] = None) -> None:
     """``python -m inr.experiments.methods``: print every method and its settings for the image protocol."""
-    parser = argparse.ArgumentParser(prog="python -m inr.experiments.methods", description=main.__doc__)
+    parser = ExperimentParser(__name__, main.__doc__)
     parser.add_argument("--write-configs", type=Path, default=None, metavar="DIR", help="write the overlays under DIR/methods/")
     args = parser.parse_args(argv)
     if args.write_configs is not None:

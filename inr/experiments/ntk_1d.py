@@ -14,7 +14,6 @@ network's own NTK at initialisation (``ntk_1d_dynamics.png``); a table of final 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -26,6 +25,7 @@ from torch import Tensor, nn
 
 from inr.data.signal import power_law_signal
 from inr.encoders import BasicEncoding, Encoder, GaussianEncoding, IdentityEncoding, PositionalEncoding
+from inr.experiments.runner import ExperimentParser
 from inr.ntk import NTKMLP, analytic_ntk, circulant_spectrum, empirical_ntk, kernel_eigh, predict_gd_mse
 
 
@@ -190,12 +190,20 @@ def run(s: Setup, out: Path) -> dict[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("runs/ntk_1d"))
+    parser = ExperimentParser(__name__, __doc__)
+    parser.add_argument("--out", type=Path, default=Path("runs/ntk_1d"), help="folder of the figures")
     defaults = Setup()
-    for field in ("length", "depth", "width", "steps", "log_every", "seed"):
-        parser.add_argument(f"--{field.replace('_', '-')}", type=int, default=getattr(defaults, field))
-    parser.add_argument("--rate", type=float, default=defaults.rate)
+    helps = {
+        "length": "grid points on [0, 1); train on the even ones, test on the odd ones (even, ≥ 8)",
+        "depth": "hidden ReLU layers of the network and of the kernels",
+        "width": "hidden width of the trained network",
+        "steps": "full-batch gradient-descent steps",
+        "log_every": "steps between two loss measurements",
+        "seed": "seed of the target, the Gaussian features and the network",
+    }
+    for field, text in helps.items():
+        parser.add_argument(f"--{field.replace('_', '-')}", type=int, default=getattr(defaults, field), help=text)
+    parser.add_argument("--rate", type=float, default=defaults.rate, help="η λ_max / N: per-step decay of the fastest mode")
     args = parser.parse_args(argv)
     if args.length < 8 or args.length % 2 or args.steps < 1 or args.width < 1 or args.log_every < 1:
         parser.error("--length must be even and ≥ 8; --steps, --width, --log-every ≥ 1")

@@ -15,6 +15,7 @@ rows finished so far are printed and kept, exit 143 / 130).
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import math
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 import lightning as L
 
@@ -247,6 +248,26 @@ def write_results(out: Path, table: str, results: Mapping[str, Any], stem: str =
 
 
 # --- the command wrapper ----------------------------------------------------------------------------------
+class ExperimentParser(argparse.ArgumentParser):
+    """The argument parser of every ``python -m inr.experiments.<name>``: its usage names that command, its
+    description is the module docstring's first paragraph (whole), defaults are shown, and a bad argument is
+    one line on stderr, exit 2 (argparse's own error prints the usage block first)."""
+
+    def __init__(self, module: str, doc: Optional[str], prog: Optional[str] = None, **kwargs: Any) -> None:
+        name = module.rpartition(".")[2]
+        first = " ".join((doc or "").strip().split("\n\n")[0].split())
+        super().__init__(
+            prog=prog or f"python -m inr.experiments.{name}",
+            description=first,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            **kwargs,
+        )
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT)
+
+
 class Stopped(BaseException):
     """A signal stopped the comparison between or during rows."""
 

@@ -34,6 +34,7 @@ from inr.experiments.methods import METHODS, Setting
 from inr.experiments.protocols import PROTOCOLS
 from inr.experiments.runner import (
     Column,
+    ExperimentParser,
     RowProgress,
     command,
     markdown_table,
@@ -200,9 +201,11 @@ def views_figure(renders: dict[str, torch.Tensor], path: Path, max_views: int = 
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--config", default="nerf.yaml", help="the base config of every network row")
-    parser.add_argument("--encodings", nargs="+", default=list(ENCODINGS), choices=ENCODINGS)
+    parser.add_argument(
+        "--encodings", nargs="+", default=list(ENCODINGS), choices=ENCODINGS, help="the rows (methods of the registry)"
+    )
     parser.add_argument("--steps", type=int, default=None, help="training steps of every row (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--out", type=Path, default=None, help="directory for results.md, results.json, renders.npz, views.png")
