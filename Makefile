@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test setup clean
+.PHONY: train test test-fast setup clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ train: $(STAMP)
 # remaining ones (the tests marked slow are collected first: tests/conftest.py)
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist worksteal
+
+# the fast lane: every module's tests except those marked slow (subprocesses, whole training runs)
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 --dist worksteal -m "not slow"
 
 clean:
 	rm -rf $(VENV) lightning_logs

@@ -5,7 +5,7 @@
     inr-compare --image data/astronaut.png                          # = python -m inr.experiments.compare_encoders
 
 Each runs its tool's ``main`` and returns None, so the command exits 0 when the tool returns (the tools
-raise ``SystemExit`` with their own codes otherwise: README "Reliability").
+raise ``SystemExit`` with their own codes otherwise: docs/reliability.md).
 """
 
 from __future__ import annotations

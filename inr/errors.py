@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-# Exit codes of train.py (README "Reliability"); 128 + n for signal n is the shell's convention.
+# Exit codes of train.py (docs/reliability.md); 128 + n for signal n is the shell's convention.
 EXIT_OK = 0
 EXIT_FAILED = 1  # training stopped by its environment (disk full, out of memory) or by a bug (with a traceback)
 EXIT_INPUT = 2  # bad input: a file, a config value, a checkpoint that does not fit; nothing was trained

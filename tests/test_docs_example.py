@@ -1,18 +1,18 @@
-"""The README's "writing a new task" example runs as written and trains."""
+"""docs/extending.md's "writing a new task" example runs as written and trains."""
 
 import re
 from pathlib import Path
 
 import lightning as L
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+EXTENDING = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 
 
 def test_new_task_example_trains():
-    section = README.read_text().split("## Writing a new task", 1)[1]
+    section = EXTENDING.read_text().split("## Writing a new task", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     namespace: dict = {}
-    exec(compile(code, "README example", "exec"), namespace)
+    exec(compile(code, "docs example", "exec"), namespace)
     from inr.encoders import GaussianEncoding
 
     model = namespace["L1Fitting"](encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=1)
@@ -29,7 +29,7 @@ def test_new_task_example_trains():
 
 
 def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
-    """The README's operator example: ⟨Ax, y⟩ = ⟨x, Aᵀy⟩ (float64) and an InverseFitting run through it."""
+    """The operator example of docs/extending.md: ⟨Ax, y⟩ = ⟨x, Aᵀy⟩ (float64) and an InverseFitting run through it."""
     from functools import partial
 
     import torch
@@ -40,10 +40,10 @@ def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
     from inr.operators import real_inner
     from inr.tasks import InverseFitting
 
-    section = README.read_text().split("## Writing a new task", 1)[1]
+    section = EXTENDING.read_text().split("## Writing a new task", 1)[1]
     code = re.findall(r"```python\n(.*?)```", section, re.S)[1]
     namespace: dict = {}
-    exec(compile(code, "README operator example", "exec"), namespace)
+    exec(compile(code, "docs operator example", "exec"), namespace)
     op = namespace["BoxBlur"]((16, 16), k=3).double()
     x, y = torch.randn(2, 16, 16, dtype=torch.float64), torch.randn(2, 16, 16, dtype=torch.float64)
     torch.testing.assert_close(real_inner(op(x), y), real_inner(x, op.adjoint(y)))
@@ -71,10 +71,10 @@ def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
 
 
 def test_subclass_example_takes_its_argument_and_every_inherited_one():
-    """The README's ``**kwargs`` example: the config parser offers the subclass's argument and the parents'."""
+    """The ``**kwargs`` example of docs/extending.md: the config parser offers the subclass's argument and the parents'."""
     from jsonargparse import ArgumentParser
 
-    section = README.read_text().split("## Writing a new task", 1)[1]
+    section = EXTENDING.read_text().split("## Writing a new task", 1)[1]
     code = re.findall(r"```python\n(.*?)```", section, re.S)[2]
     namespace: dict = {}
     exec(compile(code, "README subclass example", "exec"), namespace)
