@@ -13,6 +13,7 @@ saved. Everything but a bug ends with one line on stderr saying what happened an
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -52,6 +53,19 @@ DESCRIPTION = (
 warnings.filterwarnings("ignore", message=".*LightningCLI's args parameter is intended.*")
 # a resumed run writes into its own checkpoint directory on purpose
 warnings.filterwarnings("ignore", message=".*Checkpoint directory .* exists and is not empty.*")
+# Lightning's own use of a torch API it deprecated, printed twice per fit: nothing a user can act on
+warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
+
+
+class DropAdvertisements(logging.Filter):
+    """Lightning logs "💡 Tip: ... try installing ..." for its cloud products at every fit: not about the run."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("💡 Tip:")
+
+
+for _name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+    logging.getLogger(_name).addFilter(DropAdvertisements())
 
 
 def split_subcommand(args: list[str]) -> tuple[str, list[str]]:
@@ -225,6 +239,8 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in (inr.io.allocator)
     skip_failing_gpu_probe()  # without a GPU, no optimizer step looks for the NVML library (inr.run.gpu_probe)
     command, rest = split_subcommand(list(sys.argv[1:] if args is None else args))
+    if command != "fit":  # an evaluation reads the weights only; the training callbacks' states are not needed
+        warnings.filterwarnings("ignore", message=".*when using `ckpt_path`, callbacks used to create the checkpoint.*")
     session = Session(command, rest, program_name("inr-train", "python train.py"))
     try:
         return session.run(lambda: build_cli(resolve_config_names(rest), command))
