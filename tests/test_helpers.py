@@ -103,6 +103,7 @@ def test_no_code_writes_private_attributes_of_other_objects():
     assert not offenders, offenders
 
 
+@pytest.mark.slow
 def test_the_eval_and_restore_pattern_lives_only_in_eval_mode():
     """A ``.train(flag)`` call that restores a saved mode (``x.train(was_training)``) is the hand-written
     eval/restore pattern; everything that renders mid-training uses ``eval_mode`` instead."""

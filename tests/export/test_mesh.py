@@ -73,6 +73,7 @@ def test_bad_mesh_requests_are_refused(tmp_path):
         extract_mesh(VolumeFitting(encoder=IdentityEncoding(2), network=partial(nn.Linear)))
 
 
+@pytest.mark.slow
 def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys):
     cli_main(
         [

@@ -23,6 +23,7 @@ def test_the_cli_installs_the_throttled_bar_by_default(tmp_path):
     assert type(bar) is ProgressBar and bar.min_interval == 0.1
 
 
+@pytest.mark.slow
 def test_a_bar_turned_off_or_named_in_the_config_is_kept(tmp_path):
     save = ["--trainer.logger.init_args.save_dir", str(tmp_path)]
     off = build_cli(resolve_config_names([*TINY, *save, "--trainer.enable_progress_bar", "false"]))
