@@ -45,12 +45,12 @@ def display_range(values: np.ndarray) -> tuple[float, float]:
 
 
 def choose_video(video: str) -> Optional[str]:
-    """The video format to write: ``auto`` is MP4 with the video extra and none without; MP4/WebM without
-    the extra are refused (before anything is rendered)."""
+    """The video format to write: ``auto`` is MP4 with the video extra and an animated GIF without it (imageio,
+    always available); MP4/WebM without the extra are refused (before anything is rendered)."""
     if video not in VIDEO_CHOICES:
         raise InputError(f"--video: unknown format {video!r}; choose one of {', '.join(VIDEO_CHOICES)}")
     if video == "auto":
-        return "mp4" if pyav_available() else None
+        return "mp4" if pyav_available() else "gif"
     if video in ("mp4", "webm"):
         require_pyav(f"--video {video}")
     return None if video == "none" else video

@@ -137,10 +137,8 @@ class Session:
         if config.get("out") is not None:
             check_writable(Path(config.get("out")), "--out")
         data.setup("predict")
-        if config.get("video") in (None, "auto") and video is None and data.ndim == 3:
-            self.plan.notes.append(
-                "without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4"
-            )
+        if config.get("video") in (None, "auto") and video == "gif" and data.ndim == 3:
+            self.plan.notes.append("without the video extra (pip install av) predict writes a GIF instead of an MP4")
         shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"))
         # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
         check_memory(
