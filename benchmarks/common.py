@@ -11,10 +11,8 @@ with ``batch_size: null`` the whole training split every step, encoded once with
 caches a fixed encoding); otherwise ``batch_size`` random training points per step, their coordinates computed
 and encoded. It runs the config's own encoder, network, loss and optimizer, and nothing else: no metrics,
 logging, hooks or guard. Scripts whose step is of another kind (an inverse problem's operator, a radiance
-field's renderer) write theirs out and say why.
-
-This module imports Lightning, which sets ``PYTORCH_NVML_BASED_CUDA_CHECK=1``; scripts that time plain torch
-code and must not pay what that costs an optimizer step (``gpu_probe.py``) do not import it.
+field's renderer) write theirs out and say why. Scripts that time plain torch code (an encoding, a network's
+step on its own, the NTK, an allocator setting) need none of this and do not import it.
 """
 
 from __future__ import annotations
