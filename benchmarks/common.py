@@ -272,12 +272,16 @@ def framework_step(
     return clock
 
 
-def lightning_alone_step(config: str, clock: StepClock, extra: Sequence[str] = (), device: str = "cpu") -> StepClock:
-    """Lightning alone (``LightningAlone``) on the config's model and data, stamped after every step."""
+def lightning_alone_step(
+    config: str, clock: StepClock, extra: Sequence[str] = (), device: str = "cpu", encode_every_step: bool = False
+) -> StepClock:
+    """Lightning alone (``LightningAlone``) on the config's model and data, stamped after every step; its step does
+    what the hand loop it is compared with does (``encode_every_step`` as there)."""
     model, dm, _ = instantiate(config, extra)
     accelerator = "gpu" if device.startswith("cuda") else "cpu"
+    hand = HandStep(model, dm, device, encode_every_step=encode_every_step)
     trainer = quiet_trainer(clock.runs, callbacks=[StampEachStep(clock)], accelerator=accelerator)
-    trainer.fit(LightningAlone(HandStep(model, dm, device)), train_dataloaders=lightning_alone_loader(clock.runs))
+    trainer.fit(LightningAlone(hand), train_dataloaders=lightning_alone_loader(clock.runs))
     return clock
 
 
@@ -324,7 +328,8 @@ class InterleavedHandLoop(L.Callback):
     steps and the run's steps meet the same machine state within milliseconds. Records the run's batch starts
     and the time taken out after each step; at the end of training writes ``{"run_step", "hand_step"}``
     (seconds) to ``out``, a JSON file, since the command builds this callback from its class path
-    (``interleaved_callback_argument``) and keeps no handle to it.
+    (``interleaved_callback_argument``) and keeps no handle to it. Where it stands among the run's callbacks does
+    not matter: each gap between two of its batch starts holds exactly one step's worth of every hook.
 
     ``hand``: a HandStep to use instead (for a module that is not an ``INRModule``)."""
 

@@ -12,8 +12,8 @@ interleaved in one process, as
   - the framework with the encoding recomputed every step (``cache_encoding: false``);
   - the framework as configured (a fixed full batch is encoded once);
   - the framework with the config's callbacks (spectral, images) — their overhead;
-  - Lightning alone: a bare LightningModule whose ``training_step`` is the hand loop's step (Lightning's own
-    per-step dispatch: loop, hooks, closure);
+  - Lightning alone: a bare LightningModule whose ``training_step`` is the hand loop's step, encoding included
+    (Lightning's own per-step dispatch: loop, hooks, closure);
   - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
 Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
 Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul
@@ -145,7 +145,7 @@ def bench(config: str, args, extra: list[str]) -> None:
                 rates[gemm_name].append(matmul_flops_per_second(n, width))
                 faults[gemm_name].append(float("nan"))
             elif kwargs == "bare":
-                clock = lightning_alone_step(config, StepClock(warmup, steps), extra)
+                clock = lightning_alone_step(config, StepClock(warmup, steps), extra, encode_every_step=True)
             else:
                 clock = framework_step(config, StepClock(warmup, steps), **kwargs)
             runs[name].append(clock.step())

@@ -1,16 +1,19 @@
 """benchmarks/ is a set of scripts beside one shared module: no script imports another script (only ``common``),
-``common`` imports no script, and every script answers ``--help``."""
+``common`` imports no script, every script answers ``--help``, and every link into a section of benchmarks/README.md
+or benchmarks/NOTES.md (from those pages, the project README or docs/) names a heading that exists."""
 
 from __future__ import annotations
 
 import ast
+import re
 import runpy
 import sys
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
 MODULES = {path.stem for path in BENCHMARKS.glob("*.py")}
 SCRIPTS = sorted(path for path in BENCHMARKS.glob("*.py") if path.stem != "common")
 
@@ -75,3 +78,43 @@ def test_help_works(script, as_script, monkeypatch, capsys):
     # the description is the docstring's first line (argparse re-wraps it)
     docstring = ast.get_docstring(ast.parse(script.read_text()))
     assert " ".join(docstring.splitlines()[0].split()) in " ".join(out.split())
+
+
+def heading_anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation but ``-`` and ``_`` dropped, spaces to ``-``.
+
+    Example:
+        >>> heading_anchor("Hash encoding: forward + backward throughput (`hashgrid.py`)")
+        'hash-encoding-forward--backward-throughput-hashgridpy'
+    """
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    found, seen = set(), {}
+    for line in page.read_text().splitlines():
+        if match := re.match(r"#{1,6} (.+)", line):
+            anchor = heading_anchor(match.group(1))
+            count = seen.get(anchor, 0)
+            seen[anchor] = count + 1
+            found.add(anchor if count == 0 else f"{anchor}-{count}")  # GitHub numbers repeated headings
+    return found
+
+
+def section_links() -> list[tuple[str, Path, str]]:
+    """(where, target page, anchor) of every link to a section of benchmarks/README.md or NOTES.md."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(BENCHMARKS.glob("*.md"))]
+    links = []
+    for page in pages:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", page.read_text()):
+            resolved = (page.parent / target).resolve() if target else page
+            if resolved.parent == BENCHMARKS:
+                links.append((page.relative_to(ROOT).as_posix(), resolved, anchor))
+    return links
+
+
+def test_links_into_benchmark_pages_name_real_headings():
+    links = section_links()
+    assert any(where == "docs/benchmark.md" for where, _, _ in links)  # the scan sees the docs' links too
+    broken = [f"{where} -> {target.name}#{anchor}" for where, target, anchor in links if anchor not in anchors(target)]
+    assert broken == []
