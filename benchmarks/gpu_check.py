@@ -34,10 +34,20 @@ from pathlib import Path
 
 import lightning as L
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import training_step  # noqa: E402  (the configs' models and the step timer of the CPU benchmark)
-import whole_run  # noqa: E402
+from common import (
+    HandStep,
+    StepClock,
+    as_train_py,
+    cell,
+    framework_step,
+    hand_loop,
+    instantiate,
+    interleave,
+    lightning_alone_step,
+    logged_step_times,
+    quiet,
+    whole_run,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,135 +57,35 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-class Stamps:
-    """Time stamps after each step of a run of ``warmup + steps + 1`` steps. ``each_step``: the device is drained
-    before every stamp and the step is the median gap (its device time, not its launch time); otherwise only the
-    stamps at the window's two ends are drained and the step is the window's mean: the CPU may run ahead of the
-    GPU, as in a user's run, so per-step host work hides behind device work where there is enough of it."""
-
-    def __init__(self, args, each_step: bool) -> None:
-        self.warmup, self.last, self.each_step = args.warmup, args.warmup + args.steps, each_step
-        self.stamps: list[float] = []
-
-    def stamp(self) -> None:
-        if self.each_step or len(self.stamps) in (self.warmup, self.last):
-            sync()
-        self.stamps.append(time.perf_counter())
-
-    def step(self) -> float:
-        if self.each_step:
-            return training_step.median_step(self.stamps, self.warmup)
-        return (self.stamps[self.last] - self.stamps[self.warmup]) / (self.last - self.warmup)
+def clock_for(args, per_step: bool) -> StepClock:
+    """``per_step``: the device drained before every stamp, the step the median gap (its device time, not its
+    launch time); otherwise drained only at the window's two ends, the step the window's mean (as a user's run)."""
+    return StepClock(args.warmup, args.steps, per_step=per_step, sync=sync)
 
 
-class StampEachBatch(L.Callback):
-    def __init__(self, stamps: Stamps) -> None:
-        self.stamps = stamps
-
-    def on_train_batch_end(self, *args) -> None:
-        self.stamps.stamp()
+def framework(config: str, args, extra=(), precision: str = "32-true", per_step: bool = True) -> float:
+    clock = clock_for(args, per_step)
+    return framework_step(config, clock, [*args.overrides, *extra], precision=precision, accelerator=args.accelerator).step()
 
 
-def trainer_for(args, stamps: Stamps, precision: str = "32-true") -> L.Trainer:
-    return L.Trainer(
-        accelerator=args.accelerator,
-        devices=1,
-        max_steps=args.steps + args.warmup + 1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        callbacks=[StampEachBatch(stamps)],
-        precision=precision,
-    )
+def hand(config: str, args, per_step: bool = True) -> float:
+    model, dm, _ = instantiate(config, args.overrides)
+    return hand_loop(HandStep(model, dm, args.device), clock_for(args, per_step)).step()
 
 
-def framework_step(config: str, args, extra=(), precision: str = "32-true", each_step: bool = True) -> float:
-    model, dm, _ = training_step.instantiate(config, [*args.overrides, *extra])
-    stamps = Stamps(args, each_step)
-    trainer_for(args, stamps, precision).fit(model, datamodule=dm)
-    return stamps.step()
-
-
-def hand_parts(config: str, args):
-    """The config's network, its optimizer factory and a function giving one batch's loss in plain PyTorch on
-    the device: a fixed full batch encoded once, random batches drawn and encoded every step."""
-    model, dm, _ = training_step.instantiate(config, list(args.overrides))
-    dm.setup("fit")
-    device = torch.device(args.device)
-    encoder, network = model.encoder.to(device), model.network.to(device)
-    train_index, values, grid = dm.train_index.to(device), dm.values.to(device), dm.grid
-    if dm.batch_size is None:
-        with torch.no_grad():
-            encoded, target = encoder(grid.coords(train_index)), values[train_index]
-
-        def batch_loss():
-            return model.loss(network(encoded), target)
-    else:
-
-        def batch_loss():
-            index = train_index[torch.randint(len(train_index), (dm.batch_size,), device=device)]
-            return model.loss(network(encoder(grid.coords(index))), values[index])
-
-    return network, model.optimizer_factory, batch_loss
-
-
-def hand_loop_step(config: str, args, each_step: bool = True) -> float:
-    network, optimizer_factory, batch_loss = hand_parts(config, args)
-    opt = optimizer_factory(network.parameters())
-    stamps = Stamps(args, each_step)
-    for _ in range(args.steps + args.warmup + 1):
-        loss = batch_loss()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        stamps.stamp()
-    return stamps.step()
-
-
-class LightningAlone(L.LightningModule):
-    """The hand loop's step as a bare ``training_step``: what Lightning's loop, hooks and closure cost."""
-
-    def __init__(self, network, optimizer_factory, batch_loss) -> None:
-        super().__init__()
-        self.network, self.optimizer_factory, self.batch_loss = network, optimizer_factory, batch_loss
-
-    def training_step(self, batch, batch_idx):
-        return self.batch_loss()
-
-    def configure_optimizers(self):
-        return self.optimizer_factory(self.network.parameters())
-
-
-def lightning_alone_step(config: str, args, each_step: bool = True) -> float:
-    stamps = Stamps(args, each_step)
-    loader = torch.utils.data.DataLoader(range(args.steps + args.warmup + 1), batch_size=None)
-    trainer_for(args, stamps).fit(LightningAlone(*hand_parts(config, args)), train_dataloaders=loader)
-    return stamps.step()
-
-
-def cell(xs: list[float]) -> str:
-    return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
-
-
-def interleaved(variants: dict, repeats: int) -> dict[str, list[float]]:
-    times = {name: [] for name in variants}
-    for _ in range(repeats):
-        for name, run in variants.items():
-            times[name].append(run())
-    return times
+def lightning_alone(config: str, args, per_step: bool = True) -> float:
+    return lightning_alone_step(config, clock_for(args, per_step), args.overrides, args.device).step()
 
 
 def step_ratios(config: str, args) -> None:
     variants = {
-        "hand loop": lambda: hand_loop_step(config, args),
-        "Lightning alone": lambda: lightning_alone_step(config, args),
-        "framework": lambda: framework_step(config, args),
-        "framework, bf16-mixed": lambda: framework_step(config, args, precision="bf16-mixed"),
-        "framework, torch.compile": lambda: framework_step(config, args, extra=["--model.init_args.compile", "true"]),
+        "hand loop": lambda: hand(config, args),
+        "Lightning alone": lambda: lightning_alone(config, args),
+        "framework": lambda: framework(config, args),
+        "framework, bf16-mixed": lambda: framework(config, args, precision="bf16-mixed"),
+        "framework, torch.compile": lambda: framework(config, args, extra=["--model.init_args.compile", "true"]),
     }
-    times = interleaved(variants, args.repeats)
+    times = interleave(variants, args.repeats)
     paired = lambda a, b: [x / y for x, y in zip(times[a], times[b])]
     print(f"\n1. {config}: median step over {args.steps} steps, device drained every step, {args.repeats} interleaved repeats")
     print("| variant | step (ms) | time / hand loop | speed-up over framework fp32 eager |\n|---|---:|---|---|")
@@ -190,11 +100,11 @@ def as_users_run(config: str, args) -> None:
     """The step with the device drained at the window's ends only (a user's run: no per-step synchronisation)."""
     args = argparse.Namespace(**{**vars(args), "steps": args.run_steps})
     variants = {
-        "hand loop": lambda: hand_loop_step(config, args, each_step=False),
-        "Lightning alone": lambda: lightning_alone_step(config, args, each_step=False),
-        "framework": lambda: framework_step(config, args, each_step=False),
+        "hand loop": lambda: hand(config, args, per_step=False),
+        "Lightning alone": lambda: lightning_alone(config, args, per_step=False),
+        "framework": lambda: framework(config, args, per_step=False),
     }
-    times = interleaved(variants, args.repeats)
+    times = interleave(variants, args.repeats)
     paired = lambda a: [x / y for x, y in zip(times[a], times["hand loop"])]
     print(
         f"\n5. {config}: mean step over {args.steps} steps, device drained at the two ends only, {args.repeats} interleaved repeats"
@@ -213,19 +123,18 @@ def hashgrid_points_per_second(args) -> None:
         torch.manual_seed(0)
         enc = HashGridEncoding(in_dim=d).to(args.device)
         x = torch.rand(args.points, d, device=args.device)
-        stamps = []
-        for _ in range(args.steps + args.warmup + 1):
+        clock = StepClock(args.warmup, args.steps, sync=sync)
+        for _ in range(clock.runs):
             enc.params.grad = None
             enc(x).square().sum().backward()
-            sync()
-            stamps.append(time.perf_counter())
-        t = training_step.median_step(stamps, args.warmup)
+            clock.stamp()
+        t = clock.median()
         print(f"| {d} | {t * 1e3:.2f} | {args.points / t:.3g} |", flush=True)
 
 
 def paper_mapping(args) -> None:
     steps = args.paper_steps
-    step, total = whole_run.whole_run("image_paper.yaml", steps, [*args.overrides_paper, *args.trainer])
+    step, total = whole_run("image_paper.yaml", steps, [*args.overrides_paper, *args.trainer])
     print(
         f"\n3. paper protocol, one mapping: train.py --config image_paper.yaml ({steps} steps"
         f"{', ' + ' '.join(args.overrides_paper) if args.overrides_paper else ''})"
@@ -264,7 +173,7 @@ def ddp_throughput(args, n: int) -> None:
                 print(f"4. DDP on {devices} device(s) failed:\n{proc.stderr[-2000:]}")
                 return
             (run,) = Path(tmp).glob("image_paper/version_*")
-            step, _ = whole_run.logged_step_times(run)
+            step, _ = logged_step_times(run)
             rates[devices] = 1 / step
     print(f"\n4. DDP, image_paper.yaml full batch sharded, {args.ddp_steps} steps, callbacks off")
     print(f"| devices | steps/s |\n|---|---:|\n| 1 | {rates[1]:.2f} |\n| {n} | {rates[n]:.2f} |")
@@ -275,6 +184,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
     args = parser.parse_args()
+    quiet()
+    as_train_py()
     gpus = torch.cuda.device_count()
     if gpus == 0 and not args.dry_run:
         print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured")
