@@ -231,7 +231,7 @@ class INRModule(L.LightningModule):
         that stops the run, and the last batch of an epoch (which closes the epoch's values).
 
         ``self.log`` costs Lightning's bookkeeping on every call (the largest part of the framework's own time
-        per step: ``benchmarks/training_step.py --tiny --before``), so the steps in between update the
+        per step: benchmarks/README.md, "Historical figures"), so the steps in between update the
         metrics' states and log nothing; the progress bar and ``trainer.callback_metrics`` hold the values of
         the latest logged step. Without a Trainer (a step called by hand) every step logs.
         """
