@@ -92,10 +92,12 @@ class INRModule(L.LightningModule):
         if render_chunk < 1:
             raise InputError(f"model.render_chunk must be ≥ 1 coordinates, got {render_chunk}")
         stacked = members is not None or member_seeds is not None or member_encoders is not None
-        if stacked:  # K and the seeds as resolved, so that the saved hyper-parameters hold them
+        if stacked:
             members, member_seeds = resolve_members(members, member_seeds, member_encoders)
         ignore = ["encoder", "network", "optimizer", "scheduler", "member_encoders"]
         self.save_hyperparameters(ignore=ignore if stacked else [*ignore, "members", "member_seeds"])
+        if stacked:  # as resolved (the CLI gives the hyper-parameters as configured)
+            self.hparams.update(members=members, member_seeds=member_seeds)
         self.encoder = encoder if encoder is not None else IdentityEncoding(in_dim=self.default_in_dim)
         factory = network or partial(MLP, width=256, depth=3, output_activation=self.default_output_activation)
         self.members: Optional[int] = None  # K of a stacked task (inr.tasks.members)

@@ -32,6 +32,7 @@ not read members (``supports_members``).
 from __future__ import annotations
 
 import copy
+import inspect
 import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional
@@ -324,7 +325,8 @@ def member_module(self: INRModule, k: int) -> INRModule:
     if not 0 <= k < self.members:
         raise InputError(f"member {k}: the model holds members 0..{self.members - 1}")
     encoders, factory = self._member_parts
-    settings = {key: value for key, value in self.hparams.items() if key not in MEMBER_ARGS}
+    accepted = constructor_arguments(type(self))
+    settings = {key: value for key, value in self.hparams.items() if key in accepted and key not in MEMBER_ARGS}
     settings["compile"] = False
     with torch.random.fork_rng(devices=[]):  # its initial draw is replaced at once; the global state stays
         single = type(self)(
@@ -339,6 +341,20 @@ def member_module(self: INRModule, k: int) -> INRModule:
     state = {key: value for key, value in self.state_dict().items() if key.startswith(("encoder.", "network."))}
     single.load_state_dict(member_state(state, k))
     return single.train(self.training)
+
+
+def constructor_arguments(cls: type) -> set[str]:
+    """The keyword arguments ``cls(...)`` takes, following ``**kwargs`` up to the base classes that receive them
+    (the saved hyper-parameters of a CLI run also hold the CLI's own entries, which a constructor refuses)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        parameters = inspect.signature(klass.__init__).parameters.values()
+        names |= {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"}
+        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+            break
+    return names
 
 
 def evaluate_members(self: INRModule) -> list[dict[str, float]]:
