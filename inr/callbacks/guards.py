@@ -94,7 +94,7 @@ class NonFiniteLossGuard(L.Callback):
 
 
 def describe_loss(loss: Tensor) -> str:
-    """"the loss is nan" for one loss; for the losses of K members (K,), the members whose loss is not finite.
+    """The text of a non-finite loss: "the loss is nan"; for the losses of K members (K,), those not finite.
 
     Example:
         >>> describe_loss(torch.tensor([0.1, float("nan"), 0.2, float("inf")]))

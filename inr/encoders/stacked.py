@@ -40,7 +40,8 @@ class StackedFourierEncoding(Encoder):
         self.members, self.in_dim, self.out_dim = len(encoders), self.b.shape[2], 2 * self.b.shape[1]
 
     def forward(self, v: Tensor) -> Tensor:
-        proj = 2 * math.pi * torch.matmul(v, self.b.transpose(1, 2))  # (N, d) @ (K, d, m) -> (K, N, m)
+        # the products in the order of fourier_features, (2π v) B_kᵀ, so member k's features round as a single model's
+        proj = torch.matmul(2 * math.pi * v, self.b.transpose(1, 2))  # (N, d) @ (K, d, m) -> (K, N, m)
         return torch.cat([torch.cos(proj), torch.sin(proj)], dim=-1)  # (K, N, 2m)
 
 

@@ -57,7 +57,11 @@ def member_checkpoint(checkpoint: dict[str, Any], k: int, count: int) -> dict[st
                     param_state[name] = value[k].clone()
         optimizers.append(opt)
     hparams = {key: v for key, v in (checkpoint.get("hyper_parameters") or {}).items() if key not in MEMBER_ARGS}
-    kept = {key: checkpoint[key] for key in ("epoch", "global_step", "pytorch-lightning_version", "loops", "lr_schedulers", "hparams_name") if key in checkpoint}
+    kept = {
+        key: checkpoint[key]
+        for key in ("epoch", "global_step", "pytorch-lightning_version", "loops", "lr_schedulers", "hparams_name")
+        if key in checkpoint
+    }
     return {**kept, "state_dict": state, "optimizer_states": optimizers, "hyper_parameters": hparams, "callbacks": {}}
 
 

@@ -228,7 +228,9 @@ class INRModule(L.LightningModule):
         if dm.out_channels != self.out_channels:
             raise InputError(f"model.out_channels is {self.out_channels} but the data has {dm.out_channels} channels")
         if getattr(dm, "targets", 1) > 1 and self.members is None:
-            raise InputError(f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}")
+            raise InputError(
+                f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
+            )
 
     # --- steps --------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
