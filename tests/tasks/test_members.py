@@ -186,7 +186,7 @@ def test_guard_reads_member_losses_on_the_lagged_path_too():
         (lambda: ImageFitting(members=0), r"model.members must be ≥ 1"),
         (
             lambda: ImageFitting(members=2, network=partial(WIRE, width=8, depth=1)),
-            r"network cannot be stacked into members: WIRE holds a ComplexLinear",
+            r"network cannot be stacked into members: WIRE holds a ComplexGabor",
         ),
         (
             lambda: ImageFitting(member_encoders=[GaussianEncoding(num_features=4), GaussianEncoding(num_features=8)]),
