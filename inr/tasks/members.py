@@ -321,7 +321,8 @@ def predict_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Tens
 
 def member_module(self: INRModule, k: int) -> INRModule:
     """Member k as an ordinary single-model task of the same class: its encoder, its weights, the same settings;
-    on this task's device, in its mode. Independent of the stack (its tensors are copies)."""
+    on this task's device, in its mode, attached to the stack's data with its own target (when the stack has
+    data). Independent of the stack (its tensors are copies)."""
     if not 0 <= k < self.members:
         raise InputError(f"member {k}: the model holds members 0..{self.members - 1}")
     encoders, factory = self._member_parts
@@ -340,6 +341,11 @@ def member_module(self: INRModule, k: int) -> INRModule:
     single.to(device=self.device, dtype=dtype)
     state = {key: value for key, value in self.state_dict().items() if key.startswith(("encoder.", "network."))}
     single.load_state_dict(member_state(state, k))
+    dm = self._attached_data
+    if dm is None and self._trainer is not None:
+        dm = getattr(self.trainer, "datamodule", None)
+    if dm is not None:  # the stack's data, with member k's target
+        single.attach_data(dm.member_data(k) if getattr(dm, "targets", 1) > 1 else dm)
     return single.train(self.training)
 
 
@@ -359,13 +365,8 @@ def constructor_arguments(cls: type) -> set[str]:
 
 def evaluate_members(self: INRModule) -> list[dict[str, float]]:
     """Each member's ``evaluate()`` as the single model it is, on its own target: one dict per member."""
-    dm = self.data
-    results = []
-    for k in range(self.members):
-        single = member_module(self, k)
-        single.attach_data(dm.member_data(k) if data_targets(self) > 1 else dm)
-        results.append(single.evaluate())
-    return results
+    self.data  # noqa: B018 - refuses, with its message, a stack without data
+    return [member_module(self, k).evaluate() for k in range(self.members)]
 
 
 def evaluate(self: INRModule) -> dict[str, float]:

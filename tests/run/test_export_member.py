@@ -48,7 +48,10 @@ def test_an_exported_member_is_a_single_run_that_every_command_takes(stacked_run
     config = yaml.safe_load((out / "config.yaml").read_text())
     init = config["model"]["init_args"]
     assert not {"members", "member_seeds", "member_encoders"} & set(init)
-    assert init["encoder"]["init_args"] == {"in_dim": 2, "num_features": 16, "sigma": 5.0, "seed": 1} and config["seed_everything"] == 5
+    assert (
+        init["encoder"]["init_args"] == {"in_dim": 2, "num_features": 16, "sigma": 5.0, "seed": 1}
+        and config["seed_everything"] == 5
+    )
     assert config["data"]["init_args"]["path"].endswith("camera.png")
     checkpoint = read_checkpoint(written)
     assert "members" not in checkpoint["hyper_parameters"] and checkpoint["global_step"] == 10

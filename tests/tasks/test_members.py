@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from inr.callbacks import ImageLogger, TrainingDiverged
+from inr.callbacks import NTKCallback, TrainingDiverged
 from inr.data import (
     CTDataModule,
     ImageDataModule,
@@ -211,8 +211,8 @@ def test_data_and_trainer_settings_that_do_not_fit_members_are_refused(images):
         fit(ImageFitting(network=NET), two(), 1, precision="32-true")
     with pytest.raises(InputError, match=r"holds 2 targets and model.members is 3"):
         fit(ImageFitting(members=3, network=NET), two(), 1, precision="32-true")
-    with pytest.raises(InputError, match=r"ImageLogger does not read a model with members"):
-        fit(ImageFitting(members=2, network=NET), two(), 1, precision="32-true", callbacks=[ImageLogger()])
+    with pytest.raises(InputError, match=r"NTKCallback does not read a model with members"):
+        fit(ImageFitting(members=2, network=NET), two(), 1, precision="32-true", callbacks=[NTKCallback()])
     with pytest.raises(InputError, match=r"gradient_clip_val: clipping by the norm of all parameters couples the members"):
         fit(ImageFitting(members=2, network=NET), two(), 1, precision="32-true", gradient_clip_val=1.0)
 
