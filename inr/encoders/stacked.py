@@ -62,7 +62,7 @@ def stack_encoders(encoders: Sequence[Encoder]) -> Encoder:
     Example:
         >>> from inr.encoders import PositionalEncoding
         >>> stack_encoders([PositionalEncoding(num_frequencies=8, sigma=s) for s in (8.0, 64.0)]).b.shape
-        torch.Size([2, 32, 2])
+        torch.Size([2, 16, 2])
     """
     if not encoders:
         raise InputError("model.members: at least one member is needed")

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import copy
 import inspect
-import types
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Optional
 
 import torch
@@ -154,8 +154,8 @@ def install(
     task.predict_member = None  # the member predict_step renders
     task.member_train_metrics = nn.ModuleList(task.make_train_metrics().clone(prefix="train/") for _ in range(count))
     task.member_val_metrics = nn.ModuleList(task.make_metrics().clone(prefix="val/") for _ in range(count))
-    for name, method in METHODS.items():
-        object.__setattr__(task, name, types.MethodType(method, task))
+    for name, method in METHODS.items():  # partials of module functions: the task pickles and copies with them
+        object.__setattr__(task, name, partial(method, task))
 
 
 # --- targets ----------------------------------------------------------------------------------------------
@@ -213,13 +213,23 @@ def field_and_measurement(self: INRModule, batch: dict[str, Any]) -> tuple[Tenso
     return field, torch.stack([self.measure(member, batch) for member in field])  # A applied to each member
 
 
+def member_losses(self: INRModule, raw: Tensor, values: Tensor, targets: int, channels: int) -> Tensor:
+    """L_k of each member, (K,): the task's own loss mapped over the members' axis by ``torch.vmap``; target k
+    is the k-th block of C columns of the values (N, K·C) -> (N, K, C), or the shared target. A loss vmap cannot
+    map (one that reads a value on the host, say) is called once per member instead, from then on."""
+    if getattr(self, "_loss_maps", True):
+        per_member = values.view(values.shape[0], targets, channels) if targets > 1 else values
+        try:
+            return torch.vmap(self.loss, in_dims=(0, 1 if targets > 1 else None))(raw, per_member)
+        except RuntimeError:
+            self._loss_maps = False
+    return torch.stack([self.loss(raw[k], member_target(values, k, targets, channels)) for k in range(len(raw))])
+
+
 def training_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Tensor:
     values, channels, targets = batch["values"], self.out_channels, data_targets(self)
     field, raw = field_and_measurement(self, batch)
-    # L_k of each member at once: the task's own loss mapped over the members' axis; target k is the k-th block
-    # of C columns of the values (N, K·C) -> (N, K, C), or the shared target
-    per_member = values.view(values.shape[0], targets, channels) if targets > 1 else values
-    losses = torch.vmap(self.loss, in_dims=(0, 1 if targets > 1 else None))(raw, per_member)  # (K,)
+    losses = member_losses(self, raw, values, targets, channels)  # (K,)
     self.member_losses = losses.detach()
     loss = losses.sum()
     n = len(batch["coords"])

@@ -41,6 +41,7 @@ def stacked_run(tmp_path_factory, tiny_run_args):
     return {"root": root, "args": args, "ckpt": root / "image/version_0/checkpoints/last.ckpt", "model": cli.model}
 
 
+@pytest.mark.slow
 def test_an_exported_member_is_a_single_run_that_every_command_takes(stacked_run, tmp_path, capsys, tiny_run_args):
     out = tmp_path / "member1"
     written = export_member(stacked_run["ckpt"], 1, out)

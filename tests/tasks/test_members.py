@@ -21,7 +21,7 @@ from inr.data import (
 )
 from inr.encoders import GaussianEncoding, HashGridEncoding, PositionalEncoding
 from inr.errors import InputError
-from inr.networks import MLP, WIRE
+from inr.networks import MLP, SIREN, WIRE
 from inr.tasks import ImageFitting, InverseFitting, RadianceFieldFitting, SignalFitting, VideoFitting, VolumeFitting
 
 NET = partial(MLP, width=16, depth=2, output_activation="sigmoid", init="paper")
@@ -247,3 +247,51 @@ def test_fixed_grid_tasks_train_members_as_single_runs(name):
         single.float().attach_data(data())
         for key, value in single.evaluate().items():
             assert results[f"{key}/m{k}"] == pytest.approx(value, abs=1e-4), key
+
+
+class HostReadingLoss(ImageFitting):
+    """A loss that reads a value on the host, which ``torch.vmap`` cannot map."""
+
+    def loss(self, raw, target):
+        scale = 1.0 if float(target.mean()) >= 0 else 2.0
+        return scale * torch.nn.functional.mse_loss(raw, target)
+
+
+def test_a_loss_vmap_cannot_map_is_taken_member_by_member(images):
+    encoders = [GaussianEncoding(num_features=8, sigma=s) for s in (3.0, 7.0)]
+    stacked = HostReadingLoss(member_encoders=encoders, network=NET, optimizer=ADAM)
+    fit(stacked, ImageDataModule(path=images[:2], resolution=16, steps_per_epoch=5), 10)
+    assert stacked._loss_maps is False
+    for k, sigma in enumerate((3.0, 7.0)):
+        torch.manual_seed(k)
+        single = HostReadingLoss(encoder=GaussianEncoding(num_features=8, sigma=sigma), network=NET, optimizer=ADAM)
+        fit(single, ImageDataModule(path=images[k], resolution=16, steps_per_epoch=5), 10)
+        assert max_difference(stacked.member(k), single) <= PARAM_TOL
+
+
+def test_a_stacked_task_copies_and_pickles_with_its_members():
+    import copy
+    import pickle
+
+    stacked = ImageFitting(member_encoders=[GaussianEncoding(num_features=8, sigma=s) for s in (2.0, 5.0)], network=NET)
+    coords = torch.rand(9, 2)
+    for clone in (copy.deepcopy(stacked), pickle.loads(pickle.dumps(stacked))):
+        assert clone.members == 2 and clone.predict(coords).shape == (2, 9, 3)  # its own methods, bound to itself
+        torch.testing.assert_close(clone.predict(coords), stacked.predict(coords), rtol=0, atol=0)
+        clone.network[0].weight.data.zero_()
+        assert not torch.equal(clone.predict(coords), stacked.predict(coords))
+
+
+@pytest.mark.parametrize(
+    "network",
+    [partial(SIREN, width=16, depth=2), partial(MLP, width=16, depth=2, activation="tanh", output_activation="none")],
+    ids=["siren", "mlp-tanh-torch-init"],
+)
+def test_siren_and_torch_initialised_members_follow_their_single_runs(network):
+    stacked = ImageFitting(members=2, member_seeds=[7, 8], network=network, optimizer=ADAM)  # identity encoding
+    fit(stacked, ImageDataModule(resolution=16, steps_per_epoch=5), STEPS)
+    for k, seed in enumerate((7, 8)):
+        torch.manual_seed(seed)
+        single = ImageFitting(network=network, optimizer=ADAM)
+        fit(single, ImageDataModule(resolution=16, steps_per_epoch=5), STEPS)
+        assert max_difference(stacked.member(k), single) <= PARAM_TOL
