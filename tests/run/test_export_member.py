@@ -128,6 +128,18 @@ def test_an_exported_member_resumes_as_the_single_run_it_is(stacked_run, tmp_pat
         torch.testing.assert_close(member.state_dict()[key], value, rtol=0, atol=1e-5)
 
 
+def test_predict_of_a_stacked_run_needs_a_member_in_range(stacked_run, tmp_path, capsys):
+    for extra, message in (
+        ([], "error: predict: the model holds 3 members; choose one with --member k (0..2)"),
+        (["--member", "3"], "error: --member 3: the model holds members 0..2"),
+    ):
+        code, _ = run(
+            ["predict", *stacked_run["args"], "--ckpt_path", str(stacked_run["ckpt"]), "--out", str(tmp_path / "p"), *extra]
+        )
+        assert code == 2 and capsys.readouterr().err.strip().splitlines()[-1] == message
+    assert not (tmp_path / "p").exists()
+
+
 def test_export_refuses_what_it_cannot_export_in_one_line(stacked_run, tmp_path, tiny_run_args, capsys):
     code, _ = run(tiny_run_args(tmp_path / "single"))
     assert code == 0
