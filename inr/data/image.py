@@ -130,11 +130,35 @@ def resize_image(image: Tensor, resolution: Union[int, list[int], None], crop_sq
     return chw.permute(1, 2, 0).contiguous()
 
 
+def image_files(path: Union[str, Path, list]) -> list[Path]:
+    """The image files a ``path`` names: itself, each file of a list, or the image files of a directory (by name).
+
+    Example:
+        >>> [p.name for p in image_files(DATA_DIR)][:1]
+        ['astronaut.png']
+    """
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise InputError("data.path: the list of images is empty")
+        return [resolve_data_path(p) for p in path]
+    resolved = resolve_data_path(path)
+    if not resolved.is_dir():
+        return [resolved]
+    files = sorted(p for p in resolved.iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS and p.is_file())
+    if not files:
+        raise InputError(f"{resolved}: the directory holds no image ({', '.join(IMAGE_EXTENSIONS)})")
+    return files
+
+
 class ImageDataModule(GridDataModule):
     """An image (PNG/JPEG/TIFF/BMP) as a 2D grid of colours; coordinates (y, x) = (row / H, col / W).
 
+    Several images of one size (after ``resolution``) are the targets of a stacked model's members, one each
+    (``inr.tasks.members``): ``values`` holds them side by side, (N, T·C).
+
     Args:
-        path: the image file; default ``data/astronaut.png``.
+        path: the image file; a list of files or a directory of images: one target per file (by name for a
+            directory). Default ``data/astronaut.png``.
         resolution: ``None`` (native), an int r (centre square crop, then r×r) or [h, w].
         channels: ``rgb`` | ``gray`` | ``keep`` (see the module docstring).
         split, batch_size, steps_per_epoch, eval_chunk, seed: as in ``GridDataModule``.
@@ -147,30 +171,48 @@ class ImageDataModule(GridDataModule):
 
     def __init__(
         self,
-        path: Optional[str] = None,
+        path: Union[str, list[str], None] = None,
         resolution: Union[int, list[int], None] = None,
         channels: Literal["rgb", "gray", "keep"] = "rgb",
         split: str = "every_other",
         **kwargs: Any,
     ) -> None:
         super().__init__(split=split, **kwargs)
-        self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
+        self.files = image_files(path) if path is not None else [DEFAULT_IMAGE]
+        self.path, self.targets = self.files[0], len(self.files)  # the (first) image; T targets
         self.resolution, self.channels = resolution, channels
 
     def describe(self) -> str:
-        return str(self.path)
+        if len(self.files) == 1:
+            return str(self.files[0])
+        return f"{self.files[0]} and {len(self.files) - 1} more images"
+
+    def member_data(self, k: int) -> GridDataModule:
+        view = super().member_data(k)
+        if view is not self:
+            view.files, view.path = [self.files[k]], self.files[k]
+        return view
 
     def load_values(self) -> Tensor:
+        images = [self.load_image(path) for path in self.files]
+        for path, image in zip(self.files[1:], images[1:]):
+            if image.shape != images[0].shape:
+                raise InputError(
+                    f"{path}: {image.shape[1]}×{image.shape[0]}×{image.shape[2]} after resizing, but {self.files[0]} is "
+                    f"{images[0].shape[1]}×{images[0].shape[0]}×{images[0].shape[2]}; the images of one run share one size (set data.resolution)"
+                )
+        return images[0] if len(images) == 1 else torch.cat(images, dim=-1)  # T × (H, W, C) -> (H, W, T·C)
+
+    def load_image(self, path: Path) -> Tensor:
+        """One file as the target (H, W, C): read, checked, cropped and resized."""
         if self.resolution is not None:
             size = grid_size(self.resolution, 2)
-            self.check_size(size[0] * size[1], 4, 2)
-        image = read_image(self.path, self.channels)
+            self.check_size(size[0] * size[1] * len(self.files), 4, 2)
+        image = read_image(path, self.channels)
         if float(image.max() - image.min()) == 0.0:
-            raise InputError(f"{self.path}: the image is constant (every pixel {float(image.flatten()[0]):.3g}); nothing to fit")
+            raise InputError(f"{path}: the image is constant (every pixel {float(image.flatten()[0]):.3g}); nothing to fit")
         image = resize_image(image, self.resolution)
         # resampling leaves rounding noise (~1e-9) on a flat crop; real contrast is at least one 16-bit step (1.5e-5)
         if float(image.max() - image.min()) < CONSTANT_TOLERANCE:
-            raise InputError(
-                f"{self.path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit"
-            )
+            raise InputError(f"{path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit")
         return image  # (H, W, C)

@@ -210,6 +210,7 @@ def add_predict_arguments(parser) -> None:
         help="video of a 3-D grid (video frames, volume slices); auto: mp4 with the video extra",
     )
     parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
+    parser.add_argument("--member", type=Optional[int], default=None, help="k: the member rendered, for a model with members")
 
 
 def build_cli(args: list[str], command: str = "fit") -> INRCLI:

@@ -139,6 +139,14 @@ class Session:
         data.setup("predict")
         if config.get("video") in (None, "auto") and video == "gif" and data.ndim == 3:
             self.plan.notes.append("without the video extra (pip install av) predict writes a GIF instead of an MP4")
+        member, members = config.get("member"), getattr(model, "members", None)
+        if member is not None and (members is None or not 0 <= member < members):
+            held = f"members 0..{members - 1}" if members else "no members (model.members)"
+            raise InputError(f"--member {member}: the model holds {held}")
+        if members is not None:
+            if member is None:
+                raise InputError(f"predict: the model holds {members} members; choose one with --member k (0..{members - 1})")
+            model.predict_member = member
         shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"))
         # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
         check_memory(

@@ -40,6 +40,8 @@ from inr.errors import InputError
 from inr.modes import eval_mode
 from inr.networks import MLP
 from inr.tasks.guards import NonFiniteLossGuard
+from inr.tasks.members import install as install_members
+from inr.tasks.members import resolve_members
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
 # held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
@@ -63,6 +65,11 @@ class INRModule(L.LightningModule):
             trainable parameters, encode it once and reuse the features.
         compile: run the network through ``torch.compile`` (the parameters and checkpoints stay those of the
             plain module).
+        members: K > 0 trains K independent members of this task's shape as one stacked model
+            (``inr.tasks.members``); None (default) is the single model.
+        member_seeds: member k's network is drawn after ``torch.manual_seed(member_seeds[k])``; default 0..K−1.
+        member_encoders: member k's encoder (one width for all); default ``encoder`` for every member. Giving
+            either list makes the task stacked, with K its length.
     """
 
     default_in_dim = 2
@@ -78,14 +85,28 @@ class INRModule(L.LightningModule):
         render_chunk: int = 65536,
         cache_encoding: bool = True,
         compile: bool = False,
+        members: Optional[int] = None,
+        member_seeds: Optional[list[int]] = None,
+        member_encoders: Optional[list[Encoder]] = None,
     ) -> None:
         super().__init__()
         if render_chunk < 1:
             raise InputError(f"model.render_chunk must be ≥ 1 coordinates, got {render_chunk}")
-        self.save_hyperparameters(ignore=["encoder", "network", "optimizer", "scheduler"])
+        stacked = members is not None or member_seeds is not None or member_encoders is not None
+        if stacked:
+            members, member_seeds = resolve_members(members, member_seeds, member_encoders)
+        ignore = ["encoder", "network", "optimizer", "scheduler", "member_encoders"]
+        self.save_hyperparameters(ignore=ignore if stacked else [*ignore, "members", "member_seeds"])
+        if stacked:  # as resolved (the CLI gives the hyper-parameters as configured)
+            self.hparams.update(members=members, member_seeds=member_seeds)
         self.encoder = encoder if encoder is not None else IdentityEncoding(in_dim=self.default_in_dim)
         factory = network or partial(MLP, width=256, depth=3, output_activation=self.default_output_activation)
-        self.network = factory(self.encoder.out_dim, out_channels)
+        self.members: Optional[int] = None  # K of a stacked task (inr.tasks.members)
+        self._attached_data: Any = None  # data given by attach_data, else the Trainer's
+        if stacked:
+            install_members(self, INRModule, self.encoder, factory, out_channels, members, member_seeds, member_encoders)
+        else:
+            self.network = factory(self.encoder.out_dim, out_channels)
         self.out_channels = out_channels
         self.optimizer_factory, self.scheduler_factory = optimizer, scheduler
         self.render_chunk, self.cache_encoding = render_chunk, cache_encoding
@@ -178,10 +199,16 @@ class INRModule(L.LightningModule):
     # --- the data the task is attached to -----------------------------------------------------------
     @property
     def data(self) -> Any:
+        if self._attached_data is not None:
+            return self._attached_data
         dm = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
         if dm is None:
             raise RuntimeError(f"{type(self).__name__} needs a GridDataModule attached through a Trainer")
         return dm
+
+    def attach_data(self, datamodule: Any) -> None:
+        """Use ``datamodule`` as this task's data without a Trainer (``evaluate``, ``render`` of a member model)."""
+        self._attached_data = datamodule
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -201,6 +228,10 @@ class INRModule(L.LightningModule):
             )
         if dm.out_channels != self.out_channels:
             raise InputError(f"model.out_channels is {self.out_channels} but the data has {dm.out_channels} channels")
+        if getattr(dm, "targets", 1) > 1 and self.members is None:
+            raise InputError(
+                f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
+            )
 
     # --- steps --------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:

@@ -41,9 +41,15 @@ class NonFiniteLossGuard(L.Callback):
         # the newest checkpoint known good when a step began: a refused write may have replaced a callback's path
         self._last_good: Optional[str] = None
 
+    supports_members = True  # the loss of a stacked model is the sum of its members': their own losses name who diverged
+
     def on_before_backward(self, trainer: L.Trainer, pl_module: L.LightningModule, loss: Tensor) -> None:
         self.read_pending(trainer)
         lagged = self.lagged if self.lagged is not None else loss.device.type != "cpu"
+        # a stacked model's losses per member (inr.tasks.members), (K,): reported in place of their sum
+        members = getattr(pl_module, "member_losses", None)
+        if members is not None:
+            loss = members
         if not lagged:
             if not torch.isfinite(loss).all():
                 self._raise(trainer, loss, trainer.global_step, trainer.current_epoch)
@@ -84,6 +90,19 @@ class NonFiniteLossGuard(L.Callback):
     def _raise(trainer: L.Trainer, loss: Tensor, step: int, epoch: int, known_good: Optional[str] = None) -> None:
         ckpt = last_checkpoint(trainer, known_good)
         where = f"; last good checkpoint: {ckpt}" if ckpt else "; no checkpoint had been written yet"
-        raise TrainingDiverged(
-            f"training stopped: the loss is {float(loss.detach().float().flatten()[0])} at step {step} (epoch {epoch}){where}"
-        )
+        raise TrainingDiverged(f"training stopped: {describe_loss(loss)} at step {step} (epoch {epoch}){where}")
+
+
+def describe_loss(loss: Tensor) -> str:
+    """The text of a non-finite loss: "the loss is nan"; for the losses of K members (K,), those not finite.
+
+    Example:
+        >>> describe_loss(torch.tensor([0.1, float("nan"), 0.2, float("inf")]))
+        'the loss of members 1, 3 is nan, inf'
+    """
+    values = loss.detach().float().flatten().cpu()
+    if loss.ndim == 0:
+        return f"the loss is {float(values[0])}"
+    bad = [k for k, v in enumerate(values.tolist()) if not torch.isfinite(torch.tensor(v))]
+    which = "member" + ("s" if len(bad) > 1 else "")
+    return f"the loss of {which} {', '.join(map(str, bad))} is {', '.join(str(float(values[k])) for k in bad)}"
