@@ -43,6 +43,7 @@ from inr.tasks.base import INRModule
 from inr.tasks.guards import TrainingDiverged
 
 DEFAULT_CONFIG = "image.yaml"
+SEED_MAX = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything enforces
 DESCRIPTION = (
     "Train (fit, the default), score (validate, test) or render (predict) an implicit neural representation. "
     "Subcommands: fit | validate | test | predict, given first; validate/test/predict need --ckpt_path."
@@ -142,6 +143,13 @@ class INRCLI(LightningCLI):
         parser.set_defaults(
             {"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True, "checkpoint.enable_version_counter": False}
         )
+
+    def _set_seed(self) -> None:
+        """Refuse a seed numpy cannot take (Lightning raises a ValueError with a traceback) before seeding."""
+        seed = self._get(self.config, "seed_everything")
+        if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= SEED_MAX:
+            raise InputError(f"seed_everything must be between 0 and {SEED_MAX} (or true: a random seed), got {seed}")
+        super()._set_seed()
 
     def before_instantiate_classes(self) -> None:
         """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it)."""

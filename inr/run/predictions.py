@@ -35,6 +35,8 @@ class FieldWriter(BasePredictionWriter):
         fps: frames per second of that video.
     """
 
+    run_dir_exempt = True  # writes where predict --out says (inr.run.preflight.check_paths_inside_run)
+
     def __init__(self, output_dir: Optional[str] = None, video: Optional[str] = None, fps: float = 8.0) -> None:
         super().__init__(write_interval="batch")
         self.output_dir, self.video, self.fps = output_dir, video, fps

@@ -24,7 +24,13 @@ from lightning.pytorch.utilities import rank_zero_only
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
-from inr.run.preflight import check_output_location, check_paths_inside_run, check_writable, preflight
+from inr.run.preflight import (
+    check_output_location,
+    check_paths_inside_run,
+    check_trainer_settings,
+    check_writable,
+    preflight,
+)
 from inr.run.resume import ResumePlan, RunConfigRecorder, logger_factory, plan_evaluation, plan_resume, run_dir
 from inr.run.signals import GracefulStop, RunInterrupted
 
@@ -104,6 +110,7 @@ class Session:
                 if isinstance(callback, RunConfigRecorder):
                     callback.resume_in_place = self.plan.in_place
         else:
+            check_trainer_settings(trainer)
             check_output_location(trainer)
             check_paths_inside_run(trainer)
             self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command)
