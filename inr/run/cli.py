@@ -41,6 +41,7 @@ from inr.run.session import SUBCOMMANDS, Session
 from inr.run.signals import RunInterrupted
 from inr.tasks.base import INRModule
 from inr.tasks.guards import TrainingDiverged
+from inr.tasks.memory import check_model_memory
 
 DEFAULT_CONFIG = "image.yaml"
 SEED_MAX = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything enforces
@@ -152,13 +153,32 @@ class INRCLI(LightningCLI):
         super()._set_seed()
 
     def before_instantiate_classes(self) -> None:
-        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it)."""
+        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it), and a model
+        that would not fit in memory (sized on the meta device, before its weights are allocated)."""
+        self.check_model_size()
         model_mode = self._get(self.config, "model", default={}).get("init_args", {}).get("mode")
         given_data_mode = self._get(self.config, "data", default={}).get("init_args", {}).get("mode")
         if model_mode is not None and given_data_mode is not None and model_mode != given_data_mode:
             raise InputError(
                 f"model.mode is {model_mode!r} but data.mode is {given_data_mode!r}; the model follows data.mode, so leave model.mode out"
             )
+
+    def check_model_size(self) -> None:
+        """Build the configured model on the meta device (shapes, no storage) and refuse it, with the estimate,
+        when its weights, gradients and optimizer state would not fit (``inr.tasks.memory.check_model_memory``)."""
+        model = self._get(self.config, "model", default=None)
+        if model is None or not getattr(model, "class_path", None):
+            return
+        from lightning.pytorch.cli import LightningArgumentParser
+
+        parser = LightningArgumentParser(exit_on_error=False)
+        parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
+        try:
+            parsed = parser.parse_object({"model": model.clone().as_dict()})
+        except (ArgumentError, ValueError, TypeError):
+            return  # the real instantiation reports it in its own words
+        instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes
+        check_model_memory(lambda: instantiate(parsed).model, "model")
 
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
