@@ -16,7 +16,6 @@ from inr.data.phantoms import shepp_logan_phantom
 from inr.errors import InputError, check_memory
 from inr.operators.tomography import ParallelBeamProjection, even_angles
 
-
 # |θ| above 2π is no angle of a parallel-beam scan in radians ([0, π) suffices); such files hold degrees
 MAX_RADIANS = 2 * math.pi + 1e-6
 

@@ -18,7 +18,6 @@ from torch import nn
 from inr.errors import check_memory
 from inr.tasks.base import INRModule
 
-
 # Bytes per parameter while training: the weight, its gradient and Adam's two moments, float32 each.
 TRAINING_BYTES_PER_PARAMETER = 4 * 4
 

@@ -46,7 +46,12 @@ def test_ct_angles_in_degrees_are_refused(tmp_path, run_cli, kit):
     angles = np.arange(20) * 9.0  # 0 … 171: degrees
     np.save(tmp_path / "angles.npy", angles)
     np.save(tmp_path / "sinogram.npy", np.ones((20, 23), dtype=np.float32))
-    extra = ["--data.init_args.sinogram", str(tmp_path / "sinogram.npy"), "--data.init_args.angles_path", str(tmp_path / "angles.npy")]
+    extra = [
+        "--data.init_args.sinogram",
+        str(tmp_path / "sinogram.npy"),
+        "--data.init_args.angles_path",
+        str(tmp_path / "angles.npy"),
+    ]
     outcome = run_cli(ct(tmp_path / "runs", *extra))
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert "angles up to 171 look like degrees" in outcome.errors[0]
