@@ -141,6 +141,9 @@ class Session:
 
         config, data, model = self.cli.config, self.cli.datamodule, self.cli.model
         video = choose_video(config.get("video") or "auto")
+        fps = config.get("fps")
+        if fps is not None and not (fps > 0 and math.isfinite(fps)):  # 0 would silently become the default
+            raise InputError(f"--fps must be a finite number > 0, got {fps}")
         if config.get("out") is not None:
             check_writable(Path(config.get("out")), "--out")
         data.setup("predict")
@@ -155,7 +158,7 @@ class Session:
             4 * model.out_channels * math.prod(shape) * 4,
             advice="choose a smaller --shape or --scale",
         )
-        self.writer = FieldWriter(config.get("out"), video=video, fps=float(config.get("fps") or 8.0))
+        self.writer = FieldWriter(config.get("out"), video=video, fps=float(fps if fps is not None else 8.0))
         self.cli.trainer.callbacks.append(self.writer)
 
     def call_trainer(self) -> Any:

@@ -24,11 +24,12 @@ TRAINING_BYTES_PER_PARAMETER = 4 * 4
 
 def meta_model_bytes(build: Callable[[], nn.Module]) -> Optional[tuple[int, int]]:
     """(parameters, bytes while training) of the module ``build()`` makes, built on the meta device so that
-    nothing is allocated; None when the module cannot be built there (it copies values at construction)."""
+    nothing is allocated; None when the module cannot be built there (it copies values at construction) or
+    not at all (the real build then reports why in its own words)."""
     try:
         with torch.device("meta"):
             module = build()
-    except (NotImplementedError, RuntimeError):
+    except Exception:
         return None
     params = sum(p.numel() for p in module.parameters())
     buffers = sum(b.numel() * b.element_size() for b in module.buffers())

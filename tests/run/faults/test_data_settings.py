@@ -56,3 +56,54 @@ def test_ct_angles_in_degrees_are_refused(tmp_path, run_cli, kit):
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert "angles up to 171 look like degrees" in outcome.errors[0]
     assert not (tmp_path / "runs").exists()
+
+
+VIDEO = [
+    "--config",
+    "video.yaml",
+    "--data.init_args.resolution",
+    "8",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--trainer.max_steps",
+    "2",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
+]
+
+
+@pytest.mark.parametrize(
+    "frames, expected",
+    [("-1", "data.frames must be ≥ 2 (or null: every frame), got -1"), ("100000", "built-in pan clip at 6,400,000")],
+)
+def test_video_frame_counts_are_refused_before_frames_are_made(tmp_path, run_cli, kit, frames, expected):
+    args = [*VIDEO, "--trainer.logger.init_args.save_dir", str(tmp_path), "--data.init_args.frames", frames]
+    if frames == "100000":  # at 8×8 the clip fits; at the source window's 307×307 its 10⁵ frames would not
+        args[args.index("--data.init_args.resolution") + 1] = "null"
+        expected = "built-in pan clip at 9,424,900,000 grid points needs an estimated"
+    outcome = run_cli(args)
+    assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
+    assert kit.files_under(tmp_path) == []
+
+
+def test_sigma_zero_is_refused(tmp_path, run_cli, kit):
+    outcome = run_cli(kit.tiny(tmp_path, "--model.init_args.encoder.init_args.sigma", "0"))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert "GaussianEncoding.sigma must be a finite number > 0, got 0" in outcome.errors[0]
+    assert kit.files_under(tmp_path) == []
+
+
+def test_inverse_resolution_zero_is_refused(tmp_path, capsys):
+    from inr.experiments.inverse import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--task", "ct", "--resolution", "0", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and err == ["error: --resolution must be ≥ 2 (or left out: the task's default), got 0"]
+    assert not (tmp_path / "out").exists()
