@@ -22,7 +22,7 @@ from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
-from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
+from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import (
     check_output_location,
@@ -31,7 +31,15 @@ from inr.run.preflight import (
     check_writable,
     preflight,
 )
-from inr.run.resume import ResumePlan, RunConfigRecorder, logger_factory, plan_evaluation, plan_resume, run_dir
+from inr.run.resume import (
+    ResumePlan,
+    RunConfigRecorder,
+    logger_factory,
+    model_section,
+    plan_evaluation,
+    plan_resume,
+    run_dir,
+)
 from inr.run.signals import GracefulStop, RunInterrupted
 
 SUBCOMMANDS = ("fit", "validate", "test", "predict")
@@ -80,6 +88,34 @@ def render_shape(data_shape: tuple[int, ...], shape: Optional[list[int]], scale:
     return tuple(max(1, round(s * (scale or 1.0))) for s in data_shape)
 
 
+# what Lightning's restore raises on state of the wrong shape or type (a key missing, a value of another type)
+RESTORE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError)
+
+
+def guard_restore(trainer: Any, checkpoint: str) -> None:
+    """Lightning's restore of the checkpoint's callbacks, loops, optimizers and schedulers, with any failure
+    turned into one line naming the checkpoint: state the structural check (``check_training_state``)
+    cannot judge, such as a loop's counters of the wrong type, fails inside Lightning with a traceback."""
+    connector = trainer._checkpoint_connector
+
+    def guarded(restore):
+        def run(*args, **kwargs):
+            try:
+                return restore(*args, **kwargs)
+            except RESTORE_ERRORS as exc:
+                if isinstance(exc, InputError):
+                    raise
+                raise CheckpointError(
+                    f"{checkpoint}: its saved training state does not restore ({type(exc).__name__}: "
+                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else 'no detail'}); resume from another checkpoint"
+                ) from None
+
+        return run
+
+    for name in ("_restore_modules_and_callbacks", "restore_training_state"):
+        setattr(connector, name, guarded(getattr(connector, name)))
+
+
 class Session:
     """One command: the CLI, the checkpoint plan, the run's lock and the signal handling, and how it ends."""
 
@@ -105,7 +141,8 @@ class Session:
         if self.command == "fit":
             preflight(trainer, model, data)
             make_logger = logger_factory(cli.config.get("trainer", {}).get("logger"), trainer.logger)
-            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger)
+            model_config = model_section(cli.parser, cli.config)
+            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger, model_config)
             for callback in trainer.callbacks:
                 if isinstance(callback, RunConfigRecorder):
                     callback.resume_in_place = self.plan.in_place
@@ -113,7 +150,8 @@ class Session:
             check_trainer_settings(trainer)
             check_output_location(trainer)
             check_paths_inside_run(trainer)
-            self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command)
+            model_config = model_section(cli.parser, cli.config)
+            self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command, model_config)
             if self.command == "predict":
                 self.prepare_predict()
         for note in self.plan.notes:
@@ -163,6 +201,8 @@ class Session:
 
     def call_trainer(self) -> Any:
         trainer, model, data, ckpt = self.cli.trainer, self.cli.model, self.cli.datamodule, self.plan.checkpoint
+        if ckpt is not None:
+            guard_restore(trainer, ckpt)
         if self.command == "fit":
             return trainer.fit(model, datamodule=data, ckpt_path=ckpt, weights_only=True)
         if self.command == "predict":
