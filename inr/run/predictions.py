@@ -18,11 +18,13 @@ from inr.export.render import write_field
 
 
 def field_kind(pl_module: L.LightningModule, ndim: int) -> str:
-    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting``, else a ``volume``."""
+    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting`` (frames) and
+    ``RadianceFieldFitting`` (its views), else a ``volume``."""
+    from inr.tasks.radiance import RadianceFieldFitting
     from inr.tasks.video import VideoFitting
 
     if ndim == 3:
-        return "video" if isinstance(pl_module, VideoFitting) else "volume"
+        return "video" if isinstance(pl_module, (VideoFitting, RadianceFieldFitting)) else "volume"
     return {1: "signal", 2: "image"}.get(ndim, "volume")
 
 

@@ -70,22 +70,32 @@ def install_atomic_checkpoints(cli: LightningCLI) -> None:
         strategy.checkpoint_io = AtomicCheckpointIO()
 
 
-def render_shape(data_shape: tuple[int, ...], shape: Optional[list[int]], scale: Optional[float]) -> tuple[int, ...]:
-    """The grid ``predict`` renders: ``shape`` as given, else the data's grid times ``scale`` (rounded).
+def render_shape(
+    data_shape: tuple[int, ...], shape: Optional[list[int]], scale: Optional[float], fixed: tuple[int, ...] = ()
+) -> tuple[int, ...]:
+    """The grid ``predict`` renders: ``shape`` as given, else the data's grid times ``scale`` (rounded); the
+    axes in ``fixed`` (a radiance field's views) keep the data's size.
 
     Example:
         >>> render_shape((256, 256), None, 4.0), render_shape((8, 64, 64), [16, 64, 64], None)
         ((1024, 1024), (16, 64, 64))
+        >>> render_shape((8, 64, 64), None, 2.0, fixed=(0,))
+        (8, 128, 128)
     """
     if shape is not None:
         if len(shape) != len(data_shape) or min(shape) < 1:
             raise InputError(
                 f"--shape {shape}: give {len(data_shape)} sizes ≥ 1, one per axis of the data's grid {list(data_shape)}"
             )
+        for axis in fixed:
+            if shape[axis] != data_shape[axis]:
+                raise InputError(
+                    f"--shape {shape}: axis {axis} counts the data's {data_shape[axis]} views and cannot change; give {data_shape[axis]}"
+                )
         return tuple(int(s) for s in shape)
     if scale is not None and not (scale > 0 and math.isfinite(scale)):
         raise InputError(f"--scale must be a finite number > 0, got {scale}")
-    return tuple(max(1, round(s * (scale or 1.0))) for s in data_shape)
+    return tuple(s if axis in fixed else max(1, round(s * (scale or 1.0))) for axis, s in enumerate(data_shape))
 
 
 # what Lightning's restore raises on state of the wrong shape or type (a key missing, a value of another type)
@@ -174,8 +184,8 @@ class Session:
 
     def prepare_predict(self) -> None:
         """The render grid and the writer, checked before anything runs: shape, memory, video format."""
-        from inr.export.render import choose_video
-        from inr.run.predictions import FieldWriter
+        from inr.export.render import check_frame_folder, choose_video
+        from inr.run.predictions import FieldWriter, field_kind
 
         config, data, model = self.cli.config, self.cli.datamodule, self.cli.model
         video = choose_video(config.get("video") or "auto")
@@ -189,7 +199,10 @@ class Session:
             self.plan.notes.append(
                 "without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4"
             )
-        shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"))
+        fixed = tuple(getattr(model, "predict_fixed_axes", ()))
+        shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"), fixed)
+        if config.get("out") is not None:  # refused before rendering: predict never deletes files it did not write
+            check_frame_folder(Path(config.get("out")), field_kind(model, len(shape)))
         # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
         check_memory(
             f"a render of {list(shape)} × {model.out_channels} channels",
