@@ -228,6 +228,12 @@ class Session:
         """One line: the closing metrics of ``fit``, the scores of ``validate``/``test``, the files of ``predict``."""
         trainer, where = self.cli.trainer, run_dir(self.cli.trainer)
         if self.command == "fit":
+            print(
+                f"closing evaluation: the final model on every point of the grid "
+                f"({'×'.join(map(str, self.cli.datamodule.shape))}); Ctrl-C or SIGTERM stops it, the final checkpoint is written",
+                file=sys.stderr,
+                flush=True,
+            )
             metrics = self.cli.model.evaluate()
             parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
             print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}", flush=True)
@@ -279,8 +285,8 @@ class Session:
                 f"interrupted by {name} {'after' if self.finished else 'during'} {self.command}: "
                 f"{'its results are written' if self.finished else 'nothing was written'}"
             )
-        elif self.finished:
-            say(f"interrupted by {name} after training finished; {self._last_good()}")
+        elif self.finished or self.stop.closing:
+            say(f"interrupted by {name} after training's last step, during the closing evaluation; {self._last_good()}")
         else:
             self.cleanup()
             kept = f"; {self.plan.checkpoint} is unchanged" if self.plan.checkpoint else ""
