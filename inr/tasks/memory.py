@@ -29,10 +29,10 @@ def meta_model_bytes(build: Callable[[], nn.Module]) -> Optional[tuple[int, int]
     try:
         with torch.device("meta"):
             module = build()
+        params = sum(p.numel() for p in module.parameters())
+        buffers = sum(b.numel() * b.element_size() for b in module.buffers())
     except Exception:
         return None
-    params = sum(p.numel() for p in module.parameters())
-    buffers = sum(b.numel() * b.element_size() for b in module.buffers())
     return params, params * TRAINING_BYTES_PER_PARAMETER + buffers
 
 

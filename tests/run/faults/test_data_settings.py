@@ -107,3 +107,16 @@ def test_inverse_resolution_zero_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and err == ["error: --resolution must be ≥ 2 (or left out: the task's default), got 0"]
     assert not (tmp_path / "out").exists()
+
+
+def test_nerf_views_are_sized_at_the_resolution_they_are_upsampled_to(tmp_path, run_cli, kit):
+    images = np.random.default_rng(0).random((4, 8, 8, 3)).astype(np.float32)
+    poses = np.tile(np.eye(4, dtype=np.float32), (4, 1, 1))
+    poses[:, 2, 3] = 3.0
+    np.savez(tmp_path / "views.npz", images=images, poses=poses, focal=np.float64(10.0))
+    args = ["--config", "nerf.yaml", "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), "--trainer.callbacks", "null"]
+    extra = ["--data.init_args.path", str(tmp_path / "views.npz"), "--data.init_args.resolution", "100000"]
+    outcome = run_cli([*args, *extra, "--data.init_args.holdout_every", "2"])
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert "at 40,000,000,000 grid points needs an estimated" in outcome.errors[0]
+    assert not (tmp_path / "runs").exists()
