@@ -10,6 +10,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
 from inr.callbacks.media import MEDIA_DIR, log_image
+from inr.errors import InputError
 from inr.io.run_dir import run_dir
 from inr.io.video import require_pyav, write_video
 from inr.modes import eval_mode
@@ -58,6 +59,8 @@ class ImageLogger(L.Callback):
         video: Optional[Literal["mp4", "webm", "gif"]] = None,
         fps: float = 8.0,
     ) -> None:
+        if every_n_epochs < 1:  # 0 would divide by zero at the first epoch's end
+            raise InputError(f"ImageLogger.every_n_epochs must be ≥ 1, got {every_n_epochs}")
         if video in ("mp4", "webm"):
             require_pyav(f"ImageLogger.video {video}")  # refused with the config, before training
         self.every_n_epochs, self.error_gain, self.resolution = every_n_epochs, error_gain, resolution

@@ -14,6 +14,7 @@ from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
 from inr.callbacks.media import log_figure
+from inr.errors import InputError
 from inr.io.files import atomic_write
 from inr.modes import eval_mode
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
@@ -86,7 +87,7 @@ class SpectralBiasCallback(L.Callback):
         filename: str = "spectral_history.npz",
     ) -> None:
         if every_n_epochs < 1 or figure_every_n_epochs < 0 or num_bands < 1:
-            raise ValueError("SpectralBiasCallback needs every_n_epochs ≥ 1, figure_every_n_epochs ≥ 0, num_bands ≥ 1")
+            raise InputError("SpectralBiasCallback needs every_n_epochs ≥ 1, figure_every_n_epochs ≥ 0, num_bands ≥ 1")
         if source not in SOURCES:
             raise ValueError(f"SpectralBiasCallback.source must be one of {', '.join(SOURCES)}, got {source!r}")
         self.every_n_epochs, self.num_bands, self.spacing = every_n_epochs, num_bands, spacing

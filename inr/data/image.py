@@ -29,12 +29,32 @@ DEFAULT_IMAGE = DATA_DIR / "astronaut.png"
 CONSTANT_TOLERANCE = 1e-6  # below a 16-bit quantisation step, 1 / 65535 ≈ 1.5e-5
 
 
+def integers_to_unit(array: np.ndarray, source: str) -> np.ndarray:
+    """Integer pixels -> [0, 1] float32: 8- and 16-bit unsigned types by their maximum (255, 65535); any other
+    integer type (int32, int64, uint32: what numpy makes of 8-bit data by default) by the bit depth its values
+    fit, 8 or 16, since dividing 0…255 by 2³¹ − 1 would give a black image.
+
+    Example:
+        >>> integers_to_unit(np.array([0, 255], dtype=np.int32), "x").tolist()
+        [0.0, 1.0]
+    """
+    if array.dtype in (np.uint8, np.uint16):
+        return array.astype(np.float32) / np.iinfo(array.dtype).max
+    lo, hi = (int(array.min()), int(array.max())) if array.size else (0, 0)
+    if lo < 0 or hi > 65535:
+        raise InputError(
+            f"{source}: {array.dtype} pixel values span [{lo}, {hi}]; integer images must hold 8-bit (0…255) or "
+            "16-bit (0…65535) values"
+        )
+    return array.astype(np.float32) / (255.0 if hi <= 255 else 65535.0)
+
+
 def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
-    """Scale an integer or float array into [0, 1] float32 by its dtype (integers: / type max)."""
+    """Scale an integer or float array into [0, 1] float32 by its dtype (integers: ``integers_to_unit``)."""
     if array.dtype == np.bool_:
         return array.astype(np.float32)
-    if np.issubdtype(array.dtype, np.unsignedinteger):
-        return array.astype(np.float32) / np.iinfo(array.dtype).max
+    if np.issubdtype(array.dtype, np.integer):
+        return integers_to_unit(array, source)
     if np.issubdtype(array.dtype, np.floating):
         out = array.astype(np.float32)
         if not np.isfinite(out).all():
