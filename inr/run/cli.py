@@ -166,6 +166,11 @@ class INRCLI(LightningCLI):
             raise InputError(f"seed_everything must be between 0 and {SEED_MAX} (or true: a random seed), got {seed}")
         super()._set_seed()
 
+    def _parse_ckpt_path(self) -> None:
+        """Nothing: LightningCLI would parse a checkpoint's hyper-parameters into the command's config, importing the
+        classes they name. Here the command's config defines the model, and a checkpoint is data checked against it
+        (``inr.run.checkpoints``); this CLI has no subcommand key, so Lightning's version returns early anyway."""
+
     def before_instantiate_classes(self) -> None:
         """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it), and a model
         that would not fit in memory (sized on the meta device, before its weights are allocated)."""
