@@ -247,6 +247,13 @@ def add_predict_arguments(parser) -> None:
     )
     parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
     parser.add_argument("--member", type=Optional[int], default=None, help="k: the member rendered, for a model with members")
+    parser.add_argument(
+        "--camera_path",
+        type=Optional[str],
+        default=None,
+        help="a radiance field's cameras: views (the data's, default), orbit, spiral, or a camera-path JSON file",
+    )
+    parser.add_argument("--frames", type=int, default=60, help="frames of an orbit or spiral camera path")
 
 
 def build_cli(args: list[str], command: str = "fit") -> INRCLI:
