@@ -19,3 +19,12 @@ __all__ = [
     "Downsample",
     "AdditiveNoise",
 ]
+
+
+def __getattr__(name: str):
+    """``DeepinvOperator`` on first use: it imports deepinv (an optional extra, seconds to import)."""
+    if name == "DeepinvOperator":
+        from inr.operators.deepinv_physics import DeepinvOperator
+
+        return DeepinvOperator
+    raise AttributeError(f"module 'inr.operators' has no attribute {name!r}")
