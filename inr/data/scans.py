@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Union
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor
 
@@ -21,6 +20,7 @@ def pad_to_square(field: Tensor, value: float) -> Tensor:
     when the square (cubic) grid of CT and MRI is resampled from it.
 
     Example:
+        >>> import torch
         >>> pad_to_square(torch.ones(2, 4), 0.0).tolist()
         [[0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]]
     """
@@ -58,7 +58,9 @@ def scan_truth(
     array = read_scan(path, key)
     unit = to_unit_range(array, str(path), value_range)
     if len(shape) == 3 and unit.ndim == 2:
-        raise InputError(f"{path}: a 2D scan of shape {tuple(unit.shape)} cannot be the ground truth of a 3D grid; set data.ndim 2")
+        raise InputError(
+            f"{path}: a 2D scan of shape {tuple(unit.shape)} cannot be the ground truth of a 3D grid; set data.ndim 2"
+        )
     if len(shape) == 2 and unit.ndim == 3:
         count = unit.shape[0]
         index = count // 2 if slice_index is None else slice_index

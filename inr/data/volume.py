@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from inr.data.module import GridDataModule
 from inr.data.medical import SCAN_FORMATS, is_scan, read_scan
+from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
 from inr.errors import InputError

@@ -4,8 +4,10 @@ model) used as an ``Operator`` here, its batch axis mapped onto the fields' lack
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from collections.abc import Sequence
-from typing import Optional
+from typing import Any, Optional, Union
 
 import torch
 from deepinv.physics import LinearPhysics
@@ -13,6 +15,50 @@ from deepinv.utils.mixins import MRIMixin
 from torch import Tensor
 
 from inr.operators.base import Operator
+
+
+def build_physics(spec: Union[dict[str, Any], LinearPhysics]) -> LinearPhysics:
+    """A physics from its config {class_path, init_args}; values that are themselves {class_path, init_args}
+    (a noise model) are built first, unless LightningCLI built them already. An instance is returned as it is.
+    An argument the physics does not take is refused (deepinv's constructors would only warn)."""
+    if isinstance(spec, LinearPhysics):
+        return spec
+    if not isinstance(spec, dict) or not isinstance(spec.get("class_path"), str) or set(spec) - {"class_path", "init_args"}:
+        raise ValueError(f"DeepinvOperator: physics must be {{class_path, init_args}} or a LinearPhysics, got {spec!r}")
+    cls = _import(spec["class_path"])
+    if not (isinstance(cls, type) and issubclass(cls, LinearPhysics)):
+        raise ValueError(f"DeepinvOperator: physics {spec['class_path']} is not a deepinv.physics.LinearPhysics")
+    kwargs = {k: _build(v) for k, v in (spec.get("init_args") or {}).items()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            physics = cls(**kwargs)
+        except Exception as exc:  # the physics' own checks: TypeError, ValueError, RuntimeError
+            raise ValueError(f"DeepinvOperator: {spec['class_path']}: {type(exc).__name__}: {_one_line(exc)}") from None
+    for w in caught:
+        if "are passed to" in str(w.message) and "ignored" in str(w.message):  # deepinv.physics.Physics.__init__
+            raise ValueError(f"DeepinvOperator: {spec['class_path']}: {_one_line(w.message)}")
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return physics
+
+
+def _build(value: Any) -> Any:
+    """A nested {class_path, init_args} built (recursively); anything else unchanged."""
+    if isinstance(value, dict) and isinstance(value.get("class_path"), str) and set(value) <= {"class_path", "init_args"}:
+        return _import(value["class_path"])(**{k: _build(v) for k, v in (value.get("init_args") or {}).items()})
+    return value
+
+
+def _import(path: str) -> Any:
+    module, _, name = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
+        raise ValueError(f"DeepinvOperator: cannot import {path}") from None
+
+
+def _one_line(message: Any) -> str:
+    return " ".join(str(message).split())[:400]
 
 
 def physics_field_shape(physics: LinearPhysics) -> Optional[tuple[int, ...]]:
@@ -42,15 +88,21 @@ class DeepinvOperator(Operator):
     The noise model of the physics (``noise_model``, e.g. ``deepinv.physics.GaussianNoise``) is not part
     of A; ``simulate`` applies it, seeded, when a data module simulates its measurements.
 
+    The adjoint is as exact as the physics': deepinv's ``Tomography`` is exact with its default
+    ``adjoint_via_backprop: true``; with false, both its ``A_adjoint`` and the gradient through its ``A`` (a
+    custom autograd function) use an interpolated back-projection that is not the transpose.
+
+    In a config the physics is a mapping {class_path, init_args} that this class builds (``build_physics``),
+    so the run's saved config holds what was written, not every default of deepinv's constructors (some of
+    which, a device and lambdas, do not serialise); an override on the command line replaces the whole
+    mapping (``--data.init_args.operator.init_args.physics '{class_path: ..., init_args: {...}}'``).
+
     Args:
-        physics: the deepinv physics (in a config: its class_path and init_args).
+        physics: the deepinv physics, or its class_path and init_args.
         field_shape: the grid the physics reads, without channels; default from the physics
             (``physics_field_shape``); required for a physics that does not say.
         complex_pairs: the physics' channels are (real, imaginary) pairs; default: true for deepinv's MRI
             physics (``MRIMixin``), false otherwise.
-        autograd_adjoint: use the exact autograd transpose of ``forward`` (the base class) instead of
-            ``A_adjoint`` (for a physics whose own adjoint is approximate, e.g. ``Tomography`` with
-            ``adjoint_via_backprop: false``).
 
     Example:
         >>> from deepinv.physics import Tomography
@@ -61,20 +113,17 @@ class DeepinvOperator(Operator):
 
     def __init__(
         self,
-        physics: LinearPhysics,
+        physics: Union[dict[str, Any], LinearPhysics],
         field_shape: Optional[Sequence[int]] = None,
         complex_pairs: Optional[bool] = None,
-        autograd_adjoint: bool = False,
     ) -> None:
-        if not isinstance(physics, LinearPhysics):
-            raise ValueError(f"DeepinvOperator: a deepinv.physics.LinearPhysics is needed, got {type(physics).__name__}")
+        physics = build_physics(physics)
         shape = field_shape if field_shape is not None else physics_field_shape(physics)
         if shape is None:
             raise ValueError(f"DeepinvOperator: {type(physics).__name__} does not give its image size; set field_shape")
         super().__init__(shape)
         self.physics = physics
         self.complex_pairs = isinstance(physics, MRIMixin) if complex_pairs is None else bool(complex_pairs)
-        self.autograd_adjoint = bool(autograd_adjoint)
 
     def _to_physics(self, x: Tensor) -> Tensor:
         """A field (C, *grid) as deepinv's batch of one: (1, C, *grid), or (1, 2, *grid) for complex pairs."""
@@ -94,8 +143,6 @@ class DeepinvOperator(Operator):
         return self._from_physics(self.physics.A(self._to_physics(x)))
 
     def adjoint(self, y: Tensor) -> Tensor:
-        if self.autograd_adjoint:
-            return super().adjoint(y)
         if not self.complex_pairs:
             return self.physics.A_adjoint(y[None])[0]
         pairs = torch.stack([y.real, y.imag], dim=1)  # (1, *m) -> (1, 2, *m)
