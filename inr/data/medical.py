@@ -17,6 +17,7 @@ dimensionality, NaN/inf, an empty series, slices of different sizes or of severa
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from typing import Optional, Union
@@ -74,8 +75,7 @@ def check_scan(array: np.ndarray, source: str) -> np.ndarray:
 
 def read_nifti(path: Path) -> np.ndarray:
     """A NIfTI-1/2 image (.nii or .nii.gz) in physical units, axes reversed to (k, j, i)."""
-    import nibabel as nib
-
+    nib = _require("nibabel", "NIfTI")
     _check_not_empty(path)
     try:
         image = nib.load(str(path))
@@ -92,8 +92,7 @@ def read_nifti(path: Path) -> np.ndarray:
 def read_dicom_series(path: Path) -> np.ndarray:
     """The DICOM slices of a folder (files ending in .dcm, or every file when none does; DICOMDIR aside), or
     one file, as (slices, rows, columns) with the rescale applied; multi-frame files give their frames."""
-    import pydicom
-
+    pydicom = _require("pydicom", "DICOM")
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.upper() != "DICOMDIR")
         dcm = [p for p in files if p.name.lower().endswith(DICOM_SUFFIX)]
@@ -138,8 +137,7 @@ def read_fastmri(path: Path, key: Optional[str] = None) -> np.ndarray:
     """A fastMRI file's image volume (slices, H, W): dataset ``key``, else its reference reconstruction,
     else the root-sum-of-squares magnitude of its k-space (single-coil (slices, H, W) or multi-coil
     (slices, coils, H, W)), centre-cropped to the header's reconstruction size."""
-    import h5py
-
+    h5py = _require("h5py", "HDF5")
     _check_not_empty(path)
     try:
         with h5py.File(path, "r") as f:
@@ -200,6 +198,14 @@ def centre_crop(array: np.ndarray, size: Optional[tuple[int, int]]) -> np.ndarra
     rows, cols = min(size[0], array.shape[-2]), min(size[1], array.shape[-1])
     top, left = (array.shape[-2] - rows) // 2, (array.shape[-1] - cols) // 2
     return array[..., top : top + rows, left : left + cols]
+
+
+def _require(module: str, what: str):
+    """The reader's package (imported on first use: the ``interop`` extra), or one line saying how to get it."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError:
+        raise InputError(f"reading {what} needs {module}: pip install 'inr[interop]'") from None
 
 
 def _check_not_empty(path: Path) -> None:

@@ -24,7 +24,11 @@ __all__ = [
 def __getattr__(name: str):
     """``DeepinvOperator`` on first use: it imports deepinv (an optional extra, seconds to import)."""
     if name == "DeepinvOperator":
-        from inr.operators.deepinv_physics import DeepinvOperator
-
+        try:
+            from inr.operators.deepinv_physics import DeepinvOperator
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] != "deepinv":
+                raise
+            raise ImportError("inr.operators.DeepinvOperator needs deepinv: pip install 'inr[interop]'") from None
         return DeepinvOperator
     raise AttributeError(f"module 'inr.operators' has no attribute {name!r}")

@@ -3,6 +3,7 @@ operators once the conventions are mapped, seeded noise models, config errors, a
 
 import math
 import re
+import sys
 
 import pytest
 import torch
@@ -192,3 +193,13 @@ def test_ct_fits_through_a_deepinv_operator_via_train_py(tmp_path, capsys):
     assert end["full/psnr"] > start["full/psnr"] + 3.0
     saved = (tmp_path / "ct_deepinv" / "version_1" / "config.yaml").read_text()
     assert "deepinv.physics.Tomography" in saved and "Unable to serialize" not in saved
+
+
+def test_without_deepinv_the_operator_names_the_extra_to_install(monkeypatch):
+    import inr.operators
+
+    for name in [m for m in sys.modules if m == "deepinv" or m.startswith("deepinv.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "inr.operators.deepinv_physics")
+    with pytest.raises(ImportError, match=r"DeepinvOperator needs deepinv: pip install 'inr\[interop\]'"):
+        inr.operators.DeepinvOperator  # noqa: B018
