@@ -28,17 +28,22 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional, TypeVar
 
 import lightning as L
 import torch
+import torch.nn.functional as F
 from lightning.pytorch.callbacks import ProgressBar
 
+from inr.encoders import GaussianEncoding
 from inr.experiments.runner import quiet_trainer, silence_lightning
 from inr.io.allocator import retain_freed_memory
+from inr.networks import MLP
 from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.run.gpu_probe import skip_failing_gpu_probe
+from inr.tasks.members import build_members
 
 T = TypeVar("T")
 
@@ -406,3 +411,125 @@ def cell(xs: Sequence[float], digits: int = 3, range_digits: Optional[int] = Non
     """
     r = digits if range_digits is None else range_digits
     return f"{statistics.median(xs):.{digits}f} ({min(xs):.{r}f}–{max(xs):.{r}f})"
+
+
+# --- stacked members (benchmarks/stacked.py, gpu_check.py part 6) ---------------------------------------
+# image.yaml's network and encoding (configs/image.yaml)
+NETWORK = partial(MLP, width=256, depth=3, activation="relu", output_activation="sigmoid", init="paper")
+
+
+def members_parts(k: int, points: int, device: str):
+    """K Gaussian encoders (σ 10, seeds 0..K−1), the full batch's coordinates and K targets on ``device``."""
+    gen = torch.Generator().manual_seed(0)
+    coords = torch.rand(points, 2, generator=gen).to(device)
+    targets = torch.rand(k, points, 3, generator=gen).to(device)
+    encoders = [GaussianEncoding(num_features=256, sigma=10.0, seed=s) for s in range(k)]
+    return encoders, coords, targets
+
+
+def stacked_step_fn(k: int, points: int, device: str):
+    """One Adam step of the framework's stacked layers; the encoding is computed once (a fixed full batch)."""
+    encoders, coords, targets = members_parts(k, points, device)
+    encoder, network = build_members(encoders, list(range(k)), NETWORK, 3)
+    encoder, network = encoder.to(device), network.to(device)
+    with torch.no_grad():
+        features = encoder(coords)  # (K, N, 512)
+    opt = torch.optim.Adam(network.parameters(), lr=1e-3)
+
+    def step():
+        loss = torch.vmap(F.mse_loss)(network(features), targets).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def vmap_step_fn(k: int, points: int, device: str):
+    """One Adam step of ``functional_call`` vmapped over stacked parameters (torch.func)."""
+    encoders, coords, targets = members_parts(k, points, device)
+    networks = []
+    for seed, enc in enumerate(encoders):
+        torch.manual_seed(seed)
+        networks.append(NETWORK(enc.out_dim, 3).to(device))
+    params, buffers = torch.func.stack_module_state(networks)  # each (K, ...), leaves that require grad
+    base = copy.deepcopy(networks[0]).to("meta")
+    with torch.no_grad():
+        features = torch.stack([enc.to(device)(coords) for enc in encoders])  # (K, N, 512)
+    opt = torch.optim.Adam(params.values(), lr=1e-3)
+
+    def member_loss(p, b, x, y):
+        return F.mse_loss(torch.func.functional_call(base, (p, b), (x,)), y)
+
+    batched = torch.vmap(member_loss)
+
+    def step():
+        loss = batched(params, buffers, features, targets).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def separate_step_fn(k: int, points: int, device: str):
+    """K networks and K Adams, one after the other: what K single runs compute per step."""
+    encoders, coords, targets = members_parts(k, points, device)
+    parts = []
+    for seed, enc in enumerate(encoders):
+        torch.manual_seed(seed)
+        net = NETWORK(enc.out_dim, 3).to(device)
+        with torch.no_grad():
+            features = enc.to(device)(coords)
+        parts.append((net, torch.optim.Adam(net.parameters(), lr=1e-3), features))
+
+    def step():
+        for (net, opt, features), target in zip(parts, targets):
+            loss = F.mse_loss(net(features), target)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+    return step
+
+
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def median_of_steps(step, steps: int, warmup: int, device: str) -> float:
+    stamps = []
+    for _ in range(steps + warmup + 1):
+        step()
+        sync(device)
+        stamps.append(time.perf_counter())
+    return median_gap(stamps, warmup)
+
+
+IMPLEMENTATIONS = {
+    "stacked layers (bmm)": stacked_step_fn,
+    "vmap(functional_call)": vmap_step_fn,
+    "K separate networks": separate_step_fn,
+}
+
+
+def implementation_steps(
+    k: int, points: int, steps: int, warmup: int, repeats: int, device: str = "cpu"
+) -> dict[str, list[float]]:
+    """Median step (s) of each implementation, per repeat, interleaved."""
+    times = {name: [] for name in IMPLEMENTATIONS}
+    for _ in range(repeats):
+        for name, make in IMPLEMENTATIONS.items():
+            times[name].append(median_of_steps(make(k, points, device), steps, warmup, device))
+    return times
+
+
+def throughput_ratio(single_step: float, stacked_step: float, k: int) -> float:
+    """Member-steps per second of a K-member stacked step over one single model's: K · t_single / t_stacked.
+
+    Example:
+        >>> throughput_ratio(0.010, 0.016, 8)
+        5.0
+    """
+    return k * single_step / stacked_step

@@ -17,7 +17,10 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
   5. the step as a user's run pays it: the device drained only at the two ends of a window of steps, so the
      CPU runs ahead and host-side work (Lightning's and the framework's) hides behind the GPU's where the step
      has enough device work: hand loop, Lightning alone and the framework for image.yaml, volume.yaml and the
-     paper's 512² config.
+     paper's 512² config;
+  6. stacked members (``model.members``, benchmarks/stacked.py): the framework's step of K = 8 members against
+     one single model's on image.yaml and image_paper.yaml, as member-steps per second over a single run's
+     (target ≥ 4×), and one step of the three implementations (stacked layers, vmap, K separate networks).
 On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
 """
 
@@ -41,11 +44,13 @@ from common import (
     cell,
     framework_step,
     hand_loop,
+    implementation_steps,
     instantiate,
     interleave,
     lightning_alone_step,
     logged_step_times,
     quiet,
+    throughput_ratio,
     whole_run,
 )
 
@@ -112,6 +117,44 @@ def as_users_run(config: str, args) -> None:
     print("| variant | step (ms) | time / hand loop |\n|---|---:|---|")
     for name in variants:
         print(f"| {name} | {statistics.median(times[name]) * 1e3:.3f} | {cell(paired(name))} |", flush=True)
+
+
+STACKED_TARGET = 4.0  # member-steps per second of K = 8 stacked members over one single model's, on a GPU
+
+
+def stacked_members(config: str, args) -> list[float]:
+    """The framework's median step with ``model.members K`` against a single model's (device drained every step,
+    variants interleaved), as throughput K · t_single / t_stacked per repeat; prints a row and returns them."""
+    k = args.members
+    variants = {
+        "single": lambda: framework(config, args),
+        "stacked": lambda: framework(config, args, extra=["--model.init_args.members", str(k)]),
+    }
+    times = interleave(variants, args.repeats)
+    ratios = [throughput_ratio(s, t, k) for s, t in zip(times["single"], times["stacked"])]
+    met = "met" if statistics.median(ratios) >= STACKED_TARGET else "NOT met"
+    print(
+        f"| {config} | {statistics.median(times['single']) * 1e3:.2f} | {statistics.median(times['stacked']) * 1e3:.2f} | "
+        f"{cell(ratios)} | ≥ {STACKED_TARGET:g}×: {met} |",
+        flush=True,
+    )
+    return ratios
+
+
+def stacked_part(args) -> None:
+    print(
+        f"\n6. stacked members, K = {args.members}: framework step (device drained every step), {args.repeats} interleaved repeats"
+    )
+    print("| config | single step (ms) | stacked step (ms) | member-steps/s over single | target |\n|---|---:|---:|---|---|")
+    for config in ("image.yaml", "image_paper.yaml"):
+        stacked_members(config, args)
+    points = args.stacked_points
+    times = implementation_steps(args.members, points, args.steps, args.warmup, args.repeats, args.device)
+    reference = times["K separate networks"]
+    print(f"one Adam step of {args.members} members, image.yaml's network, {points:,} points (hand loop)")
+    print("| implementation | step (ms) | time / K separate networks |\n|---|---:|---|")
+    for name, xs in times.items():
+        print(f"| {name} | {statistics.median(xs) * 1e3:.2f} | {cell([x / r for x, r in zip(xs, reference)])} |", flush=True)
 
 
 def hashgrid_points_per_second(args) -> None:
@@ -196,11 +239,12 @@ def main() -> None:
         args.overrides = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.trainer, args.paper_steps, args.ddp_steps, ddp_devices = ["--trainer.accelerator", "cpu"], 20, 20, 2
-        args.run_steps = 5
+        args.run_steps, args.members, args.stacked_points = 5, 2, 64
     else:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
         args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
         args.paper_steps, args.ddp_steps, ddp_devices, args.run_steps = 2000, 300, gpus, 300
+        args.members, args.stacked_points = 8, 128 * 128
         print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     L.seed_everything(0, verbose=False)
     start = time.perf_counter()
@@ -210,6 +254,7 @@ def main() -> None:
         ("1. image.yaml step", lambda: step_ratios("image.yaml", args)),
         ("1. volume.yaml step", lambda: step_ratios("volume.yaml", args)),
         *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
+        ("6. stacked members", lambda: stacked_part(args)),
     ]
     if ddp_devices > 1:
         parts.append(("4. DDP", lambda: ddp_throughput(args, ddp_devices)))

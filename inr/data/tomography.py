@@ -3,6 +3,7 @@ read from ``.npy`` files with its angles) and the ``ParallelBeamProjection`` tha
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -20,9 +21,12 @@ from inr.data.measurements import (
 )
 from inr.data.phantoms import shepp_logan_phantom
 from inr.data.scans import scan_truth
-from inr.errors import InputError
+from inr.errors import InputError, check_memory
 from inr.operators.base import Operator
 from inr.operators.tomography import ParallelBeamProjection, even_angles
+
+# |θ| above 2π is no angle of a parallel-beam scan in radians ([0, π) suffices); such files hold degrees
+MAX_RADIANS = 2 * math.pi + 1e-6
 
 
 class CTDataModule(MeasurementDataModule):
@@ -68,6 +72,8 @@ class CTDataModule(MeasurementDataModule):
         super().__init__(**kwargs)
         if angles < 1:
             raise InputError(f"data.angles must be ≥ 1, got {angles}")
+        if detectors is not None and detectors < 1:
+            raise InputError(f"data.detectors must be ≥ 1 (or null: ⌈√2·resolution⌉), got {detectors}")
         if sinogram is None and (angles_path is not None or truth is not None):
             raise InputError("data.angles_path and data.truth describe a measured sinogram; give data.sinogram too")
         if scan is not None and sinogram is not None:
@@ -109,6 +115,13 @@ class CTDataModule(MeasurementDataModule):
             angles = read_array(self.angles_path, "angles").astype(np.float64)
             if angles.ndim != 1:
                 raise InputError(f"{self.angles_path}: angles must be a 1D array (radians), got shape {angles.shape}")
+            if not np.isfinite(angles).all():
+                raise InputError(f"{self.angles_path}: angles contain NaN or infinite values")
+            if np.abs(angles).max() > MAX_RADIANS:
+                raise InputError(
+                    f"{self.angles_path}: angles up to {np.abs(angles).max():g} look like degrees; angles are in radians "
+                    "(convert with numpy.deg2rad)"
+                )
             angles = torch.from_numpy(angles)
         else:
             angles = even_angles(self.angle_count)
@@ -123,9 +136,15 @@ class CTDataModule(MeasurementDataModule):
     def build_operator(self) -> Operator:
         if self.given_operator is not None:
             return checked_operator(self.given_operator, self.shape)
-        if self.sinogram_path is not None:
-            return ParallelBeamProjection(self._angles, self.shape, detectors=self._sinogram.shape[-1])
-        return ParallelBeamProjection(even_angles(self.angle_count), self.shape, detectors=self.detectors)
+        angles = self._angles if self.sinogram_path is not None else even_angles(self.angle_count)
+        detectors = self._sinogram.shape[-1] if self.sinogram_path is not None else self.detectors
+        bins = detectors or math.ceil(math.sqrt(2) * max(self.shape))
+        check_memory(
+            f"the CT operator ({len(angles):,} angles × {bins:,} detector bins on a {self.shape[0]}×{self.shape[1]} grid)",
+            ParallelBeamProjection.estimate_bytes(len(angles), self.shape, detectors),
+            advice="choose fewer data.angles or data.detectors, or a smaller data.resolution",
+        )
+        return ParallelBeamProjection(angles, self.shape, detectors=detectors)
 
     def load_measurements(self) -> Optional[Tensor]:
         return self._sinogram

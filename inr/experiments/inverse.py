@@ -199,6 +199,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.width < 1 or args.angles < 1 or (args.threads is not None and args.threads < 1):
         raise InputError("--steps, --width, --angles and --threads must be ≥ 1")
+    if args.resolution is not None and args.resolution < 2:  # 0 would silently become the task's default
+        raise InputError(f"--resolution must be ≥ 2 (or left out: the task's default), got {args.resolution}")
     args.seeds = list(dict.fromkeys(args.seeds)) if args.seeds else [args.seed]
     return args
 

@@ -119,6 +119,7 @@ class Column:
     header: str
     key: str
     spec: str = ".2f"
+    spread: bool = True  # show ± std of a summarised row (False for settings and times)
 
 
 def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = "method") -> list[dict[str, Any]]:
@@ -180,7 +181,9 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column])
     for r in rows:
         spread = r.get("n", 1) > 1
         lines.append(
-            "| " + " | ".join(cell(r.get(c.key), c.spec, r.get(f"{c.key}_std") if spread else None) for c in columns) + " |"
+            "| "
+            + " | ".join(cell(r.get(c.key), c.spec, r.get(f"{c.key}_std") if spread and c.spread else None) for c in columns)
+            + " |"
         )
     return "\n".join(lines)
 
@@ -197,7 +200,8 @@ def difference_note(summary: Sequence[Mapping[str, Any]], a: str, b: str, key: s
     rows = {r["method"]: r for r in summary}
     ra, rb = rows[a], rows[b]
     delta = ra[key] - rb[key]
-    spread = max(ra.get(f"{key}_std", math.nan), rb.get(f"{key}_std", math.nan))
+    stds = [s for s in (ra.get(f"{key}_std", math.nan), rb.get(f"{key}_std", math.nan)) if not math.isnan(s)]
+    spread = max(stds) if stds else math.nan
     if math.isnan(spread):
         return f"{a} − {b}: {delta:+.2f} {unit} (one run each: no spread measured)"
     verdict = "beyond" if abs(delta) > spread else "within"

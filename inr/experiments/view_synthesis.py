@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from argparse import ArgumentError
 from pathlib import Path
 from typing import Optional
 
@@ -46,7 +47,7 @@ from inr.experiments.runner import (
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.metrics import psnr
-from inr.run.cli import build_cli, resolve_config_names
+from inr.run.cli import build_cli, condense_config_error, resolve_config_names
 from inr.spectral import spectral_summary
 
 ENCODINGS = ("none", "basic", "positional", "gaussian", "hashgrid")
@@ -93,7 +94,10 @@ def build(name: str, args: argparse.Namespace):
     common = ["--config", args.config, "--trainer.logger", "false", "--trainer.callbacks", "null"]
     if args.steps is not None:
         common += ["--trainer.max_steps", str(args.steps)]
-    cli = build_cli(resolve_config_names([*common, *overrides(name), *args.override]))
+    try:
+        cli = build_cli(resolve_config_names([*common, *overrides(name), *args.override]))
+    except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
+        raise InputError(f"--override: {condense_config_error(str(exc))}") from None
     return cli.model, cli.datamodule, quiet_trainer(cli.trainer.max_steps)
 
 

@@ -15,6 +15,7 @@ absent, and an interrupted or failed render leaves the folder as it was.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -56,6 +57,30 @@ def choose_video(video: str) -> Optional[str]:
     return None if video == "none" else video
 
 
+FRAME_FOLDERS = {"video": ("frames", "frame"), "volume": ("slices", "slice")}
+
+
+def check_frame_folder(out: Path, kind: str) -> None:
+    """Refuse, before anything is rendered, an output folder whose ``frames/`` or ``slices/`` exists and holds
+    anything but an earlier prediction's numbered PNGs (those alone are replaced): predict never deletes files
+    it did not write."""
+    if kind not in FRAME_FOLDERS:
+        return
+    folder, stem = FRAME_FOLDERS[kind]
+    target = out / folder
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink() or not target.is_dir():
+        raise InputError(f"--out {out}: {target} exists and is not a folder of an earlier prediction; choose another --out")
+    ours = re.compile(rf"{stem}_\d{{4,}}\.png")
+    foreign = sorted(p.name for p in target.iterdir() if not (ours.fullmatch(p.name) and p.is_file()))
+    if foreign:
+        raise InputError(
+            f"--out {out}: {target} holds files predict did not write ({', '.join(foreign[:3])}"
+            f"{', …' if len(foreign) > 3 else ''}); predict replaces that folder, so choose another --out or move them"
+        )
+
+
 def _png(path: Path, pixels: np.ndarray) -> None:
     import imageio.v3 as iio
 
@@ -87,6 +112,7 @@ def write_field(
     ``video``: ``mp4`` | ``webm`` | ``gif`` | None. Returns the paths written (folders for frame sets)."""
     if kind not in KINDS:
         raise ValueError(f"unknown field kind {kind!r}")
+    check_frame_folder(out, kind)
     values = field.detach().float().cpu().numpy()  # (C, *shape)
     lo, hi = display_range(values)
     out.mkdir(parents=True, exist_ok=True)
@@ -104,7 +130,7 @@ def write_field(
             names.append("image.png")
         else:
             frames = to_uint8(np.moveaxis(shown if shown.shape[0] in (1, 3) else shown[:1], 0, -1))  # (T, H, W, C)
-            folder, stem = ("frames", "frame") if kind == "video" else ("slices", "slice")
+            folder, stem = FRAME_FOLDERS[kind]
             (stage / folder).mkdir()
             for i, frame in enumerate(frames):
                 _png(stage / folder / f"{stem}_{i:04d}.png", frame)
@@ -113,10 +139,11 @@ def write_field(
                 name = f"{'video' if kind == 'video' else 'slices'}.{video}"
                 write_video(stage / name, frames, fps=fps)
                 names.append(name)
-        for name in names:  # into place, each whole: a folder replaces the previous one of that name
+        for name in names:  # into place, each whole: a folder replaces an earlier prediction's (check_frame_folder)
             target = out / name
             if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
+                check_frame_folder(out, kind)  # still only numbered PNGs: moved into the stage, removed with it
+                os.replace(target, stage / f".previous-{name}")
             os.replace(stage / name, target)
         return [out / name for name in names]
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from inr.errors import InputError
+from inr.errors import InputError, check_memory
 
 
 def turntable_frames(
@@ -25,6 +25,7 @@ def turntable_frames(
         raise InputError(f"a turntable needs frames ≥ 1 and size ≥ 16, got {frames} and {size}")
     if len(faces) == 0:
         raise InputError("the mesh has no triangles to draw")
+    check_memory(f"a turntable of {frames:,} frames of {size}×{size}", frames * size * size * 3, advice="choose fewer --frames")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import LightSource
     from matplotlib.figure import Figure

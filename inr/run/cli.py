@@ -42,8 +42,10 @@ from inr.run.session import SUBCOMMANDS, Session
 from inr.run.signals import RunInterrupted
 from inr.tasks.base import INRModule
 from inr.tasks.guards import TrainingDiverged
+from inr.tasks.memory import check_model_memory
 
 DEFAULT_CONFIG = "image.yaml"
+SEED_MAX = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything enforces
 DESCRIPTION = (
     "Train (fit, the default), score (validate, test) or render (predict) an implicit neural representation. "
     "Subcommands: fit | validate | test | predict, given first; validate/test/predict need --ckpt_path."
@@ -157,14 +159,45 @@ class INRCLI(LightningCLI):
             {"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True, "checkpoint.enable_version_counter": False}
         )
 
+    def _set_seed(self) -> None:
+        """Refuse a seed numpy cannot take (Lightning raises a ValueError with a traceback) before seeding."""
+        seed = self._get(self.config, "seed_everything")
+        if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= SEED_MAX:
+            raise InputError(f"seed_everything must be between 0 and {SEED_MAX} (or true: a random seed), got {seed}")
+        super()._set_seed()
+
+    def _parse_ckpt_path(self) -> None:
+        """Nothing: LightningCLI would parse a checkpoint's hyper-parameters into the command's config, importing the
+        classes they name. Here the command's config defines the model, and a checkpoint is data checked against it
+        (``inr.run.checkpoints``); this CLI has no subcommand key, so Lightning's version returns early anyway."""
+
     def before_instantiate_classes(self) -> None:
-        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it)."""
+        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it), and a model
+        that would not fit in memory (sized on the meta device, before its weights are allocated)."""
+        self.check_model_size()
         model_mode = self._get(self.config, "model", default={}).get("init_args", {}).get("mode")
         given_data_mode = self._get(self.config, "data", default={}).get("init_args", {}).get("mode")
         if model_mode is not None and given_data_mode is not None and model_mode != given_data_mode:
             raise InputError(
                 f"model.mode is {model_mode!r} but data.mode is {given_data_mode!r}; the model follows data.mode, so leave model.mode out"
             )
+
+    def check_model_size(self) -> None:
+        """Build the configured model on the meta device (shapes, no storage) and refuse it, with the estimate,
+        when its weights, gradients and optimizer state would not fit (``inr.tasks.memory.check_model_memory``)."""
+        model = self._get(self.config, "model", default=None)
+        if model is None or not getattr(model, "class_path", None):
+            return
+        from lightning.pytorch.cli import LightningArgumentParser
+
+        parser = LightningArgumentParser(exit_on_error=False)
+        parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
+        try:
+            parsed = parser.parse_object({"model": model.clone().as_dict()})
+        except (ArgumentError, ValueError, TypeError):
+            return  # the real instantiation reports it in its own words
+        instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes
+        check_model_memory(lambda: instantiate(parsed).model, "model")
 
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
@@ -210,6 +243,7 @@ def add_predict_arguments(parser) -> None:
         help="video of a 3-D grid (video frames, volume slices); auto: mp4 with the video extra",
     )
     parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
+    parser.add_argument("--member", type=Optional[int], default=None, help="k: the member rendered, for a model with members")
 
 
 def build_cli(args: list[str], command: str = "fit") -> INRCLI:

@@ -5,7 +5,7 @@
 
 Used by ``inr-mesh``, the turntable command and notebooks. The weights are read with
 ``torch.load(weights_only=True)``; the config beside them builds only classes of the trusted packages and
-imports nothing from the run directory (``inr.run.trusted``).
+imports nothing from the run directory (``inr.io.trusted``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Optional, Union
 
 from inr.errors import InputError
-from inr.run.checkpoints import check_matches_model, read_checkpoint
+from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
+from inr.run.checkpoints import check_finite, check_matches_model, read_checkpoint
 from inr.run.config_loader import load_config_text
-from inr.run.trusted import check_trusted_config, refuse_untrusted_imports
 
 
 def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
@@ -57,5 +57,6 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
             raise
         raise InputError(f"{config}: its model section does not build ({str(exc).strip().splitlines()[0]})") from None
     check_matches_model(state, model, ckpt)
+    check_finite(state, ckpt)  # NaN weights would mesh or render as nothing, silently
     model.load_state_dict(state["state_dict"])
     return model.eval()

@@ -18,11 +18,13 @@ from inr.export.render import write_field
 
 
 def field_kind(pl_module: L.LightningModule, ndim: int) -> str:
-    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting``, else a ``volume``."""
+    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting`` (frames) and
+    ``RadianceFieldFitting`` (its views), else a ``volume``."""
+    from inr.tasks.radiance import RadianceFieldFitting
     from inr.tasks.video import VideoFitting
 
     if ndim == 3:
-        return "video" if isinstance(pl_module, VideoFitting) else "volume"
+        return "video" if isinstance(pl_module, (VideoFitting, RadianceFieldFitting)) else "volume"
     return {1: "signal", 2: "image"}.get(ndim, "volume")
 
 
@@ -34,6 +36,9 @@ class FieldWriter(BasePredictionWriter):
         video: ``mp4`` | ``webm`` | ``gif`` | None, the video of a 3-D grid.
         fps: frames per second of that video.
     """
+
+    supports_members = True  # a stacked model's predict_step renders the one member chosen (--member k)
+    run_dir_exempt = True  # writes where predict --out says (inr.run.preflight.check_paths_inside_run)
 
     def __init__(self, output_dir: Optional[str] = None, video: Optional[str] = None, fps: float = 8.0) -> None:
         super().__init__(write_interval="batch")

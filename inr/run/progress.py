@@ -32,6 +32,8 @@ class ProgressBar(TQDMProgressBar):
         0.5
     """
 
+    supports_members = True  # shows the logged values only, whatever the model
+
     def __init__(self, min_interval: float = 0.1, refresh_rate: int = 1, process_position: int = 0, leave: bool = False) -> None:
         super().__init__(refresh_rate=refresh_rate, process_position=process_position, leave=leave)
         self.min_interval = float(min_interval)

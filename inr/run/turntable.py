@@ -20,6 +20,12 @@ from inr.io.video import WRITABLE, write_video
 from inr.run.model_loader import load_model
 
 
+def show_progress(done: int, total: int) -> None:
+    """``turntable: frame t/T`` on stderr, redrawn in place (at most about a hundred times per video)."""
+    if done == total or done % max(1, total // 100) == 0:
+        print(f"\rturntable: frame {done}/{total}", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+
 def main(argv: Optional[list[str]] = None) -> Path:
     """``python -m inr.export.radiance_turntable``: checkpoint -> video; bad input -> one line, exit 2."""
     parser = argparse.ArgumentParser(
@@ -41,7 +47,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
         if args.fps <= 0 or (args.radius is not None and args.radius <= 0):
             raise InputError("--fps and --radius must be positive")
         model = load_model(args.ckpt, args.config)
-        frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution)
+        frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution, progress=show_progress)
         write_video(out, frames, args.fps)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

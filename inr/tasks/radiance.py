@@ -202,6 +202,11 @@ class RadianceFieldFitting(INRModule):
         """The held-out views as one regular grid for the grid callbacks: (C·V, H, W), channel c of view v at
         C·v + c (per-view spectra pool over views and channels); ``shape`` (H', W') renders them at another
         resolution."""
+        if shape is not None and len(shape) != 2:
+            raise InputError(
+                f"a radiance field renders camera views of (height, width), not a {len(shape)}-D grid {list(shape)}; "
+                "for a video of it use python -m inr.run.turntable"
+            )
         intrinsics = self.intrinsics if shape is None else self.intrinsics.resized(*shape)
         saved, self.render_chunk = self.render_chunk, chunk or self.render_chunk
         try:
@@ -209,6 +214,16 @@ class RadianceFieldFitting(INRModule):
         finally:
             self.render_chunk = saved
         return rgb.reshape(-1, *rgb.shape[2:])  # (V, C, H, W) -> (V·C, H, W)
+
+    # predict renders every view of the data (the grid's first axis), at the requested image size
+    predict_fixed_axes = (0,)
+
+    def predict_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
+        """A render request ``{"shape": [V, H', W']}`` -> every view of the data rendered at H'×W', (C, V, H', W')."""
+        views, height, width = batch["shape"]
+        intrinsics = self.intrinsics.resized(int(height), int(width))
+        rgb = self.render_views(self.data.poses[:views], intrinsics)["rgb"]  # (V, C, H', W')
+        return rgb.transpose(0, 1)  # (V, C, H', W') -> (C, V, H', W')
 
     def target_grid(self) -> Tensor:
         """The held-out images in ``render``'s layout (C·V, H, W)."""
