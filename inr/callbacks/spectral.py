@@ -16,6 +16,7 @@ from torch import Tensor
 from inr.callbacks.media import log_figure
 from inr.errors import InputError
 from inr.io.files import atomic_write
+from inr.io.run_dir import shared_run_dir
 from inr.modes import eval_mode
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral.plots import band_spread_figure, heatmap_figure, spectra_figure
@@ -114,8 +115,8 @@ class SpectralBiasCallback(L.Callback):
 
     # --- hooks (every rank) ---------------------------------------------------------------------------
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        # trainer.log_dir broadcasts from rank 0: it must be read here, on all ranks, never in rank-0 code
-        self.run_dir = trainer.log_dir or trainer.default_root_dir
+        # a broadcast from rank 0: it must be read here, on all ranks, never in rank-0 code
+        self.run_dir = str(shared_run_dir(trainer))
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         epoch = trainer.current_epoch

@@ -234,10 +234,14 @@ class GridDataModule(L.LightningDataModule):
         if self.targets == 1:
             return self
         view = copy.copy(self)
-        channels = self.out_channels
-        view._values = self.values[:, k * channels : (k + 1) * channels].contiguous()  # (N, T·C) -> (N, C)
-        view.targets, view._device_cache = 1, {}
+        view.keep_target(k)
         return view
+
+    def keep_target(self, k: int) -> None:
+        """Hold target k alone from now on (used on a copy by ``member_data``): (N, T·C) -> (N, C) values."""
+        channels = self.out_channels
+        self._values = self.values[:, k * channels : (k + 1) * channels].contiguous()
+        self.targets, self._device_cache = 1, {}
 
     @property
     def shape(self) -> tuple[int, ...]:

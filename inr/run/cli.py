@@ -119,6 +119,9 @@ def condense_config_error(text: str) -> str:
     keys, classes, leaf = [], [], None
     for raw in text.splitlines():
         line = raw.strip()
+        if m := re.match(r"Given value: Namespace\(class_path='([^']+)'", line):
+            classes.append(m.group(1))  # a class that failed to build: its own exception is the complaint
+            continue
         if not line or line.lstrip("- ").startswith(_STRUCTURE):
             continue
         if m := re.match(r'Parser key "([^"]+)":', line):
