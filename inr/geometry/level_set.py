@@ -4,7 +4,8 @@ A box [lo, hi] (2, 3) sampled at R points per axis has samples lo + (hi − lo)�
 faces of the box included, axes in the order of the field's coordinates (x, y, z for a mesh task). Marching
 cubes (scikit-image, Lewiner et al. 2003) gives vertices in that order and frame. ``closed=True`` surrounds
 the grid with one layer of "outside" so the surface closes where the shape meets the box, as a solid's surface
-must for Chamfer distances and renders.
+must for Chamfer distances and renders. The caps lie between the box's faces and the padding, less than one
+sample spacing outside the box (moving them onto the faces would merge vertices and break the closed surface).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def marching_cubes(
     # "descent": normals point to lower values, out of an inside above the level
     direction = "descent" if inside == "above" else "ascent"
     verts, faces, _, _ = skimage_marching_cubes(grid, level=level, gradient_direction=direction)
+    verts = origin + verts * spacing
     # scikit-image orders a triangle's corners clockwise around its own normal: reversed, (b − a) × (c − a) is that normal
-    return (origin + verts * spacing).astype(np.float32), np.ascontiguousarray(faces[:, ::-1], dtype=np.int64)
+    return verts.astype(np.float32), np.ascontiguousarray(faces[:, ::-1], dtype=np.int64)
 
 
 def level_set_mesh(
