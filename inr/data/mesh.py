@@ -78,7 +78,7 @@ def read_mesh_file(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
     check_file(path, MESH_EXTENSIONS, kind="mesh")
     needed, triangles = estimate_mesh_bytes(path)
     check_memory(
-        f"{path} (about {triangles:,} triangles in {path.stat().st_size / 2**20:.0f} MiB)",
+        f"{path} (about {triangles:,} triangles in {path.stat().st_size / 2**20:.1f} MiB)",
         needed,
         advice="simplify the mesh (fewer triangles) first",
     )

@@ -16,7 +16,9 @@ def test_a_box_mesh_is_recentred_into_the_unit_cube_as_the_notebook_does():
     # v' = ½((v − c)/s + 1): x ∈ ½(±1 + 1) = [0, 1], y ∈ ½(±½ + 1) = [¼, ¾], z ∈ [3/8, 5/8]
     assert np.allclose(v.min(0), [0.0, 0.25, 0.375]) and np.allclose(v.max(0), [1.0, 0.75, 0.625])
     box = bounding_box(v)
-    assert np.allclose(box, [[-BOX_MARGIN, 0.25 - BOX_MARGIN, 0.375 - BOX_MARGIN], [1 + BOX_MARGIN, 0.75 + BOX_MARGIN, 0.625 + BOX_MARGIN]])
+    assert np.allclose(
+        box, [[-BOX_MARGIN, 0.25 - BOX_MARGIN, 0.375 - BOX_MARGIN], [1 + BOX_MARGIN, 0.75 + BOX_MARGIN, 0.625 + BOX_MARGIN]]
+    )
     # the formula, checked on an asymmetric set in float64 by hand
     tet = np.array([[0.0, 0, 0], [3, 0, 0], [0, 1, 0], [1, 1, 4]])  # mean (1, 0.5, 1), max |v − c| = 3 (z of the last)
     v, scale, centre = normalize_vertices(tet)

@@ -6,9 +6,9 @@ import pytest
 import torch
 from scipy.spatial.distance import cdist
 
+from inr.geometry.procedural import torus_mesh
 from inr.geometry.sampling import sample_surface
 from inr.geometry.surface_metrics import iou, surface_distances
-from inr.geometry.procedural import torus_mesh
 from inr.tasks.geometry_metrics import SurfaceDistances
 
 

@@ -58,7 +58,13 @@ def trefoil():
 def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil, mode):
     trefoil.mode = mode  # the labels of the fixture's held-out sets are recomputed for this mode
     trefoil._heldout = {}
-    model = ShapeFitting(encoder=IdentityEncoding(3), network=lambda i, o: Oracle(trefoil, mode), mode=mode, geometry_resolution=48, fscore_tau=0.02)
+    model = ShapeFitting(
+        encoder=IdentityEncoding(3),
+        network=lambda i, o: Oracle(trefoil, mode),
+        mode=mode,
+        geometry_resolution=48,
+        fscore_tau=0.02,
+    )
     scores = attached(model, trefoil).evaluate()
     assert scores["test/iou_easy"] == 1.0 and scores["test/iou_hard"] == 1.0
     if mode == "sdf":
@@ -76,7 +82,17 @@ def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil,
 
 
 def test_the_sdf_losses_train_and_keep_their_terms(trefoil):
-    dm = MeshDataModule(mode="sdf", sampling="pool", pool_size=4096, batch_size=512, steps_per_epoch=10, surface_batch=256, test_points=2048, resolution=8, surface_samples=4096)
+    dm = MeshDataModule(
+        mode="sdf",
+        sampling="pool",
+        pool_size=4096,
+        batch_size=512,
+        steps_per_epoch=10,
+        surface_batch=256,
+        test_points=2048,
+        resolution=8,
+        surface_samples=4096,
+    )
     model = ShapeFitting(
         encoder=IdentityEncoding(3),
         network=partial(MLP, width=64, depth=2, activation="relu", output_activation="none"),
@@ -85,7 +101,15 @@ def test_the_sdf_losses_train_and_keep_their_terms(trefoil):
         geometry_resolution=None,
         optimizer=partial(torch.optim.Adam, lr=3e-3),
     )
-    trainer = L.Trainer(logger=False, enable_checkpointing=False, enable_progress_bar=False, max_steps=60, log_every_n_steps=1, num_sanity_val_steps=0, check_val_every_n_epoch=6)
+    trainer = L.Trainer(
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        max_steps=60,
+        log_every_n_steps=1,
+        num_sanity_val_steps=0,
+        check_val_every_n_epoch=6,
+    )
     trainer.fit(model, datamodule=dm)
     logged = trainer.callback_metrics
     assert {"train/fit", "train/surface", "train/normal", "train/eikonal", "val/iou_easy", "val/mae_hard"} <= set(logged)
@@ -111,7 +135,9 @@ def test_train_py_from_a_bare_name_logs_iou_slices_and_bands_and_inr_mesh_meshes
         "--trainer.enable_progress_bar", "false",
         "--trainer.logger.init_args.save_dir", str(tmp_path),
     ]  # fmt: skip
-    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), *tiny], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), *tiny], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (summary,) = [line for line in proc.stdout.splitlines() if line.startswith("summary:")]
     assert "test/iou_easy" in summary and "test/iou_hard" in summary and "test/chamfer_l1" in summary
@@ -125,7 +151,9 @@ def test_train_py_from_a_bare_name_logs_iou_slices_and_bands_and_inr_mesh_meshes
     assert len([t for t in scalars if t.startswith("spectral/rel_err/band_")]) >= 4  # bands with target energy at 16³
     assert {"images/reconstruction/slice_0", "images/target/slice_2"} <= images
     # the mesh of the checkpoint, from the run's config alone: vertices in x, y, z of the normalised frame, closed
-    out = mesh_main(["--ckpt", str(run / "checkpoints" / "last.ckpt"), "--out", str(tmp_path / "shape.ply"), "--resolution", "32"])
+    out = mesh_main(
+        ["--ckpt", str(run / "checkpoints" / "last.ckpt"), "--out", str(tmp_path / "shape.ply"), "--resolution", "32"]
+    )
     line = capsys.readouterr().out
     assert "watertight" in line and "connected component" in line
     mesh = trimesh.load(out, force="mesh", process=False)
