@@ -52,6 +52,10 @@ MODES = ("occupancy", "sdf")
 HELDOUT = ("easy", "hard")  # the notebook's two test sets: uniform in the box, near the surface
 # the paper's held-out sets: 2^18 points each, the near ones at surface + N(0, 0.01²) (make_test_pts)
 PAPER_TEST_POINTS, PAPER_NEAR_STD = 2**18, 0.01
+# Every random stream's seed sequence starts with its own non-zero tag: numpy's SeedSequence ignores trailing zeros
+# ([0, 0] and [0, 0, 0, 0] draw the same numbers), so untagged, the held-out set of test_seed 0 was the first
+# epoch's training points of seed 0.
+HELDOUT_STREAM, SURFACE_STREAM, FRESH_STREAM, POOL_STREAM = 1, 2, 3, 4
 # labels are computed this many points per library call, bounding the float64 temporaries (≈ 30 MB)
 LABEL_CHUNK = 2**18
 # Memory of reading and holding a mesh, measured with tracemalloc and /proc (a 737,280-triangle tube): trimesh's
@@ -320,7 +324,7 @@ class MeshDataModule(GridDataModule):
         """Held-out set ``easy`` or ``hard``: points (N, 3) float32 and labels (N, 1), seeded by ``test_seed`` only."""
         if name not in self._heldout:
             _ = self.queries
-            rng = np.random.default_rng([self.test_seed, HELDOUT.index(name)])
+            rng = np.random.default_rng([HELDOUT_STREAM, self.test_seed, HELDOUT.index(name)])
             if name == "easy":
                 points = uniform_in_box(self.box, self.test_points, rng)
             else:
@@ -339,7 +343,7 @@ class MeshDataModule(GridDataModule):
         if self._surface is None:
             _ = self.queries
             points, normals = sample_surface(
-                self.normalised, self.faces, self.surface_samples, np.random.default_rng([self.test_seed, 2])
+                self.normalised, self.faces, self.surface_samples, np.random.default_rng([SURFACE_STREAM, self.test_seed])
             )
             self._surface = (torch.from_numpy(points).float(), torch.from_numpy(normals).float())
         return self._surface
@@ -350,7 +354,9 @@ class MeshDataModule(GridDataModule):
         if self._train is not None and self._train[0] == key:
             return
         n = self.batch_size * self.steps_per_epoch if self.sampling == "fresh" else self.pool_size
-        rng = np.random.default_rng([self.seed, rank, 0, epoch] if self.sampling == "fresh" else [self.seed, rank, 1])
+        rng = np.random.default_rng(
+            [FRESH_STREAM, self.seed, rank, epoch] if self.sampling == "fresh" else [POOL_STREAM, self.seed, rank]
+        )
         if self.sampling == "fresh" and self.near_surface_fraction > 0:
             # every batch holds the same share of near-surface points: draw per batch, (steps, B, 3) -> (steps·B, 3)
             points = np.stack([self.draw_points(self.batch_size, rng) for _ in range(self.steps_per_epoch)]).reshape(-1, 3)

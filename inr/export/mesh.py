@@ -136,7 +136,7 @@ def mesh_report(verts: np.ndarray, faces: np.ndarray) -> str:
     Example:
         >>> from inr.geometry.procedural import torus_mesh
         >>> mesh_report(*torus_mesh(1.0, 0.3, segments=16, sides=8))
-        '256 vertices, 512 triangles, watertight, 1 connected component'
+        '128 vertices, 256 triangles, watertight, 1 connected component'
     """
     import trimesh
 

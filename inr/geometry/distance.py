@@ -21,8 +21,8 @@ class MeshQueries:
     Example:
         >>> from inr.geometry.procedural import torus_mesh
         >>> q = MeshQueries(*torus_mesh(1.0, 0.25, segments=64, sides=32))
-        >>> q.signed_distance(np.array([[1.0, 0, 0], [2.0, 0, 0]])).round(3).tolist()
-        [-0.25, 0.75]
+        >>> q.signed_distance(np.array([[1.0, 0, 0], [2.0, 0, 0]])).round(4).tolist()  # the tube is a 32-gon around a 64-gon ring
+        [-0.2485, 0.75]
     """
 
     def __init__(self, verts: ArrayLike, faces: ArrayLike) -> None:

@@ -21,8 +21,8 @@ def normalize_vertices(verts: np.ndarray) -> tuple[np.ndarray, float, np.ndarray
 
     Example:
         >>> v, s, c = normalize_vertices(np.array([[0.0, 0, 0], [4, 0, 0], [0, 2, 0], [0, 0, 2]]))
-        >>> v.min(0).round(6).tolist(), v.max(0).round(6).tolist(), s, c.tolist()
-        ([0.0, 0.3, 0.3], [1.0, 0.55, 0.55], 3.0, [1.0, 0.5, 0.5])
+        >>> v.min(0).round(4).tolist(), v.max(0).round(4).tolist(), s, c.tolist()
+        ([0.3333, 0.4167, 0.4167], [1.0, 0.75, 0.75], 3.0, [1.0, 0.5, 0.5])
     """
     v = np.asarray(verts, dtype=np.float64)
     centre = v.mean(axis=0)

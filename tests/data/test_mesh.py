@@ -78,6 +78,11 @@ def test_held_out_sets_do_not_change_with_the_training_seed(torus_file):
     assert torch.equal(a.surface()[0], b.surface()[0])
     a.prepare_training_points(0, 0), b.prepare_training_points(0, 0)
     assert not torch.equal(a._train[1], b._train[1])  # the training draws do change
+    # and no training point is a held-out point (seed and test seed 0 alike)
+    for train in (a._train[1], b._train[1]):
+        for name in ("easy", "hard"):
+            held = a.heldout(name)[0]
+            assert not (train[:, None, :] == held[None, :512, :]).all(-1).any()
     c = small(torus_file, test_seed=1)
     c.setup("fit")
     assert not torch.equal(a.heldout("easy")[0], c.heldout("easy")[0])
