@@ -68,3 +68,25 @@ def test_one_command_writes_the_table_the_papers_row_and_normal_maps(torus_file,
     assert voxel["iou_easy"] > 0.8  # a torus is smooth: labels on a grid of the network's size read it well
     for name in ("mesh", "voxel_grid", "nearest_point"):
         assert (tmp_path / f"normals_{name}.png").exists()
+
+
+@pytest.mark.parametrize("mapping", list(PAPER_IOU))
+def test_the_shape_overlays_build_the_experiments_encoders(mapping):
+    """configs/encoders/shape/<mapping>.yaml and the experiment's ``paper_encoder`` give the same features."""
+    import importlib
+    from pathlib import Path
+
+    import yaml
+
+    from inr.experiments.shapes import paper_encoder
+
+    def build(spec):
+        module, name = spec["class_path"].rsplit(".", 1)
+        args = {k: build(v) if isinstance(v, dict) and "class_path" in v else v for k, v in spec.get("init_args", {}).items()}
+        return getattr(importlib.import_module(module), name)(**args)
+
+    path = Path(__file__).resolve().parents[2] / "configs" / "encoders" / "shape" / f"{mapping}.yaml"
+    overlay = build(yaml.safe_load(path.read_text())["model"]["init_args"]["encoder"])
+    reference = paper_encoder(mapping, ShapeProtocol())
+    v = torch.rand(100, 3, generator=torch.Generator().manual_seed(0))
+    assert overlay.out_dim == reference.out_dim and torch.allclose(overlay(v), reference(v), atol=1e-6)
