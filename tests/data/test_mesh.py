@@ -159,3 +159,14 @@ def test_settings_are_checked(torus_file):
     ]:
         with pytest.raises(InputError, match=message):
             small(torus_file, **kwargs)
+
+
+@pytest.mark.parametrize("suffix", [".obj", ".ply", ".stl", ".off", ".glb"])
+def test_every_format_reads_to_the_same_closed_mesh(tmp_path, suffix):
+    verts, faces = torus_mesh(R, A, segments=32, sides=12)
+    path = tmp_path / f"torus{suffix}"
+    trimesh.Trimesh(verts, faces, process=False).export(path)
+    dm = small(path)
+    _ = dm.queries  # read, merged (an STL stores three corners per triangle), checked, normalised
+    assert dm.watertight and dm.components == 1 and len(dm.faces) == len(faces)
+    assert len(dm.normalised) == len(verts)
