@@ -4,6 +4,10 @@ by side, for speed and for accuracy against the closed forms of a torus.
     .venv/bin/python benchmarks/mesh_queries.py                    # 2^15 and 2^18 points, 11,520 and 184,320 triangles
     .venv/bin/python benchmarks/mesh_queries.py --points 32768 --repeats 5 --large   # and a 737,280-triangle mesh
 
+Needs point-cloud-utils and pysdf beside the package's libigl (neither is a dependency of inr): ``pip install
+point-cloud-utils``; pysdf has no wheel for Python 3.11 and builds only with Eigen's headers
+(``apt-get install libeigen3-dev``, then ``CPLUS_INCLUDE_PATH=/usr/include/eigen3 pip install pysdf``).
+
 Meshes: the bundled trefoil tube (``inr.geometry.procedural.torus_knot_tube`` as data/trefoil.obj holds it,
 11,520 triangles), the same tube at 16× the triangles, and with ``--large`` at 64× (a scanned statue's size:
 the Stanford dragon has 871k). Points: uniform in the mesh's bounding box, half of them moved to within
