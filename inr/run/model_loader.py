@@ -45,6 +45,9 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
     state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
     # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
     model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
+    # so is a task's mode (occupancy, density, sdf): without it an sdf or density model would be rebuilt as occupancy
+    if state.get("hyper_parameters", {}).get("mode") is not None:
+        model_cfg["init_args"].setdefault("mode", state["hyper_parameters"]["mode"])
     parser = LightningArgumentParser(exit_on_error=False)
     parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
     try:

@@ -77,6 +77,8 @@ class INRModule(L.LightningModule):
 
     default_in_dim = 2
     default_output_activation = "none"
+    # the world axes of the coordinates, in input order: grid tasks read (z, y, x) = the array's axes; meshes are written in x, y, z
+    coordinate_axes = "zyx"
 
     def __init__(
         self,
