@@ -10,6 +10,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
 from inr.callbacks.media import MEDIA_DIR, log_image
+from inr.callbacks.spectral import target_is_field
 from inr.errors import InputError
 from inr.io.run_dir import run_dir
 from inr.io.video import require_pyav, write_video
@@ -90,7 +91,7 @@ class ImageLogger(L.Callback):
         with eval_mode(pl_module):
             pred = pl_module.render(self.resolution)
         step = trainer.global_step
-        with_target = self.resolution is None and getattr(pl_module.data, "has_ground_truth", True)
+        with_target = self.resolution is None and getattr(pl_module.data, "has_ground_truth", True) and target_is_field(pl_module)
         target = pl_module.target_grid() if with_target else None
         members = getattr(pl_module, "members", None)
         fields = (

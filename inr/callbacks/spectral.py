@@ -31,6 +31,25 @@ def dc_bin(spectrum: Tensor) -> Tensor:
     return spectrum.reshape(spectrum.shape[0], -1)[:, 0]  # (C, *shape) -> (C, numel); k = 0 is flat index 0
 
 
+def target_is_field(pl_module: L.LightningModule) -> bool:
+    """Whether the task's field can be compared with a ground truth: its data's target is the field, or the task
+    gives the field's truth through ``target_grid()`` (e.g. gradient supervision: the image whose gradient the
+    data holds)."""
+    channels = getattr(pl_module, "target_channels", lambda: pl_module.out_channels)()
+    return channels == pl_module.out_channels or pl_module.target_grid().shape[0] == pl_module.out_channels
+
+
+def field_truth(pl_module: L.LightningModule, grid: str) -> Tensor:
+    """The field's ground truth on the ``train`` grid (C, *train_shape) or the task's render grid (``target_grid``)."""
+    dm = pl_module.data
+    if grid != "train":
+        return pl_module.target_grid()
+    if getattr(pl_module, "target_channels", lambda: pl_module.out_channels)() == pl_module.out_channels:
+        return dm.values_grid(dm.train_index, dm.train_shape)
+    full = pl_module.target_grid()  # (C, *shape): the truth of a task whose data is not the field
+    return full.reshape(full.shape[0], -1)[:, dm.train_index.to(full.device)].reshape(full.shape[0], *dm.train_shape)
+
+
 def measurement_bytes(numel: int, channels: int) -> int:
     """Memory of one measurement: prediction, target, the cached target DFT, residual and prediction DFTs
     (complex64), their powers, and the two band assignments (int64), in bytes."""
@@ -137,6 +156,14 @@ class SpectralBiasCallback(L.Callback):
         """Measure the current field, log it, append it to the history and save the history file."""
         if self.skipped:
             return
+        if not target_is_field(pl_module):
+            rank_zero_warn(
+                f"SpectralBiasCallback: {type(pl_module).__name__}'s target is not its field ({pl_module.target_channels()} "
+                f"channels for {pl_module.out_channels} outputs) and its target_grid() does not give the field's "
+                "ground truth; spectral logging is skipped"
+            )
+            self.skipped = True
+            return
         dm, members = pl_module.data, getattr(pl_module, "members", None)
         grid = self._choose_grid(pl_module)
         shape = tuple(dm.train_shape) if grid == "train" else tuple(pl_module.grid_shape)  # the task's render() grid
@@ -198,7 +225,7 @@ class SpectralBiasCallback(L.Callback):
         index = None if member is None else (member if targets > 1 else 0)
         key = (grid, shape, str(pl_module.device), index)
         if key not in self._targets:
-            target = dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else pl_module.target_grid()
+            target = field_truth(pl_module, grid)
             if index is not None:  # (T·C, *shape) of the data, or (K, C, *shape) of the task -> this member's (C, *shape)
                 target = target.reshape(-1, pl_module.out_channels, *shape)[index]
             target = target.to(pl_module.device)

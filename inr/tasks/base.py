@@ -170,8 +170,22 @@ class INRModule(L.LightningModule):
         """(encoder, network) when the field is f(v) = network(encoder(v)), else None (``field`` overridden)."""
         return (self.encoder, self.network) if type(self).field is INRModule.field else None
 
+    # A task whose loss differentiates the field with respect to its coordinates (∂f/∂v: an eikonal term, gradient
+    # supervision) sets this: the full batch's encoding is then never cached, which would cut the graph at v.
+    needs_coordinate_gradients: bool = False
+
+    def target_channels(self) -> int:
+        """Channels of the data's target for this task: its output width, unless the target is something else than
+        the field (e.g. ∂f/∂v, d·C channels for C outputs), which a task says by overriding this."""
+        return self.out_channels
+
     def _encode_training_batch(self, coords: Tensor, full_batch: bool) -> Tensor:
-        fixed = full_batch and self.cache_encoding and not any(p.requires_grad for p in self.encoder.parameters())
+        fixed = (
+            full_batch
+            and self.cache_encoding
+            and not self.needs_coordinate_gradients
+            and not any(p.requires_grad for p in self.encoder.parameters())
+        )
         if not fixed:
             return self.encoder(coords)
         if self._encoding_cache is None or self._encoding_cache[0] is not coords:
@@ -233,8 +247,15 @@ class INRModule(L.LightningModule):
             raise InputError(
                 f"model.encoder expects {self.encoder.in_dim}-D coordinates but the data is {dm.ndim}-D; set in_dim: {dm.ndim}"
             )
-        if dm.out_channels != self.out_channels:
-            raise InputError(f"model.out_channels is {self.out_channels} but the data has {dm.out_channels} channels")
+        if dm.out_channels != self.target_channels():
+            expected = (
+                f"{self.target_channels()} (for {self.out_channels} outputs)"
+                if self.target_channels() != self.out_channels
+                else str(self.out_channels)
+            )
+            raise InputError(
+                f"model.out_channels is {self.out_channels}: the data needs {expected} channels, it has {dm.out_channels}"
+            )
         if getattr(dm, "targets", 1) > 1 and self.members is None:
             raise InputError(
                 f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
