@@ -17,6 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from inr.io.progress import advance
+
 
 def box_axes(box: np.ndarray, resolution: int) -> list[np.ndarray]:
     """The sample positions on each axis, lo + (hi − lo)·i/(R − 1): three arrays of R values."""
@@ -36,6 +38,7 @@ def sample_box(
     for i in range(resolution):
         points = torch.cat([x[i].expand(len(yz), 1), yz], dim=1)  # (R², 3)
         out[i] = fn(points).reshape(resolution, resolution).float().cpu().numpy()
+        advance((i + 1) * len(yz), resolution * len(yz))  # a command waiting on this sampling shows how far it is
     return out
 
 

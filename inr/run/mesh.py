@@ -15,6 +15,7 @@ from typing import Optional, Union
 from inr.errors import EXIT_INPUT, InputError
 from inr.export.mesh import MESH_EXTENSIONS, extract_mesh, mesh_report, write_mesh
 from inr.export.turntable import turntable_frames
+from inr.io.progress import reporting
 from inr.io.video import ENCODERS, WRITABLE, require_pyav, write_video
 from inr.run.model_loader import load_model
 from inr.run.program import program_name
@@ -56,7 +57,8 @@ def main(argv: Optional[list[str]] = None) -> Path:
         if args.turntable is not None:
             check_video_target(args.turntable, args.frames)
         model = load_model(args.ckpt, args.config)
-        verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
+        with reporting(f"mesh: sampling the field at {args.resolution}³"):
+            verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
         out = write_mesh(args.out, verts, faces)
         if args.turntable is not None:
             write_video(args.turntable, turntable_frames(verts, faces, args.frames), fps=12)

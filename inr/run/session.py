@@ -23,6 +23,7 @@ from lightning.pytorch.utilities import rank_zero_only
 
 from inr.data.cameras import read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
+from inr.io.progress import reporting
 from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import (
@@ -250,7 +251,8 @@ class Session:
         if self.command == "fit":
             return trainer.fit(model, datamodule=data, ckpt_path=ckpt, weights_only=True)
         if self.command == "predict":
-            return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
+            with reporting("predict: rendering"):
+                return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
         run = trainer.validate if self.command == "validate" else trainer.test
         return run(model, datamodule=data, ckpt_path=ckpt, weights_only=True, verbose=False)
 
@@ -265,7 +267,8 @@ class Session:
                 file=sys.stderr,
                 flush=True,
             )
-            metrics = self.cli.model.evaluate()
+            with reporting("closing evaluation"):
+                metrics = self.cli.model.evaluate()
             parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
             print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}", flush=True)
         elif self.command == "predict":

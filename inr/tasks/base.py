@@ -38,6 +38,7 @@ from torchmetrics import MetricCollection
 from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
+from inr.io.progress import advance
 from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
 from inr.modes import eval_mode
 from inr.networks import MLP
@@ -215,6 +216,7 @@ class INRModule(L.LightningModule):
         for start in range(0, grid.numel, chunk):
             index = torch.arange(start, min(start + chunk, grid.numel), device=self.device)
             out[start : start + len(index)] = self.postprocess(self(grid.coords(index)))
+            advance(start + len(index), grid.numel)  # a command waiting on this render shows how far it is
         return out.T.reshape(self.out_channels, *shape)  # (N, C) -> (C, *shape)
 
     # --- the data the task is attached to -----------------------------------------------------------
@@ -443,9 +445,12 @@ class INRModule(L.LightningModule):
                 metrics = self.make_metrics().to(self.device)
                 for metric in metrics.values():  # local: rank 0 may evaluate alone after DDP training
                     metric.distributed_available_fn = not_distributed
+                done = 0
                 for chunk in index.split(self.render_chunk):
                     batch = dm.gather(chunk, self.device)
                     metrics.update(self.predict(batch["coords"]), batch["values"])
+                    done += len(chunk)
+                    advance(done, len(index))
                 results.update({f"{split}/{k}": float(v) for k, v in metrics.compute().items()})
         return results
 
