@@ -152,7 +152,7 @@ class Method:
 
 def lr_schedule(p: MappingSettings) -> Optional[Component]:
     """lr_t = lr·d^(t / (steps/2)), per step: the protocol's decay d per half run (the shape notebook's
-    ``exponential_decay(5e-4, 5000, 0.1)`` over its 10,000 steps); None for a constant rate.
+    ``optimizers.exponential_decay(lr, 5000, .1)``, lr = 5e-4, over its 10,000 steps); None for a constant rate.
 
     Example:
         >>> lr_schedule(PROTOCOLS["shape"]).init_args["gamma"] == 0.1 ** (1 / 5000)
@@ -176,7 +176,12 @@ def paper_mlp(s: Setting) -> Component:
 
 
 def frequencies(encoder: Component) -> int:
-    """m, the number of frequencies of a Fourier-feature encoder (out_dim = 2m)."""
+    """m, the number of frequencies of a Fourier-feature encoder (out_dim = 2m).
+
+    Example:
+        >>> frequencies(Component("inr.encoders.PositionalEncoding", {"in_dim": 3, "num_frequencies": 85}))
+        255
+    """
     args = encoder.init_args
     if "num_features" in args:
         return int(args["num_features"])
