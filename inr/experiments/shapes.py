@@ -4,39 +4,37 @@
     python -m inr.experiments.shapes --mesh dragon.obj --paper --seeds 3 --out runs/shapes_dragon   # the paper's sizes (GPU)
 
 Every network row trains ``ShapeFitting`` on ``MeshDataModule`` (occupancy, fresh points uniform in the box every
-step, BCE on logits) in a quiet Lightning Trainer and is scored on the same two held-out sets (``test_seed`` 0):
-IoU on 2^18 uniform points and on 2^18 points near the surface, and the Chamfer-L1 and normal consistency of its
-level-set mesh against 100,000 surface samples of the mesh (``inr.geometry.surface_metrics``). Rows:
-- ``none``, ``basic``, ``positional``, ``gaussian``: the paper's mappings as its notebook builds them
-  (``configs/encoders/shape/``: 2v − 1; B = I; 2^linspace(0, 6, 85) − 1 per axis; 256 × N(0, 12²); features ÷ ‖a‖),
-  stax-initialised ReLU MLP; Adam 5e-4 decayed ×0.1 per half run with ``--paper`` (the notebook: per 5,000 of
-  10,000 steps), at CPU size a constant 1e-3: in a few hundred steps 5e-4, or any decay, leaves every row at its
-  all-outside start (measured: IoU 0 for none, basic and positional after 400 steps of 1e-3 decayed);
-- ``siren``: a SIREN of the same width and depth (ω₀ = 30, Sitzmann et al. 2020), Adam 1e-4 (its paper's rate);
-- ``hashgrid``: a multiresolution hash encoding (16 levels, 2 features, N 16 → 512, T = 2^log2_hashmap) and a
-  2 × 64 ReLU MLP, Adam 1e-2, β = (0.9, 0.99), ε = 1e-15 (Müller et al. 2022);
+step, BCE on logits) through the runner's quiet Trainer (``runner.fit_row``) and is scored on the same two held-out
+sets (``test_seed`` 0): IoU on 2^18 uniform points and on 2^18 points near the surface, and the Chamfer-L1 and
+normal consistency of its level-set mesh against 100,000 surface samples of the mesh
+(``inr.geometry.surface_metrics``). The rows are methods of the registry (``methods.METHODS``) resolved for the
+shape protocol (``protocols.PROTOCOLS["shape_cpu"]``, with ``--paper`` ``["shape"]``; ``methods.SHAPE_SETTINGS``),
+the same settings as the overlays ``configs/methods/shape_cpu/`` (for shape.yaml) and ``configs/methods/shape/``
+(for shape_paper.yaml):
+- ``none``, ``basic``, ``positional``, ``gaussian``: the paper's mappings as its notebook builds them (2v − 1;
+  B = I; 2^linspace(0, 6, 85) − 1 per axis; 256 × N(0, 12²); features ÷ ‖a‖ = √m), stax-initialised ReLU MLP;
+  Adam 5e-4 decayed ×0.1 per half run with ``--paper`` (the notebook: per 5,000 of 10,000 steps), at CPU size a
+  constant 1e-3: in a few hundred steps 5e-4, or any decay, leaves every row at its all-outside start (measured:
+  IoU 0 for none, basic and positional after 400 steps of 1e-3 decayed);
+- ``siren``: a SIREN of the same width and depth (ω₀ = 30, Sitzmann et al. 2020), Adam 1e-4 (its shape script's rate);
+- ``hashgrid``: a multiresolution hash encoding (16 levels, 2 features, N 16 → 512, T = 2^17, with ``--paper``
+  2^19) and a 2 × 64 ReLU MLP, Adam 1e-2, β = (0.9, 0.99), ε = 1e-15 (Müller et al. 2022);
 - ``voxel grid``: the occupancy labels on a regular grid over the box with as many values as the Gaussian row has
   parameters, read by trilinear interpolation (σ > ½ inside);
 - ``nearest point``: the label of the nearest training point (the first 2^22 points the network rows saw).
 Seconds: a network row's fit; a baseline's construction. With ``--seeds S`` the networks train S times (seed s
-draws the network, the features and the training points; the held-out sets stay), and the table shows mean ± std.
-Writes ``results.md`` (the table, the command, the paper's row), ``results.json`` and one normal map per row
-(``normals_<row>.png``, ``normals_mesh.png`` for the ground truth) into ``--out``. ``fit_row`` is the one place a
-row is trained.
+draws the network, the features and the training points; the held-out sets stay), and the table shows mean ±
+sample standard deviation. Writes ``results.md`` (the table, the command, the paper's row), ``results.json`` and one
+normal map per row (``normals_<row>.png``, ``normals_mesh.png`` for the ground truth) into ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import logging
-import math
 import sys
 import time
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -49,90 +47,89 @@ from scipy.spatial import cKDTree
 from torch import Tensor
 
 from inr.data.mesh import MeshDataModule
-from inr.encoders import AffineEncoding, BasicEncoding, GaussianEncoding, HashGridEncoding, IdentityEncoding, PositionalEncoding
-from inr.errors import EXIT_INPUT, InputError
+from inr.experiments.methods import METHODS, SHAPE_ROWS, SHAPE_SETTINGS, Resolved, Setting
+from inr.experiments.protocols import PROTOCOLS, MappingSettings, paper_row
+from inr.experiments.runner import (
+    Column,
+    ExperimentParser,
+    RowProgress,
+    command,
+    fit_row,
+    markdown_table,
+    prepare_out,
+    silence_lightning,
+    summarise,
+    write_results,
+)
 from inr.export.normal_map import normal_map
 from inr.geometry.level_set import level_set_mesh
 from inr.geometry.sampling import sample_surface
 from inr.geometry.surface_metrics import iou, surface_distances
 from inr.io.allocator import retain_freed_memory
-from inr.networks import MLP, SIREN
 from inr.tasks.shape import SURFACE_SAMPLE_SEED, ShapeFitting
 
-# Tancik et al. 2020, Table 1, "3D Shape (IoU)": mean over the Stanford dragon, buddha, armadillo and lucy
-PAPER_IOU = {"none": 0.864, "basic": 0.892, "positional": 0.960, "gaussian": 0.973}
 # the nearest-point baseline's k-d tree holds at most this many training points (the paper's run sees 327 M)
 NEAREST_POINTS = 2**22
+COLUMNS = (
+    Column("method", "method", "s"),
+    Column("IoU uniform", "iou_easy", ".4f"),
+    Column("IoU near-surface", "iou_hard", ".4f"),
+    Column("Chamfer-L1", "chamfer_l1", ".4f"),
+    Column("normal consistency", "normal_consistency", ".4f"),
+    Column("seconds", "seconds", ".1f"),
+)
+NUMERIC = tuple(c.key for c in COLUMNS if c.spec != "s")
 
 
 @dataclass(frozen=True)
 class ShapeProtocol:
-    """The sizes of one comparison. Defaults: CPU size; ``paper()``: the notebook's (3d_shape_occupancy.ipynb)."""
+    """What every row of one comparison shares: the mapping protocol ``PROTOCOLS[kind]`` (the MLP, learning rates
+    and mappings) run for ``steps``, and the sizes of the data and the scores. Defaults: CPU size; ``paper()``:
+    the notebook's (3d_shape_occupancy.ipynb)."""
 
-    width: int = 128
-    depth: int = 4  # hidden layers (the notebook's make_network(8, 256) is 7 hidden + the output layer)
+    kind: str = "shape_cpu"
+    steps: int = PROTOCOLS["shape_cpu"].steps
     batch_size: int = 4096
-    steps: int = 400
-    lr: float = 1e-3  # the notebook's 5e-4 (paper()) barely leaves the all-outside start in a few hundred steps
-    decay: bool = False  # the notebook's ×0.1 per half run (paper()); at CPU size it stops the rows before they start
-    num_features: int = 256
-    gaussian_sigma: float = 12.0
-    positional_scale: float = 6.0
     test_points: int = 2**18
     surface_samples: int = 100_000
     geometry_resolution: int = 128
-    log2_hashmap: int = 17
     render_size: int = 256
     seed: int = 0
 
     @staticmethod
     def paper() -> ShapeProtocol:
-        return ShapeProtocol(
-            width=256, depth=7, batch_size=32768, steps=10_000, lr=5e-4, geometry_resolution=256, log2_hashmap=19
-        )
+        return ShapeProtocol(kind="shape", steps=PROTOCOLS["shape"].steps, batch_size=32768, geometry_resolution=256)
+
+    @property
+    def mappings(self) -> MappingSettings:
+        """The protocol's settings for a run of ``steps`` (a decay spans the run: ×0.1 per half of it)."""
+        return replace(PROTOCOLS[self.kind], steps=self.steps)
+
+    def setting(self) -> Setting:
+        """Where the registry's methods run: ``SHAPE_SETTINGS`` with this run's steps and seed."""
+        return replace(SHAPE_SETTINGS[self.kind], protocol=self.mappings, seed=self.seed)
 
     @property
     def steps_per_epoch(self) -> int:
         return min(self.steps, 100)
 
 
-def paper_encoder(mapping: str, p: ShapeProtocol):
-    """The notebook's ``input_encoder`` for a mapping: features ÷ ‖a‖ = √(number of frequencies); none: 2v − 1."""
-    if mapping == "none":
-        return AffineEncoding(IdentityEncoding(3), scale=2.0, shift=-1.0)
-    if mapping == "basic":
-        return AffineEncoding(BasicEncoding(3), scale=1 / math.sqrt(3))
-    if mapping == "positional":
-        per_axis = p.num_features // 3  # the notebook's embedding_size // 3 = 85
-        enc = PositionalEncoding(3, per_axis, sigma=2.0**p.positional_scale, endpoint=True, minus_one=True)
-        return AffineEncoding(enc, scale=1 / math.sqrt(3 * per_axis))
-    enc = GaussianEncoding(3, p.num_features, p.gaussian_sigma, seed=p.seed)
-    return AffineEncoding(enc, scale=1 / math.sqrt(p.num_features))
+def resolve(name: str, p: ShapeProtocol) -> Resolved:
+    """The registry's method ``name`` for the protocol's setting."""
+    return METHODS[name].resolve(p.setting())
 
 
-def halving_decay(p: ShapeProtocol) -> Callable:
-    """lr·0.1^(step / (steps/2)): the notebook's ×0.1 per 5,000 of its 10,000 steps, stretched to the run."""
-    return partial(torch.optim.lr_scheduler.ExponentialLR, gamma=0.1 ** (1 / max(1, p.steps // 2)))
-
-
-def build_model(row: str, p: ShapeProtocol) -> ShapeFitting:
-    common = {"mode": "occupancy", "geometry_resolution": p.geometry_resolution}
-    if row in PAPER_IOU:
-        network = partial(MLP, width=p.width, depth=p.depth, activation="relu", output_activation="none", init="paper")
-        optimizer = partial(torch.optim.Adam, lr=p.lr)
-        scheduler = halving_decay(p) if p.decay else None
-        return ShapeFitting(paper_encoder(row, p), network, optimizer=optimizer, scheduler=scheduler, **common)
-    if row == "siren":
-        network = partial(SIREN, width=p.width, depth=p.depth, first_omega_0=30.0, hidden_omega_0=30.0, output_activation="none")
-        return ShapeFitting(IdentityEncoding(3), network, optimizer=partial(torch.optim.Adam, lr=1e-4), **common)
-    if row == "hashgrid":
-        enc = HashGridEncoding(
-            3, n_levels=16, n_features_per_level=2, log2_hashmap_size=p.log2_hashmap, base_resolution=16, finest_resolution=512
-        )
-        network = partial(MLP, width=64, depth=2, activation="relu", output_activation="none")
-        optimizer = partial(torch.optim.Adam, lr=1e-2, betas=(0.9, 0.99), eps=1e-15)
-        return ShapeFitting(enc, network, optimizer=optimizer, **common)
-    raise ValueError(f"unknown row {row!r}")
+def build_model(spec: Resolved, p: ShapeProtocol) -> ShapeFitting:
+    """A row's ``ShapeFitting``: the method's encoder, network, optimiser and scheduler, occupancy mode."""
+    encoder, network, optimizer = spec.build()
+    return ShapeFitting(
+        encoder,
+        network,
+        optimizer=optimizer,
+        scheduler=spec.build_scheduler(),
+        mode="occupancy",
+        geometry_resolution=p.geometry_resolution,
+    )
 
 
 def make_data(mesh: str, p: ShapeProtocol) -> MeshDataModule:
@@ -148,22 +145,8 @@ def make_data(mesh: str, p: ShapeProtocol) -> MeshDataModule:
     )
 
 
-def fit_row(model: ShapeFitting, dm: MeshDataModule, steps: int) -> float:
-    """Train one row in a quiet Lightning Trainer (no logger, checkpoints or validation); its wall seconds."""
-    trainer = L.Trainer(
-        max_steps=steps,
-        logger=False,
-        limit_val_batches=0,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        devices=1,
-    )
-    start = time.perf_counter()
-    trainer.fit(model, datamodule=dm)
-    seconds = time.perf_counter() - start
-    model.eval()
-    return seconds
+def parameter_count(model: torch.nn.Module) -> int:
+    return sum(t.numel() for t in model.parameters())
 
 
 # --- scoring any field (networks and baselines alike) ------------------------------------------------
@@ -229,99 +212,85 @@ def nearest_point_field(
     return field, total
 
 
-# --- the table ------------------------------------------------------------------------------------
-COLUMNS = (
-    ("iou_easy", "IoU uniform"),
-    ("iou_hard", "IoU near-surface"),
-    ("chamfer_l1", "Chamfer-L1"),
-    ("normal_consistency", "normal consistency"),
-    ("seconds", "seconds"),
-)
-
-
-def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean and standard deviation (over seeds) of each column."""
-    out = {}
-    for key, _ in COLUMNS:
-        values = np.array([r[key] for r in runs], dtype=np.float64)
-        out[key] = (float(values.mean()), float(values.std()) if len(values) > 1 else None)
-    return out
-
-
-def markdown_table(rows: dict[str, dict[str, Any]]) -> str:
-    lines = ["| method | " + " | ".join(title for _, title in COLUMNS) + " |", "|---|" + "---:|" * len(COLUMNS)]
-    for name, stats in rows.items():
-        cells = []
-        for key, _ in COLUMNS:
-            mean, std = stats[key]
-            digits = 1 if key == "seconds" else 4
-            cells.append("—" if math.isnan(mean) else f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if std else ""))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def paper_line() -> str:
-    numbers = ", ".join(f"{k} {v:.3f}" for k, v in PAPER_IOU.items())
-    return f"The paper (Tancik et al. 2020, Table 1, 3D shape occupancy, mean IoU over four Stanford meshes at 10,000 steps): {numbers}."
-
-
-def run(args: argparse.Namespace) -> Path:
-    p = ShapeProtocol.paper() if args.paper else ShapeProtocol()
-    sizes = {
-        "steps": args.steps,
-        "batch_size": args.batch_size,
-        "test_points": args.test_points,
-        "geometry_resolution": args.geometry_resolution,
+# --- the rows -------------------------------------------------------------------------------------
+def network_row(name: str, p: ShapeProtocol, mesh: str) -> tuple[dict[str, Any], tuple]:
+    """Train and score one network row (seed ``p.seed``); the row and its level-set mesh (verts, faces)."""
+    # resolved before seeding: describing a hash grid builds one, which draws from the global generator
+    spec = resolve(name, p)
+    L.seed_everything(p.seed, verbose=False)
+    dm = make_data(mesh, p)
+    dm.setup("fit")  # the held-out labels and the grid before the clock starts: seconds are the training's
+    model = build_model(spec, p)
+    seconds = fit_row(model, dm, p.steps)
+    scores = score_field(lambda x: model.predict(x)[:, 0], dm, p.geometry_resolution)
+    level_set = scores.pop("mesh")
+    row = {
+        "method": name,
+        "kind": "model",
+        "seed": p.seed,
+        "setting": spec.describe,
+        "lr": spec.lr,
+        **scores,
+        "seconds": seconds,
+        "steps": p.steps,
+        "params": parameter_count(model),
     }
-    p = replace(p, **{k: v for k, v in sizes.items() if v is not None})
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows: dict[str, list[dict[str, Any]]] = {}
-    params: dict[str, int] = {}
+    return row, level_set
+
+
+def baseline_row(
+    label: Callable[[int], str], build: Callable[[], tuple[Callable[[Tensor], Tensor], int]], dm: MeshDataModule, p: ShapeProtocol
+) -> tuple[dict[str, Any], tuple]:
+    """Build a field that trains nothing (timed: its seconds) and score it; the row, named by ``label(size)``, and
+    its level-set mesh."""
+    start = time.perf_counter()
+    field, size = build()
+    built = time.perf_counter() - start
+    scores = score_field(field, dm, p.geometry_resolution)
+    level_set = scores.pop("mesh")
+    return {"method": label(size), "kind": "baseline", "seed": None, **scores, "seconds": built, "steps": 0}, level_set
+
+
+def compare(args: argparse.Namespace, rows: list[dict[str, Any]]) -> Path:
+    p = protocol_from_args(args)
+    dm = make_data(args.mesh, p)  # seed 0: the training points of the seed-0 rows, which the baselines read
+    dm.setup("fit")  # a bad mesh fails here, before anything is written
+    out = prepare_out(args.out)
+    progress = RowProgress(args.seeds * len(args.rows) + 2)
     meshes: dict[str, tuple] = {}
     for seed in range(args.seeds):
-        ps = replace(p, seed=seed)
-        for row in args.rows:
-            L.seed_everything(seed, verbose=False)
-            dm = make_data(args.mesh, ps)
-            dm.setup("fit")  # the held-out labels and the grid before the clock starts: seconds are the training's
-            model = build_model(row, ps)
-            seconds = fit_row(model, dm, ps.steps)
-            scores = score_field(lambda x, m=model: m.predict(x)[:, 0], dm, ps.geometry_resolution)
-            meshes.setdefault(row, scores.pop("mesh"))
-            rows.setdefault(row, []).append({**scores, "seconds": seconds})
-            params[row] = sum(t.numel() for t in model.parameters())
-            print(f"{row} seed {seed}: " + ", ".join(f"{k} {v:.4g}" for k, v in rows[row][-1].items()), flush=True)
-    dm = make_data(args.mesh, p)  # seed 0: the training points of the seed-0 rows
-    dm.setup("fit")
-    budget = params.get("gaussian", sum(t.numel() for t in build_model("gaussian", p).parameters()))
-    start = time.perf_counter()
-    field, n = voxel_grid_field(dm, budget)
-    built = time.perf_counter() - start
-    voxel = score_field(field, dm, p.geometry_resolution)
-    meshes["voxel grid"] = voxel.pop("mesh")
-    rows[f"voxel grid {n}³ (trilinear)"] = [{**voxel, "seconds": built}]
-    start = time.perf_counter()
-    field, count = nearest_point_field(dm, p)
-    built = time.perf_counter() - start
-    nearest = score_field(field, dm, p.geometry_resolution)
-    meshes["nearest point"] = nearest.pop("mesh")
-    rows[f"nearest of {count:,} training points"] = [{**nearest, "seconds": built}]
+        for name in args.rows:
+            row, level_set = network_row(name, replace(p, seed=seed), args.mesh)
+            rows.append(row)
+            meshes.setdefault(name, level_set)
+            progress.row(f"{name} (seed {seed})", summary_line(row))
+    params = {r["method"]: r["params"] for r in rows}
+    budget = params.get("gaussian") or parameter_count(build_model(resolve("gaussian", p), p))
+    for key, label, build in (
+        ("voxel grid", lambda n: f"voxel grid {n}³ (trilinear)", lambda: voxel_grid_field(dm, budget)),
+        ("nearest point", lambda n: f"nearest of {n:,} training points", lambda: nearest_point_field(dm, p)),
+    ):
+        row, meshes[key] = baseline_row(label, build, dm, p)
+        rows.append(row)
+        progress.row(row["method"], summary_line(row))
 
-    table = markdown_table({name: summarise(runs) for name, runs in rows.items()})
-    command = "python -m inr.experiments.shapes " + " ".join(args.argv)
+    summary = summarise(rows, NUMERIC)
+    table = markdown_table(summary, COLUMNS)
+    m = p.mappings
+    settings = "; ".join(
+        f"{r['method']} {r['setting']}, lr {r['lr']:.0e}" for r in rows if r["kind"] == "model" and r["seed"] == 0
+    )
     text = (
-        f"# 3D shape occupancy: {args.mesh}\n\n    {command}\n\n{table}\n\n"
-        f"Sizes: {p.depth} × {p.width} MLPs, {p.batch_size:,} fresh points per step, {p.steps:,} steps, seeds 0–{args.seeds - 1}; "
-        f"held-out sets of {p.test_points:,} points each (test seed 0); Chamfer and normals from {p.surface_samples:,} surface "
-        f"samples of each mesh, the field meshed at {p.geometry_resolution}³ over the box. Parameters: "
+        f"# 3D shape occupancy: {args.mesh}\n\n    python -m inr.experiments.shapes {' '.join(args.argv)}\n\n{table}\n\n"
+        f"Sizes: {m.depth} × {m.width} MLPs, {p.batch_size:,} fresh points per step, {p.steps:,} steps, seeds 0–{args.seeds - 1} "
+        f"(mean ± sample standard deviation); held-out sets of {p.test_points:,} points each (test seed 0); Chamfer and "
+        f"normals from {p.surface_samples:,} surface samples of each mesh, the field meshed at {p.geometry_resolution}³ over "
+        "the box. Parameters: "
         + ", ".join(f"{k} {v:,}" for k, v in params.items())
-        + f".\n\n{paper_line()}\n"
+        + f". Settings: {settings}.\n\n{paper_row('shape')}\n"
     )
-    (out / "results.md").write_text(text)
-    (out / "results.json").write_text(
-        json.dumps({"protocol": p.__dict__, "mesh": args.mesh, "rows": rows, "params": params}, indent=1)
-    )
+    protocol = {**asdict(p), "mappings": asdict(m)}
+    write_results(out, text, {"mesh": args.mesh, "protocol": protocol, "rows": rows, "summary": summary})
     iio.imwrite(out / "normals_mesh.png", normal_map(dm.normalised, dm.faces, dm.box, p.render_size))
     for name, (verts, faces) in meshes.items():
         if verts is not None:
@@ -330,22 +299,34 @@ def run(args: argparse.Namespace) -> Path:
     return out / "results.md"
 
 
-ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid")
+def summary_line(row: dict[str, Any]) -> str:
+    return f"IoU {row['iou_easy']:.4f} uniform, {row['iou_hard']:.4f} near the surface, {row['seconds']:.1f} s"
 
 
-def parse(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m inr.experiments.shapes", description=__doc__.splitlines()[0])
+def protocol_from_args(args: argparse.Namespace) -> ShapeProtocol:
+    p = ShapeProtocol.paper() if args.paper else ShapeProtocol()
+    sizes = {
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "test_points": args.test_points,
+        "geometry_resolution": args.geometry_resolution,
+    }
+    return replace(p, **{k: v for k, v in sizes.items() if v is not None})
+
+
+def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--mesh", required=True, help="OBJ, PLY, STL, OFF or GLB file (watertight)")
     parser.add_argument("--steps", type=int, default=None, help="training steps per row (default 400; --paper 10,000)")
     parser.add_argument("--seeds", type=int, default=1, help="seeds per network row (mean ± std)")
     parser.add_argument("--batch-size", type=int, default=None, help="training points per step (default 4,096; --paper 32,768)")
     parser.add_argument("--test-points", type=int, default=None, help="points per held-out set (default 2^18, the paper's)")
     parser.add_argument(
-        "--geometry-resolution", type=int, default=None, help="samples per axis of the meshed fields (default 128)"
+        "--geometry-resolution", type=int, default=None, help="samples per axis of the meshed fields (default 128; --paper 256)"
     )
     parser.add_argument("--out", default="runs/shapes", help="folder of results.md, results.json and the normal maps")
     parser.add_argument("--paper", action="store_true", help="the paper's sizes: 8 × 256, 32,768 points, 10,000 steps (a GPU)")
-    parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=ROWS, help="network rows (default all)")
+    parser.add_argument("--rows", nargs="+", default=list(SHAPE_ROWS), choices=SHAPE_ROWS, help="network rows (default all)")
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the command line printed with the table
     counts = (args.steps, args.batch_size, args.test_points)
@@ -355,15 +336,12 @@ def parse(argv: Optional[list[str]]) -> argparse.Namespace:
 
 
 def main(argv: Optional[list[str]] = None) -> Path:
-    args = parse(argv)
-    retain_freed_memory()
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-    try:
-        return run(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT) from None
+    """Run the comparison; print and write the table; return the path of ``results.md``."""
+    args = parse_args(argv)
+    silence_lightning()
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
+    rows: list[dict[str, Any]] = []
+    return command(lambda: compare(args, rows), lambda: markdown_table(summarise(rows, NUMERIC), COLUMNS) if rows else "")
 
 
 if __name__ == "__main__":

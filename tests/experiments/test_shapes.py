@@ -1,16 +1,24 @@
 """The shape comparison: one command writes the table with its baselines, the paper's row and the normal maps;
-the baselines read their grids and points exactly."""
+the baselines read their grids and points exactly; its rows are the registry's methods, the overlays' settings."""
 
+import importlib
 import json
+import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import trimesh
+import yaml
 
 from inr.data.mesh import MeshDataModule
-from inr.experiments.shapes import PAPER_IOU, ShapeProtocol, main, nearest_point_field, voxel_grid_field
+from inr.experiments.protocols import MAPPINGS, PROTOCOLS
+from inr.experiments.shapes import ShapeProtocol, build_model, main, nearest_point_field, resolve, voxel_grid_field
 from inr.geometry.procedural import torus_mesh
+
+PAPER_IOU = PROTOCOLS["shape"].test_iou
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 @pytest.fixture(scope="module")
@@ -62,31 +70,59 @@ def test_one_command_writes_the_table_the_papers_row_and_normal_maps(torus_file,
     assert f"python -m inr.experiments.shapes --mesh {torus_file} --steps 30" in text
     assert "Table 1" in text and f"gaussian {PAPER_IOU['gaussian']:.3f}" in text
     assert " ± " in text  # two seeds: mean ± std
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert len(results["rows"]["gaussian"]) == 2 and results["params"]["gaussian"] > results["params"]["none"]
-    voxel = next(v for k, v in results["rows"].items() if k.startswith("voxel grid"))[0]
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
+    params = {r["method"]: r["params"] for r in rows if r["kind"] == "model"}
+    assert len([r for r in rows if r["method"] == "gaussian"]) == 2 and params["gaussian"] > params["none"]
+    voxel = next(r for r in rows if r["method"].startswith("voxel grid"))
     assert voxel["iou_easy"] > 0.8  # a torus is smooth: labels on a grid of the network's size read it well
     for name in ("mesh", "voxel_grid", "nearest_point"):
         assert (tmp_path / f"normals_{name}.png").exists()
 
 
-@pytest.mark.parametrize("mapping", list(PAPER_IOU))
-def test_the_shape_overlays_build_the_experiments_encoders(mapping):
-    """configs/encoders/shape/<mapping>.yaml and the experiment's ``paper_encoder`` give the same features."""
-    import importlib
-    from pathlib import Path
+def test_a_missing_mesh_is_one_line_and_exit_2_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "results"
+    with pytest.raises(SystemExit) as exc:
+        main(["--mesh", str(tmp_path / "missing.obj"), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error:") and "missing.obj" in err[0]
+    assert not out.exists()
 
-    import yaml
 
-    from inr.experiments.shapes import paper_encoder
+def build(spec):
+    """A config's ``class_path``/``init_args`` as an object, nested specs first (as jsonargparse builds them)."""
+    module, name = spec["class_path"].rsplit(".", 1)
+    args = {k: build(v) if isinstance(v, dict) and "class_path" in v else v for k, v in spec.get("init_args", {}).items()}
+    return getattr(importlib.import_module(module), name)(**args)
 
-    def build(spec):
-        module, name = spec["class_path"].rsplit(".", 1)
-        args = {k: build(v) if isinstance(v, dict) and "class_path" in v else v for k, v in spec.get("init_args", {}).items()}
-        return getattr(importlib.import_module(module), name)(**args)
 
-    path = Path(__file__).resolve().parents[2] / "configs" / "encoders" / "shape" / f"{mapping}.yaml"
-    overlay = build(yaml.safe_load(path.read_text())["model"]["init_args"]["encoder"])
-    reference = paper_encoder(mapping, ShapeProtocol())
+def notebook_features(mapping: str, v: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The shape notebook's ``input_encoder`` in float64: 2v − 1 without a mapping, else
+    [cos 2πvBᵀ, sin 2πvBᵀ] / ‖a‖, a = 1 per frequency (‖a‖ = √m)."""
+    v = v.double()
+    if mapping == "none":
+        return 2 * v - 1
+    proj = 2 * math.pi * v @ b.double().T
+    return torch.cat([torch.cos(proj), torch.sin(proj)], -1) / math.sqrt(len(b))
+
+
+@pytest.mark.parametrize("kind", ["shape", "shape_cpu"])
+@pytest.mark.parametrize("mapping", MAPPINGS)
+def test_the_shape_overlays_build_the_notebooks_features_and_the_experiments_encoders(kind, mapping):
+    """configs/methods/<kind>/<mapping>.yaml gives the notebook's features (none: 2v − 1; basic: B = I;
+    positional: 2^linspace(0, 6, 85) − 1 per axis; Gaussian: 256 × N(0, 12²); ÷ √m), as the experiment's rows do."""
+    overlay = build(yaml.safe_load((CONFIGS / "methods" / kind / f"{mapping}.yaml").read_text())["model"]["init_args"]["encoder"])
+    p = ShapeProtocol() if kind == "shape_cpu" else ShapeProtocol.paper()
+    experiment = build_model(resolve(mapping, p), p).encoder
+    per_axis = 2.0 ** torch.linspace(0, 6, 85, dtype=torch.float64) - 1
+    b = {
+        "none": torch.zeros(0, 3),
+        "basic": torch.eye(3),
+        "positional": torch.block_diag(*[per_axis[:, None]] * 3),  # (255, 3): axis by axis
+        "gaussian": getattr(overlay.encoder, "b", None),
+    }[mapping]
+    if mapping == "gaussian":
+        assert b.shape == (256, 3) and abs(float(b.std()) - 12.0) < 1.0  # σ = 12 (256·3 draws: std within 1)
     v = torch.rand(100, 3, generator=torch.Generator().manual_seed(0))
-    assert overlay.out_dim == reference.out_dim and torch.allclose(overlay(v), reference(v), atol=1e-6)
+    expected = notebook_features(mapping, v, b)
+    torch.testing.assert_close(overlay(v).double(), expected, rtol=0, atol=1e-5)  # float32 features of |·| ≤ 1
+    assert experiment.out_dim == overlay.out_dim and torch.equal(experiment(v), overlay(v))
