@@ -21,6 +21,7 @@ from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
+from inr.callbacks.media import latest_reconstruction
 from inr.data.cameras import read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.io.progress import reporting
@@ -270,7 +271,11 @@ class Session:
             with reporting("closing evaluation"):
                 metrics = self.cli.model.evaluate()
             parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
-            print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}", flush=True)
+            picture = latest_reconstruction(where)
+            shown = f" | reconstruction {picture}" if picture is not None else ""
+            print(
+                f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}{shown}", flush=True
+            )
         elif self.command == "predict":
             shapes = ", ".join("×".join(map(str, s)) for s in self.writer.shapes)
             files = ", ".join(p.name + ("/" if p.is_dir() else "") for p in self.writer.written)
