@@ -24,8 +24,9 @@ on the training samples alone: docs/benchmark.md). The methods that use these se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Optional
 
 # The four mappings of the paper, in its table order.
 MAPPINGS = ("none", "basic", "positional", "gaussian")
@@ -54,6 +55,11 @@ class MappingSettings:
     depth: int = 3
     init: str = "paper"
     dataset: str = field(default="", compare=False)
+    nyquist: float = 128.0
+
+    def at(self, nyquist: float) -> "MappingSettings":
+        """These settings on a training grid of Nyquist frequency ``nyquist`` (cycles per unit)."""
+        return replace(self, nyquist=float(nyquist))
 
     def learning_rate(self, mapping: str) -> float:
         if mapping not in self.lr:
@@ -140,6 +146,17 @@ PROTOCOLS: Mapping[str, MappingSettings] = MappingProxyType(
 PAPER_SETTINGS: Mapping[str, MappingSettings] = MappingProxyType({k: v for k, v in PROTOCOLS.items() if v.test_psnr})
 # The image kinds of the 2D image protocol
 KINDS = ("natural", "text")
+
+
+def given_bands(settings: MappingSettings, sigma: Optional[float], scale: Optional[float], train_side: int) -> MappingSettings:
+    """``settings`` on a training grid of ``train_side`` samples per axis, with σ and the positional scale replaced
+    by the values given (None: the grid rule's); given values are used as they are."""
+    at = settings.at(train_side / 2)
+    return replace(
+        at,
+        gaussian_sigma=at.gaussian_sigma if sigma is None else float(sigma),
+        positional_scale=at.positional_scale if scale is None else float(scale),
+    )
 
 
 def settings_table() -> str:
