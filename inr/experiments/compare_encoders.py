@@ -115,7 +115,7 @@ class Protocol:
 
     @property
     def settings(self):
-        return given_bands(PROTOCOLS[self.kind], self.sigma, self.scale, self.resolution // 2)
+        return given_bands(PROTOCOLS[self.kind], self.sigma, self.scale, (self.resolution // 2) / 2)
 
     @property
     def positional_scale(self) -> float:
@@ -136,6 +136,7 @@ class Protocol:
             depth=self.depth,
             init=self.init,
             seed=self.seed,
+            steps=self.steps,
         )
 
 
@@ -145,7 +146,9 @@ def resolve(name: str, protocol: Protocol) -> Resolved:
 
 def build_model(spec: Resolved, out_channels: int) -> ImageFitting:
     encoder, network, optimizer = spec.build()
-    return ImageFitting(encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer)
+    return ImageFitting(
+        encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer, scheduler=spec.build_scheduler()
+    )
 
 
 def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path) -> dict[str, Any]:
@@ -212,7 +215,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
         help="held-out PSNR (dB) whose first crossing the table reports (default: bilinear interpolation's)",
     )
     parser.add_argument("--sigma", type=float, help="Gaussian σ at this size, as given (default: the kind's, by the grid rule)")
-    parser.add_argument("--scale", type=float, help="positional scale at this size, as given (default: the kind's, by the grid rule)")
+    parser.add_argument(
+        "--scale", type=float, help="positional scale at this size, as given (default: the kind's, by the grid rule)"
+    )
     parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP")
     parser.add_argument("--init", choices=("paper", "torch"), default="paper", help="initialisation of the MLP rows")
     parser.add_argument("--seed", type=int, default=0, help="seed of the rows (weights, Gaussian B)")

@@ -102,16 +102,32 @@ COLUMNS = (
 )
 
 
+def measured_nyquist(args: argparse.Namespace, side: int, ndim: int) -> float:
+    """The Nyquist frequency (cycles per unit) of what the loss sees, for the grid rule: CT and MRI the whole
+    grid (the paper's setting: its scales were chosen on the 512² / 96³ grid); super-resolution the
+    low-resolution grid (side / factor); inpainting a regular grid of the observed pixels' density
+    (side · keep^(1/d))."""
+    if args.task == "superres":
+        return side / args.factor / 2
+    if args.task == "inpaint":
+        return side * args.keep ** (1 / ndim) / 2
+    return side / 2
+
+
 def method_setting(args: argparse.Namespace, dm: MeasurementDataModule) -> Setting:
     """The four mappings as the task's notebook sets them (``protocols.PROTOCOLS[task]``), on the whole grid:
     a 3 × ``width`` ReLU MLP with a sigmoid output and the paper's initialisation (``--init``), Gaussian B
-    drawn with seed 0; σ and the positional scale as given (``--sigma``, ``--scale``) or by the grid rule."""
+    drawn with seed 0; σ and the positional scale as given (``--sigma``, ``--scale``) or by the grid rule on
+    what the loss sees (``measured_nyquist``)."""
     shape = dm.operator.field_shape
     side = min(shape)
+    nyquist = measured_nyquist(args, side, len(shape))
     return Setting(
         in_dim=len(shape),
         train_side=side,
-        protocol=given_bands(PROTOCOLS[args.task], args.sigma, args.scale, side),
+        resolvable=nyquist,
+        steps=args.steps,
+        protocol=given_bands(PROTOCOLS[args.task], args.sigma, args.scale, nyquist),
         output_activation="sigmoid",
         width=args.width,
         init=args.init,
@@ -192,7 +208,9 @@ def score(recon: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
 def build_network(spec: Resolved, out_channels: int) -> InverseFitting:
     torch.manual_seed(0)
     encoder, network, optimizer = spec.build()
-    return InverseFitting(encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer)
+    return InverseFitting(
+        encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer, scheduler=spec.build_scheduler()
+    )
 
 
 def fit_network(spec: Resolved, dm: MeasurementDataModule, steps: int) -> torch.Tensor:

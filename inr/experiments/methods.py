@@ -1,11 +1,20 @@
 """Every method of the package, named once with its settings: the one registry that comparisons, tables and the
 config overlays (``configs/methods/*.yaml``) read.
 
-A method is an input mapping and a network with its optimiser. Its settings can depend on where it runs —
-the dimension of the coordinates, the training grid (a hash grid's finest level, BACON's band limit), the
-task's protocol (the paper's learning rate and scale per mapping and task, ``inr.experiments.protocols``),
-the output activation the target needs, the seed — so each method resolves, for a ``Setting``, into a
-``Resolved``: ``class_path``/``init_args`` of its encoder, network and optimiser, exactly as a config gives them.
+A method is an input mapping and a network with its optimiser (and, where its release decays the learning
+rate, a scheduler). Its settings can depend on where it runs — the dimension of the coordinates, the
+training grid (a hash grid's finest level, BACON's band limit, and the band of every frequency setting by the
+grid rule below), the task's protocol (the paper's learning rate and scale per mapping and task,
+``inr.experiments.protocols``), the output activation the target needs, the seed, the run's length — so
+each method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder,
+network, optimiser and scheduler, exactly as a config gives them.
+
+The grid rule (``grid_bands``): the paper's scales were chosen on its own grids (512² images, 96³ volumes,
+400² views); on a training grid of Nyquist frequency ν the band of every frequency setting is scaled by
+ν/ν_paper — the positional encoding's top frequency, Gaussian σ, MFN's input scale — so it keeps its place
+relative to what the samples resolve; at the paper's size nothing changes. A combination that leaves the
+positional encoding under one cycle per unit (below the basic mapping) is refused with one line. Why this
+rule and not another: docs/spectral.md, "Settings that follow the grid".
 
     spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
     spec.overlay()                     # the model.init_args block of a config
@@ -34,6 +43,16 @@ from inr.experiments.runner import ExperimentParser
 INSTANT_NGP_ADAM = {"betas": [0.9, 0.99], "eps": 1e-15}
 # BACON's band split over its 5 filters in its image experiment (computational-imaging/bacon, train_img.py)
 BACON_FRACTIONS = [0.125, 0.125, 0.25, 0.25, 0.25]
+# GaborNet's input_scale 256 fits every pixel of a 256² image (mfn/experiments/image_rep.py, data.py): a grid
+# of Nyquist 128 cycles per unit; the grid rule scales it from there
+MFN_INPUT_SCALE, MFN_NYQUIST = 256.0, 128.0
+# FINER's release decays the learning rate as 0.1^(t/T) over its T training steps (liuzhen0212/FINER,
+# train_image.py: LambdaLR(0.1 ** min(iter / num_epochs, 1)))
+FINER_DECAY = 0.1
+# The notebook's rotation of the positional frame (3d_simple_nerf.ipynb, posenc_new_rotated): 45° about z,
+# then 45° about x; B ← B R_zᵀ R_xᵀ, i.e. every frequency vector rotated by R = R_x R_z
+_H = math.sqrt(0.5)
+NOTEBOOK_ROTATION = [[_H, -_H, 0.0], [0.5, 0.5, -_H], [0.5, 0.5, _H]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +62,10 @@ class Setting:
     ``train_side``: training samples per axis (its Nyquist frequency is train_side / 2 cycles per unit);
     ``protocol``: the task's mapping settings (``PROTOCOLS``: learning rates, positional scale, σ, m);
     ``hash_levels``/``hash_base``: the hash grid's level count and coarsest resolution (its finest is the
-    training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings.
+    training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings; ``steps``: the run's
+    optimiser steps (a decaying learning rate spans them); ``resolvable``: the highest frequency (cycles per
+    unit) the training samples resolve when they are not a grid of ``train_side`` per axis (posed views), or
+    None for train_side / 2.
     """
 
     in_dim: int = 2
@@ -56,11 +78,23 @@ class Setting:
     seed: int = 0
     hash_levels: int = 16
     hash_base: int = 16
+    steps: int = 300
+    resolvable: Optional[float] = None
 
     @property
     def nyquist(self) -> float:
-        """The training grid's Nyquist frequency, train_side / 2 cycles per unit."""
-        return self.train_side / 2
+        """The training grid's Nyquist frequency, train_side / 2 cycles per unit (or ``resolvable``)."""
+        return self.resolvable if self.resolvable is not None else self.train_side / 2
+
+
+def grid_bands(s: Setting) -> MappingSettings:
+    """The setting's protocol on its training grid: every band scaled by ν/ν_paper (``MappingSettings.at``)."""
+    return s.protocol.at(s.nyquist)
+
+
+def band_ratio(s: Setting, reference_nyquist: float) -> float:
+    """ν/ν_ref: how far the setting's grid is from the one a frequency setting was chosen on."""
+    return s.nyquist / reference_nyquist
 
 
 @dataclass(frozen=True)
@@ -87,6 +121,7 @@ class Resolved:
     network: Component
     optimizer: Component
     describe: str = ""
+    scheduler: Optional[Component] = None
 
     @property
     def lr(self) -> float:
@@ -94,7 +129,10 @@ class Resolved:
 
     def overlay(self) -> dict[str, Any]:
         """The ``model.init_args`` entries of a config (``--config image.yaml --config methods/<name>.yaml``)."""
-        return {"encoder": self.encoder.as_config(), "network": self.network.as_config(), "optimizer": self.optimizer.as_config()}
+        out = {"encoder": self.encoder.as_config(), "network": self.network.as_config(), "optimizer": self.optimizer.as_config()}
+        if self.scheduler is not None:
+            out["scheduler"] = self.scheduler.as_config()
+        return out
 
     def build(self) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
         """(encoder instance, network factory (in_dim, out_dim) -> module, optimizer factory params -> optimizer)."""
@@ -104,6 +142,10 @@ class Resolved:
             partial(self.network.cls(), **self.network.init_args),
             partial(self.optimizer.cls(), **optimizer_args),
         )
+
+    def build_scheduler(self) -> Optional[Callable[..., Any]]:
+        """The scheduler factory optimizer -> scheduler (a task's ``scheduler`` argument), or None."""
+        return None if self.scheduler is None else partial(self.scheduler.cls(), **self.scheduler.init_args)
 
 
 @dataclass(frozen=True)
@@ -118,9 +160,9 @@ class Method:
     def resolve(self, setting: Setting) -> Resolved:
         if setting.in_dim not in self.dims:
             raise ValueError(f"method {self.name!r} is defined for {', '.join(f'{d}-D' for d in self.dims)} coordinates only")
-        encoder, network, lr, adam, describe = self.resolve_fn(setting)
+        encoder, network, lr, adam, describe, *rest = self.resolve_fn(setting)
         optimizer = Component("torch.optim.Adam", {"lr": lr, **adam})
-        return Resolved(self.name, encoder, network, optimizer, describe)
+        return Resolved(self.name, encoder, network, optimizer, describe, rest[0] if rest else None)
 
 
 def identity(s: Setting) -> Component:
@@ -142,26 +184,34 @@ def _mapping(name: str, encoder: Callable[[Setting], Component], describe: Calla
     return resolve
 
 
-def _positional(s: Setting) -> Component:
-    p = s.protocol
-    return Component(
-        "inr.encoders.PositionalEncoding",
-        {
-            "in_dim": s.in_dim,
-            "num_frequencies": p.positional_per_axis,
-            "sigma": 2.0**p.positional_scale,
-            "endpoint": True,
-            "minus_one": True,
-        },
-    )
+def _positional(s: Setting, rotation: Optional[list[list[float]]] = None) -> Component:
+    p = grid_bands(s)
+    args = {
+        "in_dim": s.in_dim,
+        "num_frequencies": p.positional_per_axis,
+        "sigma": 2.0**p.positional_scale,
+        "endpoint": True,
+        "minus_one": True,
+    }
+    return Component("inr.encoders.PositionalEncoding", {**args, "rotation": rotation} if rotation else args)
 
 
 def _gaussian(s: Setting) -> Component:
-    p = s.protocol
+    p = grid_bands(s)
     return Component(
         "inr.encoders.GaussianEncoding",
         {"in_dim": s.in_dim, "num_features": p.num_features, "sigma": p.gaussian_sigma, "seed": s.seed},
     )
+
+
+def positional_text(s: Setting) -> str:
+    p = grid_bands(s)
+    return f"scale {p.positional_scale:.3g} (top {2**p.positional_scale - 1:.3g} cycles/unit), {p.positional_per_axis} per axis"
+
+
+def gaussian_text(s: Setting) -> str:
+    p = grid_bands(s)
+    return f"σ = {p.gaussian_sigma:.3g}, m = {p.num_features}"
 
 
 def hash_levels_text(n_levels: int, log2_size: int, base: int, finest: int, dim: int) -> str:
@@ -210,10 +260,18 @@ def _hashgrid(log2_size: int):
 
 
 def _siren(s: Setting):
-    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates; lr 5e-4
+    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates, the reference
+    # code's biases (PyTorch's default law); lr 5e-4
     network = Component(
         "inr.networks.SIREN",
-        {"width": s.width, "depth": 4, "first_omega_0": 30.0, "hidden_omega_0": 30.0, "output_activation": "none"},
+        {
+            "width": s.width,
+            "depth": 4,
+            "first_omega_0": 30.0,
+            "hidden_omega_0": 30.0,
+            "bias_init": "torch",
+            "output_activation": "none",
+        },
     )
     return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
 
@@ -243,7 +301,8 @@ def _gauss(s: Setting):
 
 
 def _finer(s: Setting):
-    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 (liuzhen0212/FINER run_finer.sh)
+    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 decayed to 0.1× over the run (liuzhen0212/FINER
+    # run_finer.sh, train_image.py): gamma = 0.1^(1/steps) per step
     network = Component(
         "inr.networks.FINER",
         {
@@ -255,7 +314,8 @@ def _finer(s: Setting):
             "output_activation": "none",
         },
     )
-    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
+    scheduler = Component("torch.optim.lr_scheduler.ExponentialLR", {"gamma": FINER_DECAY ** (1.0 / max(s.steps, 1))})
+    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30, lr × 0.1^(t/{s.steps})", scheduler
 
 
 def bacon_band_limit(s: Setting) -> int:
@@ -273,23 +333,29 @@ def _bacon(s: Setting):
     return identity(s), network, 5e-3, {}, f"4 × {s.width}, band limit {bacon_band_limit(s)} cycles/unit"
 
 
+def mfn_input_scale(s: Setting) -> float:
+    """GaborNet's released input_scale (256 on a 256² grid, Nyquist 128) scaled by the grid rule: 256 ν/128."""
+    return MFN_INPUT_SCALE * band_ratio(s, MFN_NYQUIST)
+
+
 def _mfn(s: Setting):
-    # GaborNet: 3 × 256, 4 filters, input_scale 256, α = 6, β = 1, lr 1e-2 (mfn/experiments/image_rep.py); left out
-    # of 1D and 3D: the released input_scale is tuned for its 256² image, and no other value is released
+    # GaborNet: 3 × 256, 4 filters, input_scale 256 at the release's grid (by the grid rule elsewhere), α = 6,
+    # β = 1, lr 1e-2 (mfn/experiments/image_rep.py); 2-D only, as the release
+    scale = mfn_input_scale(s)
     network = Component(
         "inr.networks.MFN",
         {
             "width": s.width,
             "depth": 3,
             "filter": "gabor",
-            "input_scale": 256.0,
+            "input_scale": scale,
             "weight_scale": 1.0,
             "alpha": 6.0,
             "beta": 1.0,
             "output_activation": "none",
         },
     )
-    return identity(s), network, 1e-2, {}, f"GaborNet 3 × {s.width}, input_scale 256"
+    return identity(s), network, 1e-2, {}, f"GaborNet 3 × {s.width}, input_scale {scale:g}"
 
 
 # Every method, in table order. Adding a method is one entry here.
@@ -305,16 +371,19 @@ METHODS: dict[str, Method] = {
         Method(
             "positional",
             "positional features 2^linspace(0, scale, n) − 1 per axis (Tancik et al. 2020)",
-            _mapping(
-                "positional",
-                _positional,
-                lambda s: f"scale {s.protocol.positional_scale:g}, {s.protocol.positional_per_axis} per axis",
-            ),
+            _mapping("positional", _positional, positional_text),
         ),
         Method(
             "gaussian",
             "Gaussian Fourier features B ~ N(0, σ²) (Tancik et al. 2020)",
-            _mapping("gaussian", _gaussian, lambda s: f"σ = {s.protocol.gaussian_sigma:g}, m = {s.protocol.num_features}"),
+            _mapping("gaussian", _gaussian, gaussian_text),
+        ),
+        # the positional frequencies in a frame rotated off the axes, as 3d_simple_nerf.ipynb's posenc_new_rotated
+        Method(
+            "positional_rotated",
+            "positional features in the notebook's rotated frame (3d_simple_nerf.ipynb, posenc_new_rotated)",
+            _mapping("positional", lambda s: _positional(s, NOTEBOOK_ROTATION), lambda s: positional_text(s) + ", frame rotated"),
+            dims=(3,),
         ),
         Method("siren", "SIREN: sine layers, ω₀ = 30 (Sitzmann et al. 2020)", _siren),
         # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
@@ -349,7 +418,7 @@ def method_names(text: str, available: Optional[tuple[str, ...]] = None) -> list
 # directories (and ``--ckpt_path last`` resumes the method's own run).
 IMAGE_SETTING = Setting(in_dim=2, train_side=128)
 OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
-    **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name in METHODS},
+    **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name, m in METHODS.items() if 2 in m.dims},
     **{
         f"text/{name}.yaml": (
             name,
@@ -388,7 +457,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(f"{len(OVERLAYS)} overlays -> {args.write_configs / 'methods'}")
         return
     for name, method in METHODS.items():
-        spec = method.resolve(IMAGE_SETTING) if 2 in method.dims else None
+        if 2 not in method.dims:
+            print(f"{name:16s} {method.summary}; {', '.join(f'{d}-D' for d in method.dims)} only")
+            continue
+        spec = method.resolve(IMAGE_SETTING)
         print(f"{name:16s} {method.summary}; image.yaml: lr {spec.lr:g}, {spec.describe or '-'}")
 
 

@@ -23,10 +23,13 @@ on the training samples alone: docs/benchmark.md). The methods that use these se
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Optional
+
+from inr.errors import InputError
 
 # The four mappings of the paper, in its table order.
 MAPPINGS = ("none", "basic", "positional", "gaussian")
@@ -39,7 +42,10 @@ class MappingSettings:
     ``lr`` maps each of ``MAPPINGS`` to its Adam learning rate; ``depth`` counts hidden layers (the notebooks'
     ``network_depth`` counts the output layer too); ``resolution`` and ``steps`` are the protocol's own grid
     side and step count; ``test_psnr`` is the held-out PSNR the paper reports for it (dB, mean over
-    ``dataset``, Table 1), empty for a protocol of this package's own.
+    ``dataset``, Table 1), empty for a protocol of this package's own. ``nyquist`` is the Nyquist frequency
+    (cycles per unit) of the training samples the scales were chosen on; ``at(ν)`` moves them to another grid.
+    The positional encoding's frequencies are 2^linspace(0, positional_scale, n) − 1, so its top frequency is
+    2^positional_scale − 1 cycles per unit.
     """
 
     kind: str
@@ -57,9 +63,31 @@ class MappingSettings:
     dataset: str = field(default="", compare=False)
     nyquist: float = 128.0
 
-    def at(self, nyquist: float) -> "MappingSettings":
-        """These settings on a training grid of Nyquist frequency ``nyquist`` (cycles per unit)."""
-        return replace(self, nyquist=float(nyquist))
+    def at(self, nyquist: float) -> MappingSettings:
+        """These settings on training samples of Nyquist frequency ν = ``nyquist`` (cycles per unit), by the grid
+        rule: every band scaled by r = ν/ν_paper — the positional top frequency 2^s − 1 → r(2^s − 1), Gaussian
+        σ → rσ — so each keeps its place relative to what the samples resolve (docs/spectral.md). The same
+        grid: unchanged. Refused (``InputError``) where the positional top frequency would fall under one cycle
+        per unit, below the basic mapping's.
+
+        Example:
+            >>> at = PROTOCOLS["natural"].at(32)   # 128² every other pixel: 64² training pixels
+            >>> round(2 ** at.positional_scale - 1, 2), at.gaussian_sigma
+            (15.75, 2.5)
+        """
+        ratio = float(nyquist) / self.nyquist
+        if ratio == 1.0:
+            return self
+        top = (2.0**self.positional_scale - 1.0) * ratio
+        if top < 1.0:
+            raise InputError(
+                f"{self.kind}: on a grid of Nyquist {nyquist:g} cycles per unit the paper's positional band (top "
+                f"{2.0**self.positional_scale - 1.0:.3g} cycles at Nyquist {self.nyquist:g}) scales to {top:.2g} cycles, "
+                "below the basic mapping's 1: use a larger grid, or give the scale and σ explicitly"
+            )
+        return replace(
+            self, nyquist=float(nyquist), positional_scale=math.log2(1.0 + top), gaussian_sigma=self.gaussian_sigma * ratio
+        )
 
     def learning_rate(self, mapping: str) -> float:
         if mapping not in self.lr:
@@ -96,6 +124,7 @@ PROTOCOLS: Mapping[str, MappingSettings] = MappingProxyType(
             gaussian_sigma=4.0,
             test_psnr={"none": 16.75, "basic": 23.31, "positional": 26.89, "gaussian": 28.33},
             steps=1000,
+            nyquist=256.0,  # the loss sees the field on the whole 512² grid
             dataset="Shepp–Logan phantoms, 512², 20 angles",
         ),
         # 256 // 3 = 85 frequencies per axis
@@ -108,37 +137,39 @@ PROTOCOLS: Mapping[str, MappingSettings] = MappingProxyType(
             positional_per_axis=85,
             steps=1000,
             resolution=96,
+            nyquist=48.0,  # the whole 96³ grid
             dataset="ATLAS brain volumes, 96³",
         ),
-        # Inpainting and super-resolution are not in the paper: its natural-image settings
+        # Inpainting and super-resolution are not in the paper: its natural-image settings (chosen at Nyquist 128)
         "inpaint": MappingSettings(kind="inpaint", lr=_NATURAL_LR, positional_scale=6.0, gaussian_sigma=10.0, steps=1000),
         "superres": MappingSettings(kind="superres", lr=_NATURAL_LR, positional_scale=6.0, gaussian_sigma=10.0, steps=1000),
         # A 1D signal of 1024 samples and a 32³ density: σ and the positional scale are the best of
         # `compare_fields --signal/--volume --sweep` on the training samples alone; the natural-image rates
         "signal": MappingSettings(
-            kind="signal", lr=_NATURAL_LR, positional_scale=4.0, gaussian_sigma=10.0, steps=1000, resolution=1024
+            kind="signal", lr=_NATURAL_LR, positional_scale=4.0, gaussian_sigma=10.0, steps=1000, resolution=1024, nyquist=256.0
         ),
         "volume": MappingSettings(
-            kind="volume", lr=_NATURAL_LR, positional_scale=3.0, gaussian_sigma=1.0, steps=300, resolution=32
+            kind="volume", lr=_NATURAL_LR, positional_scale=3.0, gaussian_sigma=1.0, steps=300, resolution=32, nyquist=8.0
         ),
         # View synthesis (3d_simple_nerf.ipynb: no view dependence, no hierarchical sampling). The notebook's rates
         # (5e-4 for the mappings, 1e-2 none, 5e-3 basic) are for 50,000 steps; for ~1,000 steps every mapping uses
-        # 5e-3 and none 1e-2 (its paper-given lead kept). Frequencies are in cycles per unit of the scene cube mapped
-        # to [0, 1]: the notebook's sin(B x) on world units with B up to 2^8 − 1 (positional) or σ = 26 (Gaussian)
-        # is, on its 3-unit cube, up to 122 and ≈ 12 cycles per unit at 400² pixels; 64² views resolve about 37
-        # cycles per unit (a pixel spans ≈ 0.0135 of the cube at the cameras' distance), so positional tops at
-        # 2^4.5 − 1 ≈ 21.6 (128 // 3 = 42 per axis) and the Gaussian σ is 8 (m = 128, configs/nerf.yaml)
+        # 5e-3 and none 1e-2 (its paper-given lead kept). Frequencies in cycles per unit of the scene cube mapped to
+        # [0, 1]: the notebook's sin(B x) on world units, B up to 2^8 − 1 (posenc_new: 2^linspace(0, 8, 256 // 3) − 1
+        # per axis) and σ = 26 (256 Gaussian features), on its 3-unit cube (x ∈ [−1.5, 1.5]) are
+        # (2^8 − 1)·3/2π = 121.8 and 26·3/2π = 12.41 cycles per unit. Its 400² lego views (focal 555.6 px, cameras
+        # 4.031 from the centre) resolve ν = focal · 3 / (2 · 4.031) = 206.7 cycles per unit: a pixel spans
+        # 4.031/555.6 world units there (``inr.data.rays.view_nyquist``). The grid rule scales both to the views here.
         "nerf": MappingSettings(
             kind="nerf",
             lr={"none": 1e-2, "basic": 5e-3, "positional": 5e-3, "gaussian": 5e-3},
-            positional_scale=4.5,
-            gaussian_sigma=8.0,
-            num_features=128,
-            positional_per_axis=42,
+            positional_scale=math.log2(1.0 + (2**8 - 1) * 3 / (2 * math.pi)),
+            gaussian_sigma=26 * 3 / (2 * math.pi),
+            num_features=256,
+            positional_per_axis=256 // 3,
             steps=600,
             resolution=64,
             width=128,
-            init="torch",
+            nyquist=555.5555 * 3 / (2 * 4.031),
         ),
     }
 )
@@ -148,10 +179,12 @@ PAPER_SETTINGS: Mapping[str, MappingSettings] = MappingProxyType({k: v for k, v 
 KINDS = ("natural", "text")
 
 
-def given_bands(settings: MappingSettings, sigma: Optional[float], scale: Optional[float], train_side: int) -> MappingSettings:
-    """``settings`` on a training grid of ``train_side`` samples per axis, with σ and the positional scale replaced
+def given_bands(settings: MappingSettings, sigma: Optional[float], scale: Optional[float], nyquist: float) -> MappingSettings:
+    """``settings`` on training samples of Nyquist frequency ``nyquist``, with σ and the positional scale replaced
     by the values given (None: the grid rule's); given values are used as they are."""
-    at = settings.at(train_side / 2)
+    if sigma is not None and scale is not None:
+        return replace(settings, nyquist=float(nyquist), gaussian_sigma=float(sigma), positional_scale=float(scale))
+    at = settings.at(nyquist)
     return replace(
         at,
         gaussian_sigma=at.gaussian_sigma if sigma is None else float(sigma),
