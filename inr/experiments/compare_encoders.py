@@ -340,7 +340,8 @@ def compare(args: argparse.Namespace, rows: list[dict[str, Any]]) -> list[dict[s
     saved = {
         "source": label,
         "protocol": asdict(protocol),
-        "paper_settings": asdict(protocol.settings),
+        "paper_settings": asdict(PROTOCOLS[protocol.kind]),
+        "settings": asdict(protocol.settings),  # at this grid: the grid rule's, or as given
         "seeds": seeds,
         "rows": all_rows,
         "summary": summary,

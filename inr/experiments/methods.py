@@ -9,12 +9,13 @@ grid rule below), the task's protocol (the paper's learning rate and scale per m
 each method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder,
 network, optimiser and scheduler, exactly as a config gives them.
 
-The grid rule (``grid_bands``): the paper's scales were chosen on its own grids (512² images, 96³ volumes,
-400² views); on a training grid of Nyquist frequency ν the band of every frequency setting is scaled by
-ν/ν_paper — the positional encoding's top frequency, Gaussian σ, MFN's input scale — so it keeps its place
-relative to what the samples resolve; at the paper's size nothing changes. A combination that leaves the
-positional encoding under one cycle per unit (below the basic mapping) is refused with one line. Why this
-rule and not another: docs/spectral.md, "Settings that follow the grid".
+The grid rule (``grid_bands``, ``protocols.MappingSettings.at``): the paper's scales were chosen on its own
+grids (512² images, 96³ volumes, 400² views) and are kept in cycles per unit, but on training samples of
+Nyquist frequency ν no band edge lies above ν/2 — the positional encoding's top frequency, the Gaussian's 3σ,
+MFN's input scale (its release's 256 sits at that edge of its own 256² grid, so it scales as 256 ν/128 below
+it). At the paper's size nothing changes. A combination that leaves the positional encoding under one cycle
+per unit (below the basic mapping) is refused with one line. Why this rule and not another (scaling every
+band by ν/ν_paper fails whole-grid inverse problems): docs/spectral.md, "Settings that follow the grid".
 
     spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
     spec.overlay()                     # the model.init_args block of a config
@@ -44,7 +45,7 @@ INSTANT_NGP_ADAM = {"betas": [0.9, 0.99], "eps": 1e-15}
 # BACON's band split over its 5 filters in its image experiment (computational-imaging/bacon, train_img.py)
 BACON_FRACTIONS = [0.125, 0.125, 0.25, 0.25, 0.25]
 # GaborNet's input_scale 256 fits every pixel of a 256² image (mfn/experiments/image_rep.py, data.py): a grid
-# of Nyquist 128 cycles per unit; the grid rule scales it from there
+# of Nyquist 128 cycles per unit; on coarser training samples the grid rule scales it down from there
 MFN_INPUT_SCALE, MFN_NYQUIST = 256.0, 128.0
 # FINER's release decays the learning rate as 0.1^(t/T) over its T training steps (liuzhen0212/FINER,
 # train_image.py: LambdaLR(0.1 ** min(iter / num_epochs, 1)))
@@ -88,13 +89,8 @@ class Setting:
 
 
 def grid_bands(s: Setting) -> MappingSettings:
-    """The setting's protocol on its training grid: every band scaled by ν/ν_paper (``MappingSettings.at``)."""
+    """The setting's protocol on its training samples: the paper's bands, none above ν/2 (``MappingSettings.at``)."""
     return s.protocol.at(s.nyquist)
-
-
-def band_ratio(s: Setting, reference_nyquist: float) -> float:
-    """ν/ν_ref: how far the setting's grid is from the one a frequency setting was chosen on."""
-    return s.nyquist / reference_nyquist
 
 
 @dataclass(frozen=True)
@@ -334,8 +330,9 @@ def _bacon(s: Setting):
 
 
 def mfn_input_scale(s: Setting) -> float:
-    """GaborNet's released input_scale (256 on a 256² grid, Nyquist 128) scaled by the grid rule: 256 ν/128."""
-    return MFN_INPUT_SCALE * band_ratio(s, MFN_NYQUIST)
+    """GaborNet's released input_scale by the grid rule: 256 at and above its release's grid (Nyquist 128), where
+    that bandwidth fitted every pixel; 256 ν/128 below it, so the band keeps its place under the Nyquist."""
+    return MFN_INPUT_SCALE * min(1.0, s.nyquist / MFN_NYQUIST)
 
 
 def _mfn(s: Setting):

@@ -33,6 +33,12 @@ from inr.errors import InputError
 
 # The four mappings of the paper, in its table order.
 MAPPINGS = ("none", "basic", "positional", "gaussian")
+# The grid rule (``MappingSettings.at``): no band edge above half the training samples' Nyquist frequency; the
+# edge of a Gaussian band is 3σ. Half: the highest the paper puts any band at its own sizes (its natural-image
+# positional top, 63 cycles on 256² training pixels: 0.49 ν), so its values stand there; measured against
+# other rules in docs/spectral.md ("Settings that follow the grid").
+BAND_CAP = 0.5
+GAUSSIAN_EDGE = 3.0
 
 
 @dataclass(frozen=True)
@@ -65,28 +71,33 @@ class MappingSettings:
 
     def at(self, nyquist: float) -> MappingSettings:
         """These settings on training samples of Nyquist frequency ν = ``nyquist`` (cycles per unit), by the grid
-        rule: every band scaled by r = ν/ν_paper — the positional top frequency 2^s − 1 → r(2^s − 1), Gaussian
-        σ → rσ — so each keeps its place relative to what the samples resolve (docs/spectral.md). The same
-        grid: unchanged. Refused (``InputError``) where the positional top frequency would fall under one cycle
-        per unit, below the basic mapping's.
+        rule: each band keeps the paper's cycles per unit, but no band edge lies above ν/2 (``BAND_CAP``) — the
+        positional top frequency 2^s − 1 ≤ ν/2, the Gaussian's 3σ ≤ ν/2 (99.7 % of its per-axis frequencies
+        below it). At the paper's own size every band is already below it (at most 0.49 ν_paper), so nothing
+        changes there, and values given for a grid (``given_bands``) are kept on it; the grid rule's
+        measurements are in docs/spectral.md. Refused (``InputError``) where the
+        positional band would end under one cycle per unit, below the basic mapping's.
 
         Example:
             >>> at = PROTOCOLS["natural"].at(32)   # 128² every other pixel: 64² training pixels
-            >>> round(2 ** at.positional_scale - 1, 2), at.gaussian_sigma
-            (15.75, 2.5)
+            >>> round(2 ** at.positional_scale - 1, 2), round(at.gaussian_sigma, 3)
+            (16.0, 5.333)
         """
-        ratio = float(nyquist) / self.nyquist
-        if ratio == 1.0:
+        if float(nyquist) == self.nyquist:  # the grid these values were chosen (or given) for
             return self
-        top = (2.0**self.positional_scale - 1.0) * ratio
+        edge = BAND_CAP * float(nyquist)
+        top = min(2.0**self.positional_scale - 1.0, edge)
         if top < 1.0:
             raise InputError(
-                f"{self.kind}: on a grid of Nyquist {nyquist:g} cycles per unit the paper's positional band (top "
-                f"{2.0**self.positional_scale - 1.0:.3g} cycles at Nyquist {self.nyquist:g}) scales to {top:.2g} cycles, "
-                "below the basic mapping's 1: use a larger grid, or give the scale and σ explicitly"
+                f"{self.kind}: training samples of Nyquist {nyquist:g} cycles per unit leave the positional band "
+                f"{top:.2g} cycles (at most half the Nyquist), below the basic mapping's 1: use a larger grid, "
+                "or give the scale and σ explicitly"
             )
         return replace(
-            self, nyquist=float(nyquist), positional_scale=math.log2(1.0 + top), gaussian_sigma=self.gaussian_sigma * ratio
+            self,
+            nyquist=float(nyquist),
+            positional_scale=min(self.positional_scale, math.log2(1.0 + top)),
+            gaussian_sigma=min(self.gaussian_sigma, edge / GAUSSIAN_EDGE),
         )
 
     def learning_rate(self, mapping: str) -> float:

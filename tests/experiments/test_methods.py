@@ -63,38 +63,42 @@ def test_the_mappings_take_each_protocols_learning_rates_and_scales(kind):
 @pytest.mark.parametrize(
     "kind,side,top,sigma",
     [
-        ("natural", 64, 63 / 4, 10 / 4),  # compare_encoders' default: 128², 64² training pixels, ν = 32 against 128
-        ("natural", 128, 63 / 2, 10 / 2),  # image.yaml: 256², ν = 64
-        ("text", 64, 31 / 4, 14 / 4),
-        ("ct", 128, 7 / 4, 4 / 4),  # ν = 64 against the whole 512² grid's 256
-        ("mri", 32, 15 / 3, 2 / 3),  # ν = 16 against 96³'s 48
+        ("natural", 64, 16.0, 16 / 3),  # compare_encoders' default 128²: 64² training pixels, ν = 32: both capped at ν/2
+        ("natural", 128, 32.0, 10.0),  # image.yaml, 256²: ν = 64; the top 63 capped at 32, 3σ = 30 already below
+        ("natural", 256, 63.0, 10.0),  # the paper's 512²: its values
+        ("text", 64, 16.0, 16 / 3),
+        ("ct", 128, 7.0, 4.0),  # 128² CT, ν = 64: the paper's 7 and 3σ = 12 are below 32: its values
+        ("mri", 16, 4.0, 4 / 3),  # 16³, ν = 8: top 15 and 3σ = 6 capped at 4
+        ("mri", 96, 15.0, 2.0),
     ],
 )
-def test_the_grid_rule_scales_every_band_by_the_ratio_of_nyquist_frequencies(kind, side, top, sigma):
+def test_the_grid_rule_keeps_the_papers_bands_below_half_the_nyquist(kind, side, top, sigma):
     setting = Setting(in_dim=3 if kind == "mri" else 2, train_side=side, protocol=PROTOCOLS[kind])
     positional, _, _ = METHODS["positional"].resolve(setting).build()
     gaussian, _, _ = METHODS["gaussian"].resolve(setting).build()
     n = PROTOCOLS[kind].positional_per_axis
     assert float(positional.b[:n, 0].max()) == pytest.approx(top, rel=1e-5)  # the top frequency, cycles per unit
     assert float(positional.b[0, 0]) == 0.0  # still 2^linspace(0, s', n) − 1: the low end stays at 0
-    assert gaussian.b.std().item() == pytest.approx(sigma, rel=0.1)
     assert METHODS["gaussian"].resolve(setting).encoder.init_args["sigma"] == pytest.approx(sigma)
-    # below the band's own grid nothing aliases: the top frequency stays under the training Nyquist where the paper's did
-    assert top < setting.nyquist
+    assert gaussian.b.std().item() == pytest.approx(sigma, rel=0.1)
+    # no band edge above half the training Nyquist
+    assert top <= setting.nyquist / 2 + 1e-9 and 3 * sigma <= setting.nyquist / 2 + 1e-9
 
 
 def test_the_grid_rule_refuses_a_positional_band_under_one_cycle():
-    # CT at 32²: the paper's top frequency 7 at Nyquist 256 becomes 7 · 16/256 = 0.44 cycles per unit
-    setting = Setting(in_dim=2, train_side=32, protocol=PROTOCOLS["ct"])
-    with pytest.raises(InputError, match=r"scales to 0.44 cycles, below the basic mapping's 1") as exc:
+    # three training samples per axis: ν = 1.5, so the band would end at 0.75 cycles per unit
+    setting = Setting(in_dim=2, train_side=3, protocol=PROTOCOLS["ct"])
+    with pytest.raises(InputError, match=r"leave the positional band 0.75 cycles .*below the basic mapping's 1") as exc:
         METHODS["positional"].resolve(setting)
     assert "\n" not in str(exc.value)
     assert METHODS["basic"].resolve(setting).lr == 1e-2  # the other mappings are unaffected
 
 
 def test_mfn_input_scale_and_finer_decay_follow_the_setting():
-    # GaborNet's released 256 on its 256² grid (ν 128); FINER's learning rate reaches 0.1× at the run's last step
+    # GaborNet's released 256 on its 256² grid (ν 128), scaled down on coarser grids only; FINER's learning rate
+    # reaches 0.1× at the run's last step
     assert METHODS["mfn"].resolve(Setting(in_dim=2, train_side=256)).network.init_args["input_scale"] == 256.0
+    assert METHODS["mfn"].resolve(Setting(in_dim=2, train_side=1024)).network.init_args["input_scale"] == 256.0
     assert METHODS["mfn"].resolve(Setting(in_dim=2, train_side=64)).network.init_args["input_scale"] == 64.0
     spec = METHODS["finer"].resolve(Setting(in_dim=1, train_side=512, output_activation="none", steps=1000))
     _, network, optimizer = spec.build()
