@@ -5,8 +5,9 @@
 
 Each measurement is a fresh child process (the setting must be made before the tensors exist and cannot be
 undone), alternating default / retained, ``--repeats`` times per row. A child builds one row of the encoder
-comparison (``compare_encoders.VARIANTS``: its encoder, network and Adam at the 256² CPU protocol, 128² = 16384
-training pixels, full batch) and times ``--steps`` steps after two warm-up steps: the median step and the
+comparison (``inr.experiments.methods.METHODS`` resolved by ``compare_encoders`` at the 256² CPU protocol: its
+encoder and network, 128² = 16384 training pixels, full batch, Adam) and times ``--steps`` steps after two
+warm-up steps: the median step and the
 minor page faults per step (``getrusage``; each is one 4 KiB page zero-filled by the kernel). Printed: per
 row the medians over repeats and the ratio retained / default of the step time (paired by repeat).
 """
@@ -29,18 +30,18 @@ def child(row: str, retained: bool, steps: int, threads: int) -> dict:
 
     applied = retain_freed_memory() if retained else False
     torch.set_num_threads(threads)
-    from inr.experiments.compare_encoders import VARIANTS, Protocol, build_model
+    from inr.experiments.compare_encoders import Protocol, build_model, resolve
 
     torch.manual_seed(0)
     protocol = Protocol(resolution=256)  # 128² = 16384 training pixels
-    model = build_model(VARIANTS[row], protocol, out_channels=3)
+    model = build_model(resolve(row, protocol), out_channels=3)
     side = protocol.resolution // 2
     axis = torch.arange(side, dtype=torch.float32) / side
     coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij"), -1).reshape(-1, 2)  # (16384, 2)
     target = torch.rand(coords.shape[0], 3)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
-    def step() -> None:
+    def step() -> None:  # a bare step of a registry row, not a config's: common.HandStep does not apply
         optimizer.zero_grad(set_to_none=True)
         loss = (model.network(model.encoder(coords)) - target).square().mean()
         loss.backward()

@@ -17,7 +17,10 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
   5. the step as a user's run pays it: the device drained only at the two ends of a window of steps, so the
      CPU runs ahead and host-side work (Lightning's and the framework's) hides behind the GPU's where the step
      has enough device work: hand loop, Lightning alone and the framework for image.yaml, volume.yaml and the
-     paper's 512² config.
+     paper's 512² config;
+  6. stacked members (``model.members``, benchmarks/stacked.py): the framework's step of K = 8 members against
+     one single model's on image.yaml and image_paper.yaml, as member-steps per second over a single run's
+     (target ≥ 4×), and one step of the three implementations (stacked layers, vmap, K separate networks).
 On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
 """
 
@@ -34,10 +37,22 @@ from pathlib import Path
 
 import lightning as L
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import training_step  # noqa: E402  (the configs' models and the step timer of the CPU benchmark)
-import whole_run  # noqa: E402
+from common import (
+    HandStep,
+    StepClock,
+    as_train_py,
+    cell,
+    framework_step,
+    hand_loop,
+    implementation_steps,
+    instantiate,
+    interleave,
+    lightning_alone_step,
+    logged_step_times,
+    quiet,
+    throughput_ratio,
+    whole_run,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,135 +62,35 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-class Stamps:
-    """Time stamps after each step of a run of ``warmup + steps + 1`` steps. ``each_step``: the device is drained
-    before every stamp and the step is the median gap (its device time, not its launch time); otherwise only the
-    stamps at the window's two ends are drained and the step is the window's mean: the CPU may run ahead of the
-    GPU, as in a user's run, so per-step host work hides behind device work where there is enough of it."""
-
-    def __init__(self, args, each_step: bool) -> None:
-        self.warmup, self.last, self.each_step = args.warmup, args.warmup + args.steps, each_step
-        self.stamps: list[float] = []
-
-    def stamp(self) -> None:
-        if self.each_step or len(self.stamps) in (self.warmup, self.last):
-            sync()
-        self.stamps.append(time.perf_counter())
-
-    def step(self) -> float:
-        if self.each_step:
-            return training_step.median_step(self.stamps, self.warmup)
-        return (self.stamps[self.last] - self.stamps[self.warmup]) / (self.last - self.warmup)
+def clock_for(args, per_step: bool) -> StepClock:
+    """``per_step``: the device drained before every stamp, the step the median gap (its device time, not its
+    launch time); otherwise drained only at the window's two ends, the step the window's mean (as a user's run)."""
+    return StepClock(args.warmup, args.steps, per_step=per_step, sync=sync)
 
 
-class StampEachBatch(L.Callback):
-    def __init__(self, stamps: Stamps) -> None:
-        self.stamps = stamps
-
-    def on_train_batch_end(self, *args) -> None:
-        self.stamps.stamp()
+def framework(config: str, args, extra=(), precision: str = "32-true", per_step: bool = True) -> float:
+    clock = clock_for(args, per_step)
+    return framework_step(config, clock, [*args.overrides, *extra], precision=precision, accelerator=args.accelerator).step()
 
 
-def trainer_for(args, stamps: Stamps, precision: str = "32-true") -> L.Trainer:
-    return L.Trainer(
-        accelerator=args.accelerator,
-        devices=1,
-        max_steps=args.steps + args.warmup + 1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        callbacks=[StampEachBatch(stamps)],
-        precision=precision,
-    )
+def hand(config: str, args, per_step: bool = True) -> float:
+    model, dm, _ = instantiate(config, args.overrides)
+    return hand_loop(HandStep(model, dm, args.device), clock_for(args, per_step)).step()
 
 
-def framework_step(config: str, args, extra=(), precision: str = "32-true", each_step: bool = True) -> float:
-    model, dm, _ = training_step.instantiate(config, [*args.overrides, *extra])
-    stamps = Stamps(args, each_step)
-    trainer_for(args, stamps, precision).fit(model, datamodule=dm)
-    return stamps.step()
-
-
-def hand_parts(config: str, args):
-    """The config's network, its optimizer factory and a function giving one batch's loss in plain PyTorch on
-    the device: a fixed full batch encoded once, random batches drawn and encoded every step."""
-    model, dm, _ = training_step.instantiate(config, list(args.overrides))
-    dm.setup("fit")
-    device = torch.device(args.device)
-    encoder, network = model.encoder.to(device), model.network.to(device)
-    train_index, values, grid = dm.train_index.to(device), dm.values.to(device), dm.grid
-    if dm.batch_size is None:
-        with torch.no_grad():
-            encoded, target = encoder(grid.coords(train_index)), values[train_index]
-
-        def batch_loss():
-            return model.loss(network(encoded), target)
-    else:
-
-        def batch_loss():
-            index = train_index[torch.randint(len(train_index), (dm.batch_size,), device=device)]
-            return model.loss(network(encoder(grid.coords(index))), values[index])
-
-    return network, model.optimizer_factory, batch_loss
-
-
-def hand_loop_step(config: str, args, each_step: bool = True) -> float:
-    network, optimizer_factory, batch_loss = hand_parts(config, args)
-    opt = optimizer_factory(network.parameters())
-    stamps = Stamps(args, each_step)
-    for _ in range(args.steps + args.warmup + 1):
-        loss = batch_loss()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        stamps.stamp()
-    return stamps.step()
-
-
-class LightningAlone(L.LightningModule):
-    """The hand loop's step as a bare ``training_step``: what Lightning's loop, hooks and closure cost."""
-
-    def __init__(self, network, optimizer_factory, batch_loss) -> None:
-        super().__init__()
-        self.network, self.optimizer_factory, self.batch_loss = network, optimizer_factory, batch_loss
-
-    def training_step(self, batch, batch_idx):
-        return self.batch_loss()
-
-    def configure_optimizers(self):
-        return self.optimizer_factory(self.network.parameters())
-
-
-def lightning_alone_step(config: str, args, each_step: bool = True) -> float:
-    stamps = Stamps(args, each_step)
-    loader = torch.utils.data.DataLoader(range(args.steps + args.warmup + 1), batch_size=None)
-    trainer_for(args, stamps).fit(LightningAlone(*hand_parts(config, args)), train_dataloaders=loader)
-    return stamps.step()
-
-
-def cell(xs: list[float]) -> str:
-    return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
-
-
-def interleaved(variants: dict, repeats: int) -> dict[str, list[float]]:
-    times = {name: [] for name in variants}
-    for _ in range(repeats):
-        for name, run in variants.items():
-            times[name].append(run())
-    return times
+def lightning_alone(config: str, args, per_step: bool = True) -> float:
+    return lightning_alone_step(config, clock_for(args, per_step), args.overrides, args.device).step()
 
 
 def step_ratios(config: str, args) -> None:
     variants = {
-        "hand loop": lambda: hand_loop_step(config, args),
-        "Lightning alone": lambda: lightning_alone_step(config, args),
-        "framework": lambda: framework_step(config, args),
-        "framework, bf16-mixed": lambda: framework_step(config, args, precision="bf16-mixed"),
-        "framework, torch.compile": lambda: framework_step(config, args, extra=["--model.init_args.compile", "true"]),
+        "hand loop": lambda: hand(config, args),
+        "Lightning alone": lambda: lightning_alone(config, args),
+        "framework": lambda: framework(config, args),
+        "framework, bf16-mixed": lambda: framework(config, args, precision="bf16-mixed"),
+        "framework, torch.compile": lambda: framework(config, args, extra=["--model.init_args.compile", "true"]),
     }
-    times = interleaved(variants, args.repeats)
+    times = interleave(variants, args.repeats)
     paired = lambda a, b: [x / y for x, y in zip(times[a], times[b])]
     print(f"\n1. {config}: median step over {args.steps} steps, device drained every step, {args.repeats} interleaved repeats")
     print("| variant | step (ms) | time / hand loop | speed-up over framework fp32 eager |\n|---|---:|---|---|")
@@ -190,11 +105,11 @@ def as_users_run(config: str, args) -> None:
     """The step with the device drained at the window's ends only (a user's run: no per-step synchronisation)."""
     args = argparse.Namespace(**{**vars(args), "steps": args.run_steps})
     variants = {
-        "hand loop": lambda: hand_loop_step(config, args, each_step=False),
-        "Lightning alone": lambda: lightning_alone_step(config, args, each_step=False),
-        "framework": lambda: framework_step(config, args, each_step=False),
+        "hand loop": lambda: hand(config, args, per_step=False),
+        "Lightning alone": lambda: lightning_alone(config, args, per_step=False),
+        "framework": lambda: framework(config, args, per_step=False),
     }
-    times = interleaved(variants, args.repeats)
+    times = interleave(variants, args.repeats)
     paired = lambda a: [x / y for x, y in zip(times[a], times["hand loop"])]
     print(
         f"\n5. {config}: mean step over {args.steps} steps, device drained at the two ends only, {args.repeats} interleaved repeats"
@@ -202,6 +117,44 @@ def as_users_run(config: str, args) -> None:
     print("| variant | step (ms) | time / hand loop |\n|---|---:|---|")
     for name in variants:
         print(f"| {name} | {statistics.median(times[name]) * 1e3:.3f} | {cell(paired(name))} |", flush=True)
+
+
+STACKED_TARGET = 4.0  # member-steps per second of K = 8 stacked members over one single model's, on a GPU
+
+
+def stacked_members(config: str, args) -> list[float]:
+    """The framework's median step with ``model.members K`` against a single model's (device drained every step,
+    variants interleaved), as throughput K · t_single / t_stacked per repeat; prints a row and returns them."""
+    k = args.members
+    variants = {
+        "single": lambda: framework(config, args),
+        "stacked": lambda: framework(config, args, extra=["--model.init_args.members", str(k)]),
+    }
+    times = interleave(variants, args.repeats)
+    ratios = [throughput_ratio(s, t, k) for s, t in zip(times["single"], times["stacked"])]
+    met = "met" if statistics.median(ratios) >= STACKED_TARGET else "NOT met"
+    print(
+        f"| {config} | {statistics.median(times['single']) * 1e3:.2f} | {statistics.median(times['stacked']) * 1e3:.2f} | "
+        f"{cell(ratios)} | ≥ {STACKED_TARGET:g}×: {met} |",
+        flush=True,
+    )
+    return ratios
+
+
+def stacked_part(args) -> None:
+    print(
+        f"\n6. stacked members, K = {args.members}: framework step (device drained every step), {args.repeats} interleaved repeats"
+    )
+    print("| config | single step (ms) | stacked step (ms) | member-steps/s over single | target |\n|---|---:|---:|---|---|")
+    for config in ("image.yaml", "image_paper.yaml"):
+        stacked_members(config, args)
+    points = args.stacked_points
+    times = implementation_steps(args.members, points, args.steps, args.warmup, args.repeats, args.device)
+    reference = times["K separate networks"]
+    print(f"one Adam step of {args.members} members, image.yaml's network, {points:,} points (hand loop)")
+    print("| implementation | step (ms) | time / K separate networks |\n|---|---:|---|")
+    for name, xs in times.items():
+        print(f"| {name} | {statistics.median(xs) * 1e3:.2f} | {cell([x / r for x, r in zip(xs, reference)])} |", flush=True)
 
 
 def hashgrid_points_per_second(args) -> None:
@@ -213,19 +166,18 @@ def hashgrid_points_per_second(args) -> None:
         torch.manual_seed(0)
         enc = HashGridEncoding(in_dim=d).to(args.device)
         x = torch.rand(args.points, d, device=args.device)
-        stamps = []
-        for _ in range(args.steps + args.warmup + 1):
+        clock = StepClock(args.warmup, args.steps, sync=sync)
+        for _ in range(clock.runs):
             enc.params.grad = None
             enc(x).square().sum().backward()
-            sync()
-            stamps.append(time.perf_counter())
-        t = training_step.median_step(stamps, args.warmup)
+            clock.stamp()
+        t = clock.median()
         print(f"| {d} | {t * 1e3:.2f} | {args.points / t:.3g} |", flush=True)
 
 
 def paper_mapping(args) -> None:
     steps = args.paper_steps
-    step, total = whole_run.whole_run("image_paper.yaml", steps, [*args.overrides_paper, *args.trainer])
+    step, total = whole_run("image_paper.yaml", steps, [*args.overrides_paper, *args.trainer])
     print(
         f"\n3. paper protocol, one mapping: train.py --config image_paper.yaml ({steps} steps"
         f"{', ' + ' '.join(args.overrides_paper) if args.overrides_paper else ''})"
@@ -264,7 +216,7 @@ def ddp_throughput(args, n: int) -> None:
                 print(f"4. DDP on {devices} device(s) failed:\n{proc.stderr[-2000:]}")
                 return
             (run,) = Path(tmp).glob("image_paper/version_*")
-            step, _ = whole_run.logged_step_times(run)
+            step, _ = logged_step_times(run)
             rates[devices] = 1 / step
     print(f"\n4. DDP, image_paper.yaml full batch sharded, {args.ddp_steps} steps, callbacks off")
     print(f"| devices | steps/s |\n|---|---:|\n| 1 | {rates[1]:.2f} |\n| {n} | {rates[n]:.2f} |")
@@ -275,6 +227,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
     args = parser.parse_args()
+    quiet()
+    as_train_py()
     gpus = torch.cuda.device_count()
     if gpus == 0 and not args.dry_run:
         print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured")
@@ -285,11 +239,12 @@ def main() -> None:
         args.overrides = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.trainer, args.paper_steps, args.ddp_steps, ddp_devices = ["--trainer.accelerator", "cpu"], 20, 20, 2
-        args.run_steps = 5
+        args.run_steps, args.members, args.stacked_points = 5, 2, 64
     else:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
         args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
         args.paper_steps, args.ddp_steps, ddp_devices, args.run_steps = 2000, 300, gpus, 300
+        args.members, args.stacked_points = 8, 128 * 128
         print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     L.seed_everything(0, verbose=False)
     start = time.perf_counter()
@@ -299,6 +254,7 @@ def main() -> None:
         ("1. image.yaml step", lambda: step_ratios("image.yaml", args)),
         ("1. volume.yaml step", lambda: step_ratios("volume.yaml", args)),
         *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
+        ("6. stacked members", lambda: stacked_part(args)),
     ]
     if ddp_devices > 1:
         parts.append(("4. DDP", lambda: ddp_throughput(args, ddp_devices)))

@@ -18,11 +18,21 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import lightning as L
 import torch
-from training_step import framework_step, instantiate, median_step
+from common import (
+    StepClock,
+    add_override_argument,
+    add_step_arguments,
+    as_train_py,
+    cell,
+    framework_step,
+    instantiate,
+    interleave,
+    paired_ratios,
+    quiet,
+)
 
 from inr.io.threads import torch_threads
 from inr.tasks.radiance import DENSITY_ACTIVATIONS
@@ -31,9 +41,12 @@ from inr.tasks.radiance import DENSITY_ACTIVATIONS
 PARALLEL_EPS = 1e-12
 
 
-def hand_loop(config: str, steps: int, warmup: int, extra: tuple = ()) -> tuple[float, int]:
-    """Median step time of the hand-written loop, and its rays per step."""
-    model, dm, _ = instantiate(config, list(extra))
+def hand_loop(config: str, clock: StepClock, extra: tuple = ()) -> tuple[float, int]:
+    """Median step time of the hand-written loop, and its rays per step.
+
+    Written out here rather than ``common.HandStep``: a radiance field's step renders rays (sampling along them,
+    compositing), which a field's loss on grid points does not."""
+    model, dm, _ = instantiate(config, extra)
     dm.setup("fit")
     encoder, network = model.encoder, model.network
     activation = DENSITY_ACTIVATIONS[model.density_activation]  # the config's σ = activation(raw₀)
@@ -44,10 +57,9 @@ def hand_loop(config: str, steps: int, warmup: int, extra: tuple = ()) -> tuple[
     lo, hi = torch.full((3,), -dm.bound), torch.full((3,), dm.bound)
     background = torch.tensor(dm.background)
     fractions = torch.linspace(0.0, 1.0, samples + 1)[:-1]  # bin starts as fractions of [t0, t1]
-    optimizer = torch.optim.Adam(network.parameters(), lr=5e-3)
+    optimizer = model.optimizer_factory(network.parameters())  # the config's optimizer
     gen = torch.Generator().manual_seed(0)
-    stamps = []
-    for _ in range(steps + warmup + 1):
+    for _ in range(clock.runs):
         pick = torch.randint(len(index), (batch,), generator=gen)
         o, d, target = origins[pick], directions[pick], colours[pick]
         safe = torch.where(d.abs() < PARALLEL_EPS, torch.full_like(d, PARALLEL_EPS), d)
@@ -66,42 +78,46 @@ def hand_loop(config: str, steps: int, warmup: int, extra: tuple = ()) -> tuple[
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        stamps.append(time.perf_counter())
-    return median_step(stamps, warmup), batch
+        clock.stamp()
+    return clock.median(), batch
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="nerf.yaml")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument(
-        "--override", nargs=argparse.REMAINDER, default=[], help="config overrides, e.g. --data.init_args.batch_size 256"
-    )
+    add_step_arguments(parser, steps=20, warmup=3, repeats=5)
+    add_override_argument(parser, "--data.init_args.batch_size 256")
     args = parser.parse_args()
+    quiet()
+    as_train_py()
     extra = tuple(args.override)
     L.seed_everything(0, verbose=False)
-    runs: dict[str, list[float]] = {"hand loop": [], "framework (as configured)": []}
-    batch = 0
+
+    def clock() -> StepClock:
+        return StepClock(args.warmup, args.steps)
+
+    rays: list[int] = []  # per step, as the hand loop reads it from the config
+
+    def hand() -> float:
+        step, batch = hand_loop(args.config, clock(), extra)
+        rays[:] = [batch]
+        return step
+
     with torch_threads(args.threads):
-        for _ in range(args.repeats):
-            step, batch = hand_loop(args.config, args.steps, args.warmup, extra)
-            runs["hand loop"].append(step)
-            runs["framework (as configured)"].append(framework_step(args.config, args.steps, args.warmup, extra=extra))
+        runs = interleave(
+            {"hand loop": hand, "framework (as configured)": lambda: framework_step(args.config, clock(), extra).median()},
+            args.repeats,
+        )
         threads = torch.get_num_threads()
+    batch = rays[0]
     base = runs["hand loop"]
     print(
         f"\n{args.config} {' '.join(extra)}: {batch} rays per step, {threads} threads; median of {args.repeats} interleaved runs × {args.steps} steps"
     )
     print("| variant | step (ms) | rays/s | ratio of step time vs hand loop (range) |\n|---|---:|---:|---|")
     for name, values in runs.items():
-        ratios = [t / b for t, b in zip(values, base)]
         step = statistics.median(values)
-        print(
-            f"| {name} | {step * 1e3:.1f} | {batch / step:,.0f} | {statistics.median(ratios):.3f} ({min(ratios):.2f}–{max(ratios):.2f}) |"
-        )
+        print(f"| {name} | {step * 1e3:.1f} | {batch / step:,.0f} | {cell(paired_ratios(values, base), 3, 2)} |")
 
 
 if __name__ == "__main__":

@@ -21,20 +21,15 @@ missed in a repeat counts as missed).
 from __future__ import annotations
 
 import argparse
-import logging
 import statistics
 import time
-import warnings
 
 import lightning as L
 import torch
+from common import HandStep, as_train_py, instantiate, quiet
 from torchmetrics.functional import peak_signal_noise_ratio
 
-from inr.run.cli import build_cli, resolve_config_names
-
-warnings.filterwarnings("ignore")
-for _name in ("lightning.pytorch", "lightning.fabric"):
-    logging.getLogger(_name).setLevel(logging.ERROR)
+from inr.experiments.runner import quiet_trainer
 
 MODELS = {"Gaussian": [], "SIREN": ["--config", "methods/siren.yaml"], "hash grid": ["--config", "methods/hashgrid.yaml"]}
 VARIANTS = {"eager": ([], "32-true"), "compile": (["--model.init_args.compile", "true"], "32-true"), "bf16": ([], "bf16-mixed")}
@@ -42,8 +37,10 @@ EVAL_CHUNK = 65_536  # held-out points per forward pass: bounds the evaluation's
 
 
 def overrides(method: list[str], resolution: int) -> list[str]:
-    args = ["--config", "image.yaml", *method, "--trainer.logger", "false", "--data.init_args.resolution", str(resolution)]
-    if "methods/hashgrid.yaml" in method:  # finest level at the training pixels' resolution (every_other: half)
+    """Options after ``--config image.yaml``: the method's overlay, the image side and, for the hash grid, its
+    finest level at the training pixels' resolution (every_other: half the side)."""
+    args = [*method, "--data.init_args.resolution", str(resolution)]
+    if "methods/hashgrid.yaml" in method:
         args += ["--model.init_args.encoder.init_args.finest_resolution", str(resolution // 2)]
     return args
 
@@ -103,44 +100,28 @@ class EvaluateEvery(L.Callback):
 
 def framework_run(method: list[str], variant: str, args) -> QualityClock:
     extra, precision = VARIANTS[variant]
-    cli = build_cli(resolve_config_names([*overrides(method, args.resolution), *extra]))
+    model, dm, _ = instantiate("image.yaml", [*overrides(method, args.resolution), *extra])
     clock = QualityClock(args.psnr)
-    trainer = L.Trainer(
-        max_steps=args.max_steps,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        accelerator="gpu" if args.device == "cuda" else "cpu",
-        devices=1,
-        precision=precision,
-        callbacks=[EvaluateEvery(clock, args.every)],
+    accelerator = "gpu" if args.device == "cuda" else "cpu"
+    trainer = quiet_trainer(
+        args.max_steps, callbacks=[EvaluateEvery(clock, args.every)], accelerator=accelerator, precision=precision
     )
-    trainer.fit(cli.model, datamodule=cli.datamodule)
+    trainer.fit(model, datamodule=dm)
     return clock
 
 
 def hand_loop_run(args) -> QualityClock:
-    """The Gaussian model in plain PyTorch: fixed batch encoded once, the task's loss (MSE), the config's Adam."""
-    cli = build_cli(resolve_config_names(overrides([], args.resolution)))
-    model, dm = cli.model, cli.datamodule
-    dm.setup("fit")
-    device = torch.device(args.device)
-    encoder, network = model.encoder.to(device), model.network.to(device)
-    opt = model.optimizer_factory(network.parameters())
+    """The Gaussian model as ``common.HandStep``: the fixed batch encoded once, the task's loss, the config's Adam;
+    the encoding of the fixed batch is inside the clock, as the framework's first step computes it."""
+    model, dm, _ = instantiate("image.yaml", overrides([], args.resolution))
     clock = QualityClock(args.psnr)
     clock.start = time.perf_counter()
-    with torch.no_grad():
-        train_index = dm.train_index.to(device)
-        encoded, target = encoder(dm.grid.coords(train_index)), dm.values.to(device)[train_index]
+    hand = HandStep(model, dm, args.device)
+    device = torch.device(args.device)
     for step in range(1, args.max_steps + 1):
-        loss = model.loss(network(encoded), target)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        hand.step()
         if step % args.every == 0 and clock.check(
-            step, lambda: heldout_psnr(lambda x: network(encoder(x)), model.postprocess, dm, device)
+            step, lambda: heldout_psnr(lambda x: hand.network(hand.encoder(x)), model.postprocess, dm, device)
         ):
             break
     return clock
@@ -173,6 +154,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device on this machine")
+    quiet()
+    as_train_py()
     if args.threads:
         torch.set_num_threads(args.threads)
     runs: dict[str, list[QualityClock]] = {}

@@ -4,7 +4,8 @@ A documented line (indented 4 spaces, starting with ``python``, ``.venv/bin/pyth
 run in a dry form: ``train.py`` / ``inr-train`` lines with ``--print_config`` appended (the config, its keys and
 classes are all resolved and checked; nothing trains); ``python -m ...``, ``inr-mesh``, benchmark and example
 scripts up to their argument parsing (every documented option must exist and its value parse). Synopsis lines
-(``[--seed S | --seeds ...]``) are skipped.
+(``[--seed S | --seeds ...]``) and commands reading a config an earlier command wrote (``--config runs/...``)
+are skipped.
 """
 
 import argparse
@@ -39,7 +40,8 @@ def documented_commands() -> list[tuple[str, str]]:
                     i += 1
                     text = text.rstrip()[:-1] + " " + lines[i].strip()
                 text = re.sub(r"\s+#.*$", "", text).strip()
-                if "[--" not in text and " | " not in text:
+                # a synopsis, or a command reading what an earlier documented command wrote (a run's own config)
+                if "[--" not in text and " | " not in text and "--config runs/" not in text:
                     found.append((f"{path.relative_to(ROOT)}:{start + 1}", text))
             i += 1
     return found

@@ -35,13 +35,27 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def type_checking_nodes(tree: ast.AST) -> set[int]:
+    """Imports under ``if TYPE_CHECKING:``: for annotations only, never executed."""
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING":
+            inside |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return inside
+
+
 def package_imports(root: Path) -> dict[str, set[str]]:
-    """module -> the ``inr`` modules it imports (anywhere in the file, functions included)."""
+    """module -> the ``inr`` modules it imports (anywhere in the file, functions included; annotation-only
+    imports under ``if TYPE_CHECKING:`` apart)."""
     graph = {}
     for path in sorted((root / "inr").rglob("*.py")):
         name = module_name(path, root)
         targets = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        skip = type_checking_nodes(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
             if isinstance(node, ast.Import):
                 targets |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -10,6 +10,8 @@ from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
 from inr.callbacks.media import MEDIA_DIR, log_image
+from inr.callbacks.spectral import target_is_field
+from inr.errors import InputError
 from inr.io.run_dir import run_dir
 from inr.io.video import require_pyav, write_video
 from inr.modes import eval_mode
@@ -43,7 +45,12 @@ class ImageLogger(L.Callback):
             a video along its first axis (the frames of a video run, a sweep through the slices of a volume
             run) to ``<run>/media/reconstruction.<video>``; MP4 and WebM need the ``video`` extra.
         fps: frames per second of that video.
+
+    A model with members (``model.members``) logs every member's images under ``.../m{k}`` (its reconstruction,
+    error and target) and writes ``reconstruction_m{k}.<video>``.
     """
+
+    supports_members = True
 
     def __init__(
         self,
@@ -53,6 +60,8 @@ class ImageLogger(L.Callback):
         video: Optional[Literal["mp4", "webm", "gif"]] = None,
         fps: float = 8.0,
     ) -> None:
+        if every_n_epochs < 1:  # 0 would divide by zero at the first epoch's end
+            raise InputError(f"ImageLogger.every_n_epochs must be ≥ 1, got {every_n_epochs}")
         if video in ("mp4", "webm"):
             require_pyav(f"ImageLogger.video {video}")  # refused with the config, before training
         self.every_n_epochs, self.error_gain, self.resolution = every_n_epochs, error_gain, resolution
@@ -66,30 +75,45 @@ class ImageLogger(L.Callback):
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         pred = self.log_images(trainer, pl_module)
-        if self.video is not None and pred is not None and pred.ndim == 4:
-            self.write_video(trainer, pred)
+        if self.video is None or pred is None:
+            return
+        if getattr(pl_module, "members", None) is None:
+            if pred.ndim == 4:
+                self.write_video(trainer, pred)
+        elif pred.ndim == 5:  # (K, C, T, H, W)
+            for k, member in enumerate(pred):
+                self.write_video(trainer, member, f"_m{k}")
 
     @rank_zero_only
     @torch.no_grad()
     def log_images(self, trainer: L.Trainer, pl_module: L.LightningModule) -> Optional[Tensor]:
-        """Render, log the views; returns the render (C, *shape) on the CPU."""
+        """Render, log the views; returns the render (C, *shape) on the CPU ((K, C, *shape) for members)."""
         with eval_mode(pl_module):
             pred = pl_module.render(self.resolution)
         step = trainer.global_step
-        views = {"reconstruction": grid_views(pred.clamp(0, 1))}
-        if self.resolution is None and getattr(pl_module.data, "has_ground_truth", True):
-            target = pl_module.target_grid()
-            views["abs_error"] = grid_views(((pred - target).abs() * self.error_gain).clamp(0, 1))
-            if not self._target_logged:
-                views["target"] = grid_views(target.clamp(0, 1))
-                self._target_logged = True
-        for name, images in views.items():
-            for suffix, image in images.items():
-                log_image(trainer, f"images/{name}" + (f"/{suffix}" if suffix else ""), image, step)
+        with_target = self.resolution is None and getattr(pl_module.data, "has_ground_truth", True) and target_is_field(pl_module)
+        target = pl_module.target_grid() if with_target else None
+        members = getattr(pl_module, "members", None)
+        fields = (
+            [("", pred, target)]
+            if members is None
+            else [(f"/m{k}", pred[k], target[k] if with_target else None) for k in range(members)]
+        )
+        log_target = not self._target_logged
+        for member, field, truth in fields:
+            views = {"reconstruction": grid_views(field.clamp(0, 1))}
+            if truth is not None:
+                views["abs_error"] = grid_views(((field - truth).abs() * self.error_gain).clamp(0, 1))
+                if log_target:
+                    views["target"] = grid_views(truth.clamp(0, 1))
+                    self._target_logged = True
+            for name, images in views.items():
+                for suffix, image in images.items():
+                    log_image(trainer, f"images/{name}" + (f"/{suffix}" if suffix else "") + member, image, step)
         return pred.cpu()
 
     @rank_zero_only
-    def write_video(self, trainer: L.Trainer, pred: Tensor) -> None:
+    def write_video(self, trainer: L.Trainer, pred: Tensor, suffix: str = "") -> None:
         channels = pred if pred.shape[0] in (1, 3) else pred[:1]
         frames = channels.clamp(0, 1).permute(1, 2, 3, 0)  # (C, T, H, W) -> (T, H, W, C)
-        write_video(run_dir(trainer) / MEDIA_DIR / f"reconstruction.{self.video}", frames, fps=self.fps)
+        write_video(run_dir(trainer) / MEDIA_DIR / f"reconstruction{suffix}.{self.video}", frames, fps=self.fps)

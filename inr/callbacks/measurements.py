@@ -9,6 +9,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only
 
 from inr.callbacks.media import log_image
+from inr.errors import InputError
 from inr.modes import eval_mode
 
 
@@ -20,6 +21,8 @@ class MeasurementLogger(L.Callback):
     ``measurements/relative_residual`` = ‖A f − y‖/‖y‖ over all measurements. Rank 0, no grad, eval mode."""
 
     def __init__(self, every_n_epochs: int = 10) -> None:
+        if every_n_epochs < 1:  # 0 would divide by zero at the first epoch's end
+            raise InputError(f"MeasurementLogger.every_n_epochs must be ≥ 1, got {every_n_epochs}")
         self.every_n_epochs = every_n_epochs
         self._observed_logged = False
         self._last_step = -1

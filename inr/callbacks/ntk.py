@@ -13,6 +13,7 @@ from torch import Tensor
 
 from inr.callbacks.media import log_figure, log_image
 from inr.data.grid import Grid
+from inr.errors import InputError
 from inr.modes import eval_mode
 from inr.ntk import empirical_ntk, predict_gd_mse, top_eigenvalues
 
@@ -84,7 +85,7 @@ class NTKCallback(L.Callback):
         chunk_size: Optional[int] = None,
     ) -> None:
         if every_n_epochs < 1 or num_probes < 2 or num_eigenvalues < 0 or slice_resolution < 0:
-            raise ValueError("NTKCallback needs every_n_epochs ≥ 1, num_probes ≥ 2, num_eigenvalues ≥ 0, slice_resolution ≥ 0")
+            raise InputError("NTKCallback needs every_n_epochs ≥ 1, num_probes ≥ 2, num_eigenvalues ≥ 0, slice_resolution ≥ 0")
         self.every_n_epochs, self.num_probes, self.seed, self.method = every_n_epochs, num_probes, seed, method
         self.num_eigenvalues, self.slice_resolution, self.chunk_size = num_eigenvalues, slice_resolution, chunk_size
         self.probe_index: Optional[Tensor] = None  # linear grid indices (N,)

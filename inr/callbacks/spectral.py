@@ -14,10 +14,12 @@ from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
 from inr.callbacks.media import log_figure
+from inr.errors import InputError
 from inr.io.files import atomic_write
+from inr.io.run_dir import shared_run_dir
 from inr.modes import eval_mode
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
-from inr.spectral.plots import heatmap_figure, spectra_figure
+from inr.spectral.plots import band_spread_figure, heatmap_figure, spectra_figure
 
 SOURCES = ("auto", "train", "full")
 HISTORY_KEYS = ("epochs", "steps", "errors", "dc", "low", "high", "all", "prediction_power", "residual_power")
@@ -27,6 +29,25 @@ SCALAR_KEYS = ("dc", "low", "high", "all")
 def dc_bin(spectrum: Tensor) -> Tensor:
     """The DC bin of every channel of a (C, *shape) spectrum -> (C,)."""
     return spectrum.reshape(spectrum.shape[0], -1)[:, 0]  # (C, *shape) -> (C, numel); k = 0 is flat index 0
+
+
+def target_is_field(pl_module: L.LightningModule) -> bool:
+    """Whether the task's field can be compared with a ground truth: its data's target is the field, or the task
+    gives the field's truth through ``target_grid()`` (e.g. gradient supervision: the image whose gradient the
+    data holds)."""
+    channels = getattr(pl_module, "target_channels", lambda: pl_module.out_channels)()
+    return channels == pl_module.out_channels or pl_module.target_grid().shape[0] == pl_module.out_channels
+
+
+def field_truth(pl_module: L.LightningModule, grid: str) -> Tensor:
+    """The field's ground truth on the ``train`` grid (C, *train_shape) or the task's render grid (``target_grid``)."""
+    dm = pl_module.data
+    if grid != "train":
+        return pl_module.target_grid()
+    if getattr(pl_module, "target_channels", lambda: pl_module.out_channels)() == pl_module.out_channels:
+        return dm.values_grid(dm.train_index, dm.train_shape)
+    full = pl_module.target_grid()  # (C, *shape): the truth of a task whose data is not the field
+    return full.reshape(full.shape[0], -1)[:, dm.train_index.to(full.device)].reshape(full.shape[0], *dm.train_shape)
 
 
 def measurement_bytes(numel: int, channels: int) -> int:
@@ -63,7 +84,15 @@ class SpectralBiasCallback(L.Callback):
     ``global_step − 1``; rendered ones at ``global_step``. Runs on global rank 0 only and issues no collective
     there, so other DDP ranks never wait on it. Its history is part of the checkpoint: a resumed run
     continues it.
+
+    A model with members (``model.members`` K) is measured member by member against its own target: the
+    history holds each member's values (errors (E, K, B), dc/low/high/all (E, K)); logged are the bands' mean
+    and std over the members (``spectral/rel_err/band_XX/mean`` and ``/std``, population std) and dc, low, high
+    and all per member (``.../m{k}``) with their mean and std; the figures show the members' mean, and
+    ``spectral/bands`` the latest band errors as mean ± std with each member's line.
     """
+
+    supports_members = True
 
     def __init__(
         self,
@@ -78,7 +107,7 @@ class SpectralBiasCallback(L.Callback):
         filename: str = "spectral_history.npz",
     ) -> None:
         if every_n_epochs < 1 or figure_every_n_epochs < 0 or num_bands < 1:
-            raise ValueError("SpectralBiasCallback needs every_n_epochs ≥ 1, figure_every_n_epochs ≥ 0, num_bands ≥ 1")
+            raise InputError("SpectralBiasCallback needs every_n_epochs ≥ 1, figure_every_n_epochs ≥ 0, num_bands ≥ 1")
         if source not in SOURCES:
             raise ValueError(f"SpectralBiasCallback.source must be one of {', '.join(SOURCES)}, got {source!r}")
         self.every_n_epochs, self.num_bands, self.spacing = every_n_epochs, num_bands, spacing
@@ -105,8 +134,8 @@ class SpectralBiasCallback(L.Callback):
 
     # --- hooks (every rank) ---------------------------------------------------------------------------
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        # trainer.log_dir broadcasts from rank 0: it must be read here, on all ranks, never in rank-0 code
-        self.run_dir = trainer.log_dir or trainer.default_root_dir
+        # a broadcast from rank 0: it must be read here, on all ranks, never in rank-0 code
+        self.run_dir = str(shared_run_dir(trainer))
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         epoch = trainer.current_epoch
@@ -127,10 +156,18 @@ class SpectralBiasCallback(L.Callback):
         """Measure the current field, log it, append it to the history and save the history file."""
         if self.skipped:
             return
-        dm = pl_module.data
+        if not target_is_field(pl_module):
+            rank_zero_warn(
+                f"SpectralBiasCallback: {type(pl_module).__name__}'s target is not its field ({pl_module.target_channels()} "
+                f"channels for {pl_module.out_channels} outputs) and its target_grid() does not give the field's "
+                "ground truth; spectral logging is skipped"
+            )
+            self.skipped = True
+            return
+        dm, members = pl_module.data, getattr(pl_module, "members", None)
         grid = self._choose_grid(pl_module)
         shape = tuple(dm.train_shape) if grid == "train" else tuple(pl_module.grid_shape)  # the task's render() grid
-        needed = measurement_bytes(int(np.prod(shape)), dm.out_channels)
+        needed = measurement_bytes(int(np.prod(shape)), dm.out_channels * (members or 1))
         if needed > self.max_memory_mb * 2**20:
             rank_zero_warn(
                 f"SpectralBiasCallback: measuring the {grid} grid {shape} × {dm.out_channels} channels needs about "
@@ -145,8 +182,11 @@ class SpectralBiasCallback(L.Callback):
                 self._draw(trainer)
             return
         with torch.no_grad():
-            pred = pl_module.last_train_grid_prediction if reuse else self._predict(pl_module, grid)
-            result = self._compute(pl_module, grid, shape, pred.detach())
+            pred = (pl_module.last_train_grid_prediction if reuse else self._predict(pl_module, grid)).detach()
+            if members is None:
+                result = self._compute(pl_module, grid, shape, pred)
+            else:  # (K, C, *shape): each member against its own target
+                result = stack_results([self._compute(pl_module, grid, shape, p, member=k) for k, p in enumerate(pred)])
         # epochs completed: the counter has already moved on when training ends
         self._record(trainer.current_epoch + (0 if final else 1), step, grid, shape, result)
         self._log_scalars(trainer, step, result)
@@ -156,7 +196,8 @@ class SpectralBiasCallback(L.Callback):
 
     def _reusable(self, pl_module: L.LightningModule) -> bool:
         pred = getattr(pl_module, "last_train_grid_prediction", None)
-        return pred is not None and tuple(pred.shape[1:]) == tuple(pl_module.data.train_shape)
+        shape = tuple(pl_module.data.train_shape)  # the prediction is (C, *shape), or (K, C, *shape) for members
+        return pred is not None and tuple(pred.shape[-len(shape) :]) == shape
 
     def _choose_grid(self, pl_module: L.LightningModule) -> str:
         if self.source != "auto":
@@ -172,15 +213,21 @@ class SpectralBiasCallback(L.Callback):
                 return pl_module.render()
             dm = pl_module.data
             chunks = dm.train_index.split(pl_module.render_chunk)
-            out = torch.cat([pl_module.predict(dm.grid.coords(c.to(pl_module.device))) for c in chunks])
-            return out.T.reshape(out.shape[1], *dm.train_shape)  # (N, C) -> (C, *train_shape)
+            out = torch.cat([pl_module.predict(dm.grid.coords(c.to(pl_module.device))) for c in chunks], dim=-2)
+            # (N, C) -> (C, *train_shape); members: (K, N, C) -> (K, C, *train_shape)
+            return out.transpose(-1, -2).reshape(*out.shape[:-2], out.shape[-1], *dm.train_shape)
 
-    def _target(self, pl_module: L.LightningModule, grid: str, shape: tuple) -> dict[str, Any]:
-        """The target's DFT, band energies and spectrum on the chosen grid, computed once per grid/device."""
-        key = (grid, shape, str(pl_module.device))
+    def _target(self, pl_module: L.LightningModule, grid: str, shape: tuple, member: Optional[int] = None) -> dict[str, Any]:
+        """The target's DFT, band energies and spectrum on the chosen grid, computed once per grid/device (and,
+        for a model with members, once per target: a shared one once)."""
+        dm = pl_module.data
+        targets = int(getattr(dm, "targets", 1))
+        index = None if member is None else (member if targets > 1 else 0)
+        key = (grid, shape, str(pl_module.device), index)
         if key not in self._targets:
-            dm = pl_module.data
-            target = dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else pl_module.target_grid()
+            target = field_truth(pl_module, grid)
+            if index is not None:  # (T·C, *shape) of the data, or (K, C, *shape) of the task -> this member's (C, *shape)
+                target = target.reshape(-1, pl_module.out_channels, *shape)[index]
             target = target.to(pl_module.device)
             bands = BandPartition(shape, self.num_bands, self.spacing, self.max_frequency, device=target.device)
             f = resolve_max_frequency(shape, self.max_frequency)
@@ -198,8 +245,10 @@ class SpectralBiasCallback(L.Callback):
             }
         return self._targets[key]
 
-    def _compute(self, pl_module: L.LightningModule, grid: str, shape: tuple, pred: Tensor) -> dict[str, Any]:
-        t = self._target(pl_module, grid, shape)
+    def _compute(
+        self, pl_module: L.LightningModule, grid: str, shape: tuple, pred: Tensor, member: Optional[int] = None
+    ) -> dict[str, Any]:
+        t = self._target(pl_module, grid, shape, member)
         residual_hat = grid_dft(pred.to(t["target"].dtype) - t["target"])  # F[f − y], one FFT per measurement
         residual_power = residual_hat.abs().square()
         summary = summarise_band_errors(t["bands"].sum(residual_power), t["energy"], dc_bin(residual_power).sum(), t["dc_energy"])
@@ -229,13 +278,16 @@ class SpectralBiasCallback(L.Callback):
         h["steps"].append(int(step))
         for key in ("errors", "prediction_power", "residual_power"):
             h[key].append(r[key].double().cpu().tolist())
-        for key in SCALAR_KEYS:
-            h[key].append(float(r[key]))
+        for key in SCALAR_KEYS:  # a number, or one per member
+            h[key].append(float(r[key]) if r[key].ndim == 0 else r[key].double().cpu().tolist())
 
     def _log_scalars(self, trainer: L.Trainer, step: int, r: dict[str, Any]) -> None:
         width = max(2, len(str(self.num_bands - 1)))
-        metrics = {f"spectral/rel_err/band_{b:0{width}d}": e for b, e in enumerate(r["errors"].tolist()) if np.isfinite(e)}
-        metrics.update({f"spectral/rel_err/{k}": float(r[k]) for k in SCALAR_KEYS if np.isfinite(float(r[k]))})
+        if r["errors"].ndim == 2:  # members: (K, B)
+            metrics = member_scalars(r, width)
+        else:
+            metrics = {f"spectral/rel_err/band_{b:0{width}d}": e for b, e in enumerate(r["errors"].tolist()) if np.isfinite(e)}
+            metrics.update({f"spectral/rel_err/{k}": float(r[k]) for k in SCALAR_KEYS if np.isfinite(float(r[k]))})
         for logger in trainer.loggers:
             logger.log_metrics(metrics, step=step)
 
@@ -244,10 +296,16 @@ class SpectralBiasCallback(L.Callback):
         if not h["steps"]:
             return
         step = self._drawn_step = h["steps"][-1]
-        heat = heatmap_figure(
-            h["steps"], np.array(h["edges"]), np.array(h["errors"]), f"spectral bias ({h['grid']} grid)", dc=np.array(h["dc"])
-        )
+        errors, dc = np.array(h["errors"]), np.array(h["dc"])
+        members = errors.shape[1] if errors.ndim == 3 else None  # (E, K, B): the members' mean is drawn
         spectra = {"target": h["target_power"], "prediction": h["prediction_power"][-1], "residual": h["residual_power"][-1]}
+        what = f"spectral bias ({h['grid']} grid)"
+        if members is not None:
+            spectra = {name: np.mean(np.array(power), axis=0) for name, power in spectra.items()}
+            spread = band_spread_figure(np.array(h["edges"]), errors[-1], f"band errors of {members} members, step {step}")
+            log_figure(trainer, "spectral/bands", spread, step)
+            errors, dc, what = errors.mean(axis=1), dc.mean(axis=1), f"{what}, mean of {members} members"
+        heat = heatmap_figure(h["steps"], np.array(h["edges"]), errors, what, dc=dc)
         spec = spectra_figure(np.array(h["spectrum_edges"]), spectra, f"radial power spectra, step {step}")
         log_figure(trainer, "spectral/heatmap", heat, step)
         log_figure(trainer, "spectral/spectra", spec, step)
@@ -256,7 +314,8 @@ class SpectralBiasCallback(L.Callback):
     def history_arrays(self) -> dict[str, np.ndarray]:
         """The history as arrays: epochs (training epochs completed), steps (E,); errors (E, B); dc/low/high/all (E,); edges (B+1,);
         target_energy (B,); spectrum_edges (S+1,); target_power (S,); prediction/residual_power (E, S);
-        grid (the grid's name) and shape."""
+        grid (the grid's name) and shape. For K members: errors (E, K, B), dc/low/high/all (E, K), target_energy
+        (K, B), target_power (K, S), prediction/residual_power (E, K, S)."""
         h = self.history
         out = {k: np.asarray(h[k], dtype=np.int64 if k in ("epochs", "steps") else np.float64) for k in HISTORY_KEYS}
         for k in ("edges", "spectrum_edges", "target_power", "target_energy"):
@@ -282,3 +341,34 @@ class SpectralBiasCallback(L.Callback):
         if len(self.history["dc"]) < len(self.history["steps"]):  # a history saved before DC was kept apart
             self.history["dc"] = [float("nan")] * len(self.history["steps"])
         self.skipped = bool(state_dict.get("skipped", False))
+
+
+def stack_results(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The measurements of K members as one: every value stacked on a first axis of K (bands and spectra shared)."""
+    out = {key: torch.stack([r[key] for r in results]) for key in results[0] if key != "t"}
+    first = results[0]["t"]
+    out["t"] = {
+        "bands": first["bands"],
+        "spectrum": first["spectrum"],
+        **{key: torch.stack([r["t"][key] for r in results]) for key in ("power", "energy")},
+    }
+    return out
+
+
+def member_scalars(r: dict[str, Any], width: int) -> dict[str, float]:
+    """Logged values of K members' measurement: each band's mean and std over the members (bands without target
+    energy left out), and dc/low/high/all per member with their mean and std (population std, ddof 0)."""
+    errors = r["errors"].double()  # (K, B)
+    metrics = {}
+    for b, (mean, std) in enumerate(zip(errors.mean(0).tolist(), errors.std(0, correction=0).tolist())):
+        if np.isfinite(mean):
+            metrics[f"spectral/rel_err/band_{b:0{width}d}/mean"] = mean
+            metrics[f"spectral/rel_err/band_{b:0{width}d}/std"] = std
+    for key in SCALAR_KEYS:
+        values = r[key].double()
+        if not torch.isfinite(values).all():
+            continue
+        metrics.update({f"spectral/rel_err/{key}/m{k}": float(v) for k, v in enumerate(values)})
+        metrics[f"spectral/rel_err/{key}/mean"] = float(values.mean())
+        metrics[f"spectral/rel_err/{key}/std"] = float(values.std(correction=0))
+    return metrics

@@ -7,6 +7,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
+from inr.errors import InputError
 from inr.modes import eval_mode
 
 
@@ -25,7 +26,7 @@ class ViewLogger(L.Callback):
 
     def __init__(self, every_n_epochs: int = 10, max_views: int = 4, error_gain: float = 4.0) -> None:
         if every_n_epochs < 1 or max_views < 1:
-            raise ValueError(f"ViewLogger needs every_n_epochs ≥ 1 and max_views ≥ 1, got {every_n_epochs}, {max_views}")
+            raise InputError(f"ViewLogger needs every_n_epochs ≥ 1 and max_views ≥ 1, got {every_n_epochs}, {max_views}")
         self.every_n_epochs, self.max_views, self.error_gain = every_n_epochs, max_views, error_gain
         self._target_logged = False
         self._last_step = -1

@@ -29,12 +29,32 @@ DEFAULT_IMAGE = DATA_DIR / "astronaut.png"
 CONSTANT_TOLERANCE = 1e-6  # below a 16-bit quantisation step, 1 / 65535 ≈ 1.5e-5
 
 
+def integers_to_unit(array: np.ndarray, source: str) -> np.ndarray:
+    """Integer pixels -> [0, 1] float32: 8- and 16-bit unsigned types by their maximum (255, 65535); any other
+    integer type (int32, int64, uint32: what numpy makes of 8-bit data by default) by the bit depth its values
+    fit, 8 or 16, since dividing 0…255 by 2³¹ − 1 would give a black image.
+
+    Example:
+        >>> integers_to_unit(np.array([0, 255], dtype=np.int32), "x").tolist()
+        [0.0, 1.0]
+    """
+    if array.dtype in (np.uint8, np.uint16):
+        return array.astype(np.float32) / np.iinfo(array.dtype).max
+    lo, hi = (int(array.min()), int(array.max())) if array.size else (0, 0)
+    if lo < 0 or hi > 65535:
+        raise InputError(
+            f"{source}: {array.dtype} pixel values span [{lo}, {hi}]; integer images must hold 8-bit (0…255) or "
+            "16-bit (0…65535) values"
+        )
+    return array.astype(np.float32) / (255.0 if hi <= 255 else 65535.0)
+
+
 def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
-    """Scale an integer or float array into [0, 1] float32 by its dtype (integers: / type max)."""
+    """Scale an integer or float array into [0, 1] float32 by its dtype (integers: ``integers_to_unit``)."""
     if array.dtype == np.bool_:
         return array.astype(np.float32)
-    if np.issubdtype(array.dtype, np.unsignedinteger):
-        return array.astype(np.float32) / np.iinfo(array.dtype).max
+    if np.issubdtype(array.dtype, np.integer):
+        return integers_to_unit(array, source)
     if np.issubdtype(array.dtype, np.floating):
         out = array.astype(np.float32)
         if not np.isfinite(out).all():
@@ -130,11 +150,35 @@ def resize_image(image: Tensor, resolution: Union[int, list[int], None], crop_sq
     return chw.permute(1, 2, 0).contiguous()
 
 
+def image_files(path: Union[str, Path, list]) -> list[Path]:
+    """The image files a ``path`` names: itself, each file of a list, or the image files of a directory (by name).
+
+    Example:
+        >>> [p.name for p in image_files(DATA_DIR)][:1]
+        ['astronaut.png']
+    """
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise InputError("data.path: the list of images is empty")
+        return [resolve_data_path(p) for p in path]
+    resolved = resolve_data_path(path)
+    if not resolved.is_dir():
+        return [resolved]
+    files = sorted(p for p in resolved.iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS and p.is_file())
+    if not files:
+        raise InputError(f"{resolved}: the directory holds no image ({', '.join(IMAGE_EXTENSIONS)})")
+    return files
+
+
 class ImageDataModule(GridDataModule):
     """An image (PNG/JPEG/TIFF/BMP) as a 2D grid of colours; coordinates (y, x) = (row / H, col / W).
 
+    Several images of one size (after ``resolution``) are the targets of a stacked model's members, one each
+    (``inr.tasks.members``): ``values`` holds them side by side, (N, T·C).
+
     Args:
-        path: the image file; default ``data/astronaut.png``.
+        path: the image file; a list of files or a directory of images: one target per file (by name for a
+            directory). Default ``data/astronaut.png``.
         resolution: ``None`` (native), an int r (centre square crop, then r×r) or [h, w].
         channels: ``rgb`` | ``gray`` | ``keep`` (see the module docstring).
         split, batch_size, steps_per_epoch, eval_chunk, seed: as in ``GridDataModule``.
@@ -147,30 +191,48 @@ class ImageDataModule(GridDataModule):
 
     def __init__(
         self,
-        path: Optional[str] = None,
+        path: Union[str, list[str], None] = None,
         resolution: Union[int, list[int], None] = None,
         channels: Literal["rgb", "gray", "keep"] = "rgb",
         split: str = "every_other",
         **kwargs: Any,
     ) -> None:
         super().__init__(split=split, **kwargs)
-        self.path = resolve_data_path(path) if path is not None else DEFAULT_IMAGE
+        self.files = image_files(path) if path is not None else [DEFAULT_IMAGE]
+        self.path, self.targets = self.files[0], len(self.files)  # the (first) image; T targets
         self.resolution, self.channels = resolution, channels
 
     def describe(self) -> str:
-        return str(self.path)
+        if len(self.files) == 1:
+            return str(self.files[0])
+        return f"{self.files[0]} and {len(self.files) - 1} more images"
+
+    def member_data(self, k: int) -> GridDataModule:
+        view = super().member_data(k)
+        if view is not self:
+            view.files, view.path = [self.files[k]], self.files[k]
+        return view
 
     def load_values(self) -> Tensor:
+        images = [self.load_image(path) for path in self.files]
+        for path, image in zip(self.files[1:], images[1:]):
+            if image.shape != images[0].shape:
+                raise InputError(
+                    f"{path}: {image.shape[1]}×{image.shape[0]}×{image.shape[2]} after resizing, but {self.files[0]} is "
+                    f"{images[0].shape[1]}×{images[0].shape[0]}×{images[0].shape[2]}; the images of one run share one size (set data.resolution)"
+                )
+        return images[0] if len(images) == 1 else torch.cat(images, dim=-1)  # T × (H, W, C) -> (H, W, T·C)
+
+    def load_image(self, path: Path) -> Tensor:
+        """One file as the target (H, W, C): read, checked, cropped and resized."""
         if self.resolution is not None:
             size = grid_size(self.resolution, 2)
-            self.check_size(size[0] * size[1], 4, 2)
-        image = read_image(self.path, self.channels)
+            self.check_size(size[0] * size[1] * len(self.files), 4, 2)
+        image = read_image(path, self.channels)
         if float(image.max() - image.min()) == 0.0:
-            raise InputError(f"{self.path}: the image is constant (every pixel {float(image.flatten()[0]):.3g}); nothing to fit")
+            raise InputError(f"{path}: the image is constant (every pixel {float(image.flatten()[0]):.3g}); nothing to fit")
         image = resize_image(image, self.resolution)
         # resampling leaves rounding noise (~1e-9) on a flat crop; real contrast is at least one 16-bit step (1.5e-5)
         if float(image.max() - image.min()) < CONSTANT_TOLERANCE:
-            raise InputError(
-                f"{self.path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit"
-            )
+            raise InputError(f"{path}: the image is constant after cropping and resizing to {self.resolution}; nothing to fit")
         return image  # (H, W, C)

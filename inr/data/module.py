@@ -12,6 +12,7 @@ averaged gradient the full batch's, and evaluates its share of the held-out spli
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Callable, Iterator
@@ -159,6 +160,8 @@ class GridDataModule(L.LightningDataModule):
         self.split, self.batch_size, self.steps_per_epoch_arg = split, batch_size, steps_per_epoch
         self.eval_chunk, self.seed = eval_chunk, seed
         self._values: Optional[Tensor] = None
+        # targets T on one grid, one per member of a stacked model: ``values`` holds target k in columns k·C..(k+1)·C
+        self.targets = 1
         self.predict_shape: Optional[tuple[int, ...]] = None  # the grid `predict` renders (None: the data's)
         self._device_cache: dict[tuple[str, str], Tensor] = {}
 
@@ -215,13 +218,30 @@ class GridDataModule(L.LightningDataModule):
 
     @property
     def values(self) -> Tensor:
-        """The target, flattened row-major: (N, C)."""
+        """The target, flattened row-major: (N, C); T targets side by side: (N, T·C)."""
         self._ensure_loaded()
         return self._values
 
     @property
     def out_channels(self) -> int:
-        return self.values.shape[1]
+        """C, the channels of one target."""
+        return self.values.shape[1] // self.targets
+
+    def member_data(self, k: int) -> GridDataModule:
+        """This data with target k alone (T = 1): the data of member k's single model. Same grid and splits."""
+        if not 0 <= k < self.targets:
+            raise InputError(f"{self.describe()}: no target {k}; the data holds targets 0..{self.targets - 1}")
+        if self.targets == 1:
+            return self
+        view = copy.copy(self)
+        view.keep_target(k)
+        return view
+
+    def keep_target(self, k: int) -> None:
+        """Hold target k alone from now on (used on a copy by ``member_data``): (N, T·C) -> (N, C) values."""
+        channels = self.out_channels
+        self._values = self.values[:, k * channels : (k + 1) * channels].contiguous()
+        self.targets, self._device_cache = 1, {}
 
     @property
     def shape(self) -> tuple[int, ...]:

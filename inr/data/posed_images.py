@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from inr.data.cameras import Intrinsics
-from inr.data.image import read_image
+from inr.data.image import integers_to_unit, read_image
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
 from inr.io.files import atomic_write
@@ -222,7 +222,7 @@ def read_npz(path: Union[str, Path]) -> tuple[Tensor, Tensor, Intrinsics]:
     if np.issubdtype(images.dtype, np.floating) and (not np.isfinite(images).all()):
         raise InputError(f"{path}: images contain NaN or infinite values")
     if np.issubdtype(images.dtype, np.integer):
-        images = images.astype(np.float32) / np.iinfo(images.dtype).max
+        images = integers_to_unit(images, f"{path}: images")
     elif images.min() < 0 or images.max() > 1:
         raise InputError(f"{path}: float images must lie in [0, 1], found [{images.min():.3g}, {images.max():.3g}]")
     if len(arrays["poses"]) != len(images):

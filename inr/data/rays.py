@@ -136,7 +136,10 @@ class RaysDataModule(GridDataModule):
         else:
             raise InputError(f"{path}: posed images are a blender directory or an .npz file, not {path.suffix!r}")
         held = held[evenly_spaced(len(held), self.heldout_count)]
-        self.check_size(len(images) * images.shape[1] * images.shape[2], 3, 3)
+        pixels = images.shape[1] * images.shape[2]
+        if self.resolution is not None:  # an upsampled copy is made too: size the larger of the two
+            pixels = max(pixels, self.resolution * max(1, round(images.shape[1] * self.resolution / images.shape[2])))
+        self.check_size(len(images) * pixels, 3, 3)
         images, intrinsics = resize_views(images, intrinsics, self.resolution)
         return PosedImages(
             images,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -79,7 +80,12 @@ def read_sequence(pattern: Union[str, Path], channels: str = "rgb") -> Tensor:
     return torch.stack(frames)
 
 
-def pan_clip(frames: int, window: float = 0.6, travel: float = 0.1) -> Tensor:
+PAN_WINDOW = 0.6  # the built-in clip's window, a fraction of the image side
+
+
+def pan_clip(
+    frames: int, window: float = PAN_WINDOW, travel: float = 0.1, resize: Optional[Callable[[Tensor], Tensor]] = None
+) -> Tensor:
     """A built-in clip: a square window of ``window``·side of ``data/astronaut.png`` moving diagonally by
     ``travel``·side in total, as float32 (T, S, S, 3) — a slow camera pan over a real photograph.
 
@@ -92,7 +98,8 @@ def pan_clip(frames: int, window: float = 0.6, travel: float = 0.1) -> Tensor:
     if not 0 <= travel <= 1 - window:
         raise InputError(f"pan travel must lie in [0, {1 - window:g}] for a window of {window:g}, got {travel}")
     starts = np.linspace(0, travel * side, frames).round().astype(int)
-    return torch.stack([image[s : s + size, s : s + size] for s in starts])
+    resize = resize or (lambda frame: frame)
+    return torch.stack([resize(image[s : s + size, s : s + size]) for s in starts])
 
 
 class VideoDataModule(GridDataModule):
@@ -130,6 +137,8 @@ class VideoDataModule(GridDataModule):
         super().__init__(split=split, **kwargs)
         if frame_stride < 1:
             raise InputError(f"data.frame_stride must be ≥ 1, got {frame_stride}")
+        if frames is not None and frames < 2:  # a negative count would slice frames off the end
+            raise InputError(f"data.frames must be ≥ 2 (or null: every frame), got {frames}")
         self.path = str(resolve_data_path(path)) if path is not None else None
         self.resolution, self.frames, self.frame_stride = resolution, frames, frame_stride
         self.channels, self.full_batch_limit = channels, full_batch_limit
@@ -139,9 +148,16 @@ class VideoDataModule(GridDataModule):
 
     def _read(self) -> Tensor:
         if self.path is None:
-            if self.frames is None or self.frames < 2:
-                raise InputError(f"data.frames must be ≥ 2 for the built-in clip, got {self.frames}")
-            clip = pan_clip(self.frames)
+            if self.frames is None:
+                raise InputError("data.frames must be ≥ 2 for the built-in clip, got None")
+            # sized at the kept resolution before any frame is made; each frame is resized as it is cut
+            if self.resolution is not None:
+                side = grid_size(self.resolution, 2)
+            else:  # the window of the source image, read from its header
+                side = (round(PAN_WINDOW * min(iio.improps(DEFAULT_IMAGE).shape[:2])),) * 2
+            self.check_size(self.frames * math.prod(side), 3, 3)
+            resize = (lambda f: resize_image(f, self.resolution)) if self.resolution is not None else None
+            clip = pan_clip(self.frames, resize=resize)
             return convert_channels_clip(clip, self.channels, self.describe())
         path = Path(self.path)
         if path.suffix.lower() == ".gif":

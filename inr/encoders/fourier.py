@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from inr.encoders.base import Encoder
+from inr.errors import InputError
 
 
 def fourier_features(v: Tensor, b: Tensor) -> Tensor:
@@ -103,8 +104,12 @@ class GaussianEncoding(FourierEncoding):
     """
 
     def __init__(self, in_dim: int = 2, num_features: int = 256, sigma: float = 10.0, seed: int = 0) -> None:
-        if num_features < 1 or sigma < 0:
-            raise ValueError(f"GaussianEncoding needs num_features ≥ 1 and sigma ≥ 0, got {num_features}, {sigma}")
+        if num_features < 1:
+            raise InputError(f"GaussianEncoding.num_features must be ≥ 1, got {num_features}")
+        if not sigma > 0 or not math.isfinite(sigma):  # σ = 0 makes B = 0: every feature a constant
+            raise InputError(
+                f"GaussianEncoding.sigma must be a finite number > 0, got {sigma} (σ = 0 makes every feature constant)"
+            )
         gen = torch.Generator().manual_seed(seed)
         b = torch.randn(num_features, in_dim, generator=gen, dtype=torch.float64) * sigma
         super().__init__(b)

@@ -216,7 +216,7 @@ def build_network(spec: Resolved, out_channels: int) -> InverseFitting:
 def fit_network(spec: Resolved, dm: MeasurementDataModule, steps: int) -> torch.Tensor:
     """The field fitted through the operator for ``steps`` full-batch Adam steps; its reconstruction on the grid."""
     model = build_network(spec, dm.out_channels)
-    fit_row(model, dm, steps)
+    fit_row(model, dm, steps, label=spec.name)
     return model.render().cpu()
 
 
@@ -311,6 +311,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.width < 1 or args.angles < 1 or (args.threads is not None and args.threads < 1):
         raise InputError("--steps, --width, --angles and --threads must be ≥ 1")
+    if args.resolution is not None and args.resolution < 2:  # 0 would silently become the task's default
+        raise InputError(f"--resolution must be ≥ 2 (or left out: the task's default), got {args.resolution}")
     if args.solver_iterations < 1:
         raise InputError(f"--solver-iterations must be ≥ 1, got {args.solver_iterations}")
     for key in ("sigma", "scale", "tv_weight"):

@@ -1,21 +1,22 @@
 """Every method of the package, named once with its settings: the one registry that comparisons, tables and the
 config overlays (``configs/methods/*.yaml``) read.
 
-A method is an input mapping and a network with its optimiser (and, where its release decays the learning
-rate, a scheduler). Its settings can depend on where it runs — the dimension of the coordinates, the
-training grid (a hash grid's finest level, BACON's band limit, and the band of every frequency setting by the
+A method is an input mapping and a network with its optimiser (and, where the protocol or its release decays
+the learning rate, its scheduler). Its settings can depend on where it runs — the dimension of the coordinates,
+the training grid (a hash grid's finest level, BACON's band limit, and the band of every frequency setting by the
 grid rule below), the task's protocol (the paper's learning rate and scale per mapping and task,
-``inr.experiments.protocols``), the output activation the target needs, the seed, the run's length — so
-each method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder,
-network, optimiser and scheduler, exactly as a config gives them.
+``inr.experiments.protocols``), the output activation the target needs, the seed, the run's length — so each
+method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder, network,
+optimiser and scheduler, exactly as a config gives them.
 
 The grid rule (``grid_bands``, ``protocols.MappingSettings.at``): the paper's scales were chosen on its own
 grids (512² images, 96³ volumes, 400² views) and are kept in cycles per unit, but on training samples of
 Nyquist frequency ν no band edge lies above ν/2 — the positional encoding's top frequency, the Gaussian's 3σ,
 MFN's input scale (its release's 256 sits at that edge of its own 256² grid, so it scales as 256 ν/128 below
 it). At the paper's size nothing changes. A combination that leaves the positional encoding under one cycle
-per unit (below the basic mapping) is refused with one line. Why this rule and not another (scaling every
-band by ν/ν_paper fails whole-grid inverse problems): docs/spectral.md, "Settings that follow the grid".
+per unit (below the basic mapping) is refused with one line. Fresh points (the shape protocol) have no training
+grid, and their bands stay as given. Why this rule and not another (scaling every band by ν/ν_paper fails
+whole-grid inverse problems): docs/spectral.md, "Settings that follow the grid".
 
     spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
     spec.overlay()                     # the model.init_args block of a config
@@ -66,7 +67,9 @@ class Setting:
     training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings; ``steps``: the run's
     optimiser steps (a decaying learning rate spans them); ``resolvable``: the highest frequency (cycles per
     unit) the training samples resolve when they are not a grid of ``train_side`` per axis (posed views), or
-    None for train_side / 2.
+    None for train_side / 2. ``hash_finest``: the hash grid's finest resolution where it is not the training
+    grid's (a protocol of fresh points has none); ``hash_log2_cap``: a cap on the hash grids' table size,
+    T ≤ 2^k (None: each method's own T).
     """
 
     in_dim: int = 2
@@ -81,6 +84,8 @@ class Setting:
     hash_base: int = 16
     steps: int = 300
     resolvable: Optional[float] = None
+    hash_finest: Optional[int] = None
+    hash_log2_cap: Optional[int] = None
 
     @property
     def nyquist(self) -> float:
@@ -89,28 +94,38 @@ class Setting:
 
 
 def grid_bands(s: Setting) -> MappingSettings:
-    """The setting's protocol on its training samples: the paper's bands, none above ν/2 (``MappingSettings.at``)."""
-    return s.protocol.at(s.nyquist)
+    """The setting's protocol on its training samples: the paper's bands, none above ν/2 (``MappingSettings.at``);
+    fresh points (no training grid) keep the protocol's bands."""
+    return s.protocol if s.protocol.sampling == "fresh" else s.protocol.at(s.nyquist)
 
 
 @dataclass(frozen=True)
 class Component:
-    """A class and its arguments, as a config's ``class_path`` and ``init_args``."""
+    """A class and its arguments, as a config's ``class_path`` and ``init_args``; an argument may itself be a
+    ``Component`` (an encoder wrapped in ``AffineEncoding``)."""
 
     class_path: str
     init_args: Mapping[str, Any] = field(default_factory=dict)
 
     def as_config(self) -> dict[str, Any]:
-        return {"class_path": self.class_path, "init_args": dict(self.init_args)}
+        args = {k: v.as_config() if isinstance(v, Component) else v for k, v in self.init_args.items()}
+        return {"class_path": self.class_path, "init_args": args}
 
     def cls(self) -> type:
         module, _, name = self.class_path.rpartition(".")
         return getattr(importlib.import_module(module), name)
 
+    def instantiate(self) -> Any:
+        """The object, its ``Component`` arguments built first."""
+        return self.cls()(**{k: v.instantiate() if isinstance(v, Component) else v for k, v in self.init_args.items()})
+
 
 @dataclass(frozen=True)
 class Resolved:
-    """A method for one ``Setting``: its encoder, network (built by the task as network(in, out)) and optimiser."""
+    """A method for one ``Setting``: its encoder, network (built by the task as network(in, out)), optimiser and
+    learning-rate scheduler (None: a constant rate). ``states_scheduler``: the overlay names the scheduler even
+    when there is none (``scheduler: null``), so that a method without one also replaces the scheduler of a base
+    config whose protocol decays the rate."""
 
     name: str
     encoder: Component
@@ -118,6 +133,7 @@ class Resolved:
     optimizer: Component
     describe: str = ""
     scheduler: Optional[Component] = None
+    states_scheduler: bool = False
 
     @property
     def lr(self) -> float:
@@ -126,39 +142,56 @@ class Resolved:
     def overlay(self) -> dict[str, Any]:
         """The ``model.init_args`` entries of a config (``--config image.yaml --config methods/<name>.yaml``)."""
         out = {"encoder": self.encoder.as_config(), "network": self.network.as_config(), "optimizer": self.optimizer.as_config()}
-        if self.scheduler is not None:
-            out["scheduler"] = self.scheduler.as_config()
+        if self.scheduler is not None or self.states_scheduler:
+            out["scheduler"] = None if self.scheduler is None else self.scheduler.as_config()
         return out
 
     def build(self) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
         """(encoder instance, network factory (in_dim, out_dim) -> module, optimizer factory params -> optimizer)."""
         optimizer_args = {k: tuple(v) if isinstance(v, list) else v for k, v in self.optimizer.init_args.items()}
         return (
-            self.encoder.cls()(**self.encoder.init_args),
+            self.encoder.instantiate(),
             partial(self.network.cls(), **self.network.init_args),
             partial(self.optimizer.cls(), **optimizer_args),
         )
 
     def build_scheduler(self) -> Optional[Callable[..., Any]]:
-        """The scheduler factory optimizer -> scheduler (a task's ``scheduler`` argument), or None."""
+        """The scheduler factory, optimizer -> scheduler (a task's ``scheduler``), or None for a constant rate."""
         return None if self.scheduler is None else partial(self.scheduler.cls(), **self.scheduler.init_args)
 
 
 @dataclass(frozen=True)
 class Method:
-    """A named method: ``resolve(setting)`` gives its settings there; ``summary`` says what it is and its source."""
+    """A named method: ``resolve(setting)`` gives its settings there; ``summary`` says what it is and its source.
+    ``scheduled``: its learning rate follows the protocol's decay (``lr_schedule``), as the paper's mappings do."""
 
     name: str
     summary: str
     resolve_fn: Callable[[Setting], tuple[Component, Component, float, dict, str]]
     dims: tuple[int, ...] = (1, 2, 3)
+    scheduled: bool = False
 
     def resolve(self, setting: Setting) -> Resolved:
         if setting.in_dim not in self.dims:
             raise ValueError(f"method {self.name!r} is defined for {', '.join(f'{d}-D' for d in self.dims)} coordinates only")
         encoder, network, lr, adam, describe, *rest = self.resolve_fn(setting)
         optimizer = Component("torch.optim.Adam", {"lr": lr, **adam})
-        return Resolved(self.name, encoder, network, optimizer, describe, rest[0] if rest else None)
+        scheduler = rest[0] if rest else lr_schedule(setting.protocol) if self.scheduled else None
+        decays = setting.protocol.lr_decay is not None
+        return Resolved(self.name, encoder, network, optimizer, describe, scheduler, states_scheduler=decays)
+
+
+def lr_schedule(p: MappingSettings) -> Optional[Component]:
+    """lr_t = lr·d^(t / (steps/2)), per step: the protocol's decay d per half run (the shape notebook's
+    ``optimizers.exponential_decay(lr, 5000, .1)``, lr = 5e-4, over its 10,000 steps); None for a constant rate.
+
+    Example:
+        >>> lr_schedule(PROTOCOLS["shape"]).init_args["gamma"] == 0.1 ** (1 / 5000)
+        True
+    """
+    if p.lr_decay is None:
+        return None
+    return Component("torch.optim.lr_scheduler.ExponentialLR", {"gamma": p.lr_decay ** (1 / max(1, p.steps // 2))})
 
 
 def identity(s: Setting) -> Component:
@@ -173,9 +206,34 @@ def paper_mlp(s: Setting) -> Component:
     )
 
 
+def frequencies(encoder: Component) -> int:
+    """m, the number of frequencies of a Fourier-feature encoder (out_dim = 2m).
+
+    Example:
+        >>> frequencies(Component("inr.encoders.PositionalEncoding", {"in_dim": 3, "num_frequencies": 85}))
+        255
+    """
+    args = encoder.init_args
+    if "num_features" in args:
+        return int(args["num_features"])
+    return int(args["in_dim"]) * int(args.get("num_frequencies", 1))
+
+
 def _mapping(name: str, encoder: Callable[[Setting], Component], describe: Callable[[Setting], str] = lambda s: ""):
+    """One of the paper's mappings into its MLP at the protocol's learning rate; where the protocol asks (the shape
+    notebook's ``input_encoder``), "none" feeds 2v − 1 and the Fourier features are divided by ‖a‖ = √m."""
+
     def resolve(s: Setting):
-        return encoder(s), paper_mlp(s), s.protocol.learning_rate(name), {}, describe(s)
+        enc, text, p = encoder(s), [describe(s)], s.protocol
+        if name == "none" and p.centred_input:
+            enc, text = Component("inr.encoders.AffineEncoding", {"encoder": enc, "scale": 2.0, "shift": -1.0}), ["2v − 1"]
+        elif name != "none" and p.normalised_features:
+            m = frequencies(enc)
+            enc = Component("inr.encoders.AffineEncoding", {"encoder": enc, "scale": 1 / math.sqrt(m)})
+            text.append(f"features ÷ √{m}")
+        if p.lr_decay is not None:
+            text.append(f"lr ×{p.lr_decay:g} per {max(1, p.steps // 2):,} steps")
+        return enc, paper_mlp(s), p.learning_rate(name), {}, ", ".join(t for t in text if t)
 
     return resolve
 
@@ -223,12 +281,15 @@ def hash_levels_text(n_levels: int, log2_size: int, base: int, finest: int, dim:
     return f"T = 2^{log2_size}: " + ", ".join(parts)
 
 
-def _hashgrid(log2_size: int):
-    """tiny-cuda-nn's HashGrid (2 features per level) with the finest level at the training grid's resolution,
-    a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam."""
+def _hashgrid(own_log2_size: int):
+    """tiny-cuda-nn's HashGrid (2 features per level) with the finest level at the training grid's resolution
+    (or the setting's ``hash_finest``), a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam; its table
+    T = 2^own_log2_size, or the setting's cap where that is smaller."""
 
     def resolve(s: Setting):
-        base = min(s.hash_base, s.train_side)
+        finest = s.hash_finest or s.train_side
+        log2_size = min(own_log2_size, s.hash_log2_cap or own_log2_size)
+        base = min(s.hash_base, finest)
         encoder = Component(
             "inr.encoders.HashGridEncoding",
             {
@@ -237,39 +298,45 @@ def _hashgrid(log2_size: int):
                 "n_features_per_level": 2,
                 "log2_hashmap_size": log2_size,
                 "base_resolution": base,
-                "finest_resolution": s.train_side,
+                "finest_resolution": finest,
             },
         )
         network = Component(
             "inr.networks.MLP", {"width": 64, "depth": 2, "activation": "relu", "output_activation": s.output_activation}
         )
         levels = f"{s.hash_levels} levels × 2, " if s.hash_levels != 16 else ""
+        levels += f"capped at 2^{log2_size}, " if log2_size < own_log2_size else ""
         return (
             encoder,
             network,
             1e-2,
             INSTANT_NGP_ADAM,
-            levels + hash_levels_text(s.hash_levels, log2_size, base, s.train_side, s.in_dim),
+            levels + hash_levels_text(s.hash_levels, log2_size, base, finest, s.in_dim),
         )
 
     return resolve
 
 
 def _siren(s: Setting):
-    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates, the reference
-    # code's biases (PyTorch's default law); lr 5e-4
+    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates, the
+    # reference code's biases (PyTorch's default law); lr 5e-4. On fresh
+    # points (the shape protocol): lr 1e-4, the rate of SIREN's own shape fitting on fresh points per step
+    # (vsitzmann/siren experiment_scripts/train_sdf.py), and the depth of the setting's MLP, so that the shape
+    # comparison sets networks of one size side by side
+    fresh = s.protocol.sampling == "fresh"
+    depth, lr = (s.depth, 1e-4) if fresh else (4, 5e-4)
     network = Component(
         "inr.networks.SIREN",
         {
             "width": s.width,
-            "depth": 4,
+            "depth": depth,
             "first_omega_0": 30.0,
             "hidden_omega_0": 30.0,
             "bias_init": "torch",
             "output_activation": "none",
         },
     )
-    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
+    return identity(s), network, lr, {}, f"{depth} × {s.width}, ω₀ = 30"
 
 
 def _wire(s: Setting):
@@ -359,21 +426,24 @@ def _mfn(s: Setting):
 METHODS: dict[str, Method] = {
     m.name: m
     for m in [
-        Method("none", "raw coordinates into the paper's ReLU MLP", _mapping("none", identity)),
+        Method("none", "raw coordinates into the paper's ReLU MLP", _mapping("none", identity), scheduled=True),
         Method(
             "basic",
             "γ(v) = [cos 2πv, sin 2πv]",
             _mapping("basic", lambda s: Component("inr.encoders.BasicEncoding", {"in_dim": s.in_dim})),
+            scheduled=True,
         ),
         Method(
             "positional",
             "positional features 2^linspace(0, scale, n) − 1 per axis (Tancik et al. 2020)",
             _mapping("positional", _positional, positional_text),
+            scheduled=True,
         ),
         Method(
             "gaussian",
             "Gaussian Fourier features B ~ N(0, σ²) (Tancik et al. 2020)",
             _mapping("gaussian", _gaussian, gaussian_text),
+            scheduled=True,
         ),
         # the positional frequencies in a frame rotated off the axes, as 3d_simple_nerf.ipynb's posenc_new_rotated
         Method(
@@ -381,6 +451,7 @@ METHODS: dict[str, Method] = {
             "positional features in the notebook's rotated frame (3d_simple_nerf.ipynb, posenc_new_rotated)",
             _mapping("positional", lambda s: _positional(s, NOTEBOOK_ROTATION), lambda s: positional_text(s) + ", frame rotated"),
             dims=(3,),
+            scheduled=True,
         ),
         Method("siren", "SIREN: sine layers, ω₀ = 30 (Sitzmann et al. 2020)", _siren),
         # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
@@ -409,11 +480,29 @@ def method_names(text: str, available: Optional[tuple[str, ...]] = None) -> list
 
 
 # --- the config overlays ------------------------------------------------------------------------------
-# configs/methods/<name>.yaml: each method for image.yaml (256², every_other: a 128² training grid), and
-# configs/methods/text/<mapping>.yaml: the four mappings with the paper's text settings for image_text.yaml.
-# Each overlay also names the run's logger after its method, so runs of different methods keep their own
-# directories (and ``--ckpt_path last`` resumes the method's own run).
+# configs/methods/<name>.yaml: each method for image.yaml (256², every_other: a 128² training grid),
+# configs/methods/text/<mapping>.yaml: the four mappings with the paper's text settings for image_text.yaml, and
+# configs/methods/shape/<row>.yaml, configs/methods/shape_cpu/<row>.yaml: the shape comparison's rows for
+# shape_paper.yaml and shape.yaml (``SHAPE_SETTINGS``). Each overlay also names the run's logger after its method,
+# so runs of different methods keep their own directories (and ``--ckpt_path last`` resumes the method's own run).
 IMAGE_SETTING = Setting(in_dim=2, train_side=128)
+# The 3D shape protocols (``PROTOCOLS["shape"]``, the paper's sizes; ``"shape_cpu"``, CPU size): occupancy logits
+# (a linear output) of 3-D points; fresh points leave no training grid, so the hash grid's 16 levels run from N 16
+# to 512 per axis, its table capped at 2^17 at CPU size (3.2 M parameters, against 10.5 M at 2^19)
+SHAPE_ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid")
+SHAPE_SETTINGS: dict[str, Setting] = {
+    kind: Setting(
+        in_dim=3,
+        protocol=PROTOCOLS[kind],
+        output_activation="none",
+        width=PROTOCOLS[kind].width,
+        depth=PROTOCOLS[kind].depth,
+        init=PROTOCOLS[kind].init,
+        hash_finest=512,
+        hash_log2_cap=cap,
+    )
+    for kind, cap in (("shape", None), ("shape_cpu", 17))
+}
 OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
     **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name, m in METHODS.items() if 2 in m.dims},
     **{
@@ -424,6 +513,11 @@ OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
             f"image_text_{name}",
         )
         for name in MAPPING_METHODS
+    },
+    **{
+        f"{kind}/{name}.yaml": (name, SHAPE_SETTINGS[kind], base, f"{base.removesuffix('.yaml')}_{name}")
+        for kind, base in (("shape", "shape_paper.yaml"), ("shape_cpu", "shape.yaml"))
+        for name in SHAPE_ROWS
     },
 }
 

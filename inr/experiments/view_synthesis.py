@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from argparse import ArgumentError
 from pathlib import Path
 from typing import Optional
 
@@ -53,7 +54,7 @@ from inr.experiments.runner import (
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.metrics import psnr
-from inr.run.cli import build_cli, resolve_config_names
+from inr.run.cli import build_cli, condense_config_error, resolve_config_names
 from inr.spectral import spectral_summary
 
 ENCODINGS = ("none", "basic", "positional", "positional_rotated", "gaussian", "hashgrid")
@@ -116,7 +117,10 @@ def common_args(args: argparse.Namespace) -> list[str]:
 
 def data_nyquist(args: argparse.Namespace) -> float:
     """ν of the config's views (``view_nyquist`` of their focal length, camera distance and scene cube)."""
-    dm = build_cli(resolve_config_names([*common_args(args), *args.override])).datamodule
+    try:
+        dm = build_cli(resolve_config_names([*common_args(args), *args.override])).datamodule
+    except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
+        raise InputError(f"--override: {condense_config_error(str(exc))}") from None
     dm.setup("fit")
     posed = dm.posed
     return view_nyquist(posed.intrinsics.fx, camera_distance(posed.poses), posed.bound)
@@ -126,7 +130,10 @@ def build(name: str, args: argparse.Namespace, setting: Setting = NERF_SETTING):
     """Model, DataModule and a bare Trainer of one row, from the config as train.py builds them. The Trainer is
     made here (the config's steps only: no logger, callbacks or checkpoints) so that a row writes nothing, not
     even the run's config.yaml, which the CLI's own Trainer would save into the current directory."""
-    cli = build_cli(resolve_config_names([*common_args(args), *overrides(name, setting), *args.override]))
+    try:
+        cli = build_cli(resolve_config_names([*common_args(args), *overrides(name, setting), *args.override]))
+    except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
+        raise InputError(f"--override: {condense_config_error(str(exc))}") from None
     return cli.model, cli.datamodule, quiet_trainer(cli.trainer.max_steps)
 
 

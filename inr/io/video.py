@@ -1,5 +1,5 @@
 """Video files in and out: MP4 (H.264) and WebM (VP9) through PyAV, the optional ``video`` extra
-(``pip install 'inr[video]'``); animated GIF through imageio, always available.
+(``pip install av``, or ``pip install '.[video]'`` from a clone); animated GIF through imageio, always available.
 
 Frames are (T, H, W, C) with C ∈ {1, 3}: floats in [0, 1] or uint8. MP4 and WebM are written as yuv420p,
 the pixel format every player decodes, which needs even sides: an odd height or width is padded by
@@ -24,7 +24,7 @@ from inr.io.files import atomic_write
 ENCODERS = {".mp4": ("mp4", "libx264"), ".webm": ("webm", "libvpx-vp9")}
 READABLE = (".mp4", ".webm", ".mov", ".mkv", ".avi")  # anything FFmpeg demuxes; these are the usual names
 WRITABLE = (*ENCODERS, ".gif")
-EXTRA_HINT = "pip install 'inr[video]' (PyAV)"
+EXTRA_HINT = "pip install av (PyAV; from a clone: pip install '.[video]')"
 
 
 def pyav_available() -> bool:

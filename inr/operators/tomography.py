@@ -60,6 +60,16 @@ class ParallelBeamProjection(Operator):
         self.step = 1.0 / width  # Δt: one pixel
 
     @staticmethod
+    def estimate_bytes(angles: int, field_shape: Sequence[int], detectors: Optional[int] = None, channels: int = 1) -> int:
+        """Memory of the operator and one training pass, in bytes: the float64 sampling grid built once
+        (row, col, x, y of every ray sample: 4 × 8 bytes, plus its float32 copy) and the forward pass's
+        samples with their gradients (2 × 4 bytes per channel), for K angles × D bins × S samples per ray."""
+        height, width = field_shape
+        detectors = int(detectors or math.ceil(math.sqrt(2) * max(height, width)))
+        samples = 2 * math.ceil(math.sqrt(height**2 + width**2) / 2) + 1
+        return angles * detectors * samples * (4 * 8 + 2 * 4 + 2 * 4 * channels)
+
+    @staticmethod
     def _sampling_grid(angles: Tensor, height: int, width: int, detectors: int) -> Tensor:
         """grid_sample's normalised (x, y) of every ray sample, (K, D, S, 2), computed in float64."""
         half = math.ceil(math.sqrt(height**2 + width**2) / 2)

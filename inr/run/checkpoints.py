@@ -2,14 +2,22 @@
 
 Every checkpoint this project reads goes through ``read_checkpoint``: ``torch.load(weights_only=True)``
 unpickles tensors, containers and plain values only, so a crafted file cannot run code on load (it is
-refused with one line naming what it asked to run).
+refused with one line naming what it asked to run). Before that, the archive's directory is read: a file
+whose entries would expand beyond its own size (``torch.save`` stores them uncompressed) or beyond memory is
+refused before anything is inflated.
+
+A checkpoint written by the command line records its model's configuration (``MODEL_CONFIG_KEY``: class
+paths and init args); a checkpoint is used only by a command whose model has the same configuration
+(``check_same_model_config``), so weights of a ReLU network never drive a tanh one silently.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
+import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -19,8 +27,13 @@ import torch
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from torch import nn
 
-from inr.errors import InputError
+from inr.errors import InputError, check_memory
 from inr.io.files import atomic_write
+
+MODEL_CONFIG_KEY = "inr_model_config"  # the model section of the config that wrote the checkpoint
+# init args that change how a model is evaluated or trained, not what its weights mean
+NOT_COMPARED = ("optimizer", "scheduler", "render_chunk", "compile", "cache_encoding", "out_channels", "mode")
+ZIP_SLACK = 1 << 20  # bytes an archive's entries may exceed its file by (headers are counted in the file only)
 
 
 class CheckpointError(InputError):
@@ -76,6 +89,7 @@ def read_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: file not found")
+    check_expanded_size(path)
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -91,6 +105,138 @@ def read_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
     if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
         raise CheckpointError(f"{path}: not a training checkpoint (it has no state_dict)")
     return checkpoint
+
+
+def check_expanded_size(path: Path) -> None:
+    """Refuse, before anything is inflated, a checkpoint whose archive entries add up to more than its file
+    (``torch.save`` writes them uncompressed; a deflated entry can stand for any size) or than memory allows.
+    A file that is not a zip archive is not one ``torch.save`` has written since torch 1.6."""
+    size = path.stat().st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise CheckpointError(f"{path}: not a readable checkpoint (truncated, damaged or not a checkpoint)") from None
+    if expanded > size + ZIP_SLACK:
+        raise CheckpointError(
+            f"{path}: its entries expand to {expanded / 2**20:,.1f} MiB from a {size / 2**20:,.1f} MiB file; torch.save "
+            "stores them uncompressed, so this file was not written by it (refused before inflating anything)"
+        )
+    check_memory(f"checkpoint {path}", expanded, advice="load it on a machine with more memory")
+
+
+def check_finite(checkpoint: dict[str, Any], path: Union[str, Path]) -> None:
+    """Refuse a checkpoint whose weights hold NaN or inf (a model saved after its loss diverged renders black)."""
+    for key, value in checkpoint["state_dict"].items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise CheckpointError(f"{path}: its parameters are not finite ({key} holds NaN or inf); use an earlier checkpoint")
+
+
+def check_training_state(checkpoint: dict[str, Any], path: Union[str, Path]) -> None:
+    """Refuse, before Lightning restores it, training state of the wrong shape: loops and callbacks must be
+    mappings of mappings, optimizer and scheduler states lists of mappings (an optimizer's with ``state`` and
+    ``param_groups``)."""
+
+    def bad(what: str) -> CheckpointError:
+        return CheckpointError(f"{path}: its {what} is damaged; resume from another checkpoint, or start a new run")
+
+    for key in ("loops", "callbacks"):
+        value = checkpoint.get(key)
+        if value is not None and not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
+            raise bad(f"{key} state")
+    optimizers = checkpoint.get("optimizer_states")
+    if optimizers is not None and not (
+        isinstance(optimizers, list)
+        and all(
+            isinstance(o, dict) and isinstance(o.get("state"), dict) and isinstance(o.get("param_groups"), list)
+            for o in optimizers
+        )
+    ):
+        raise bad("optimizer state")
+    schedulers = checkpoint.get("lr_schedulers")
+    if schedulers is not None and not (isinstance(schedulers, list) and all(isinstance(s, dict) for s in schedulers)):
+        raise bad("learning-rate scheduler state")
+
+
+def first_difference(saved: Any, given: Any, where: str) -> Optional[str]:
+    """The first key path where two plain config trees differ, as ``path: A in the checkpoint, B here``.
+
+    Example:
+        >>> first_difference({"a": {"s": 10.0}}, {"a": {"s": 3.0}}, "model")
+        'model.a.s is 10.0 in the checkpoint and 3.0 here'
+    """
+    if isinstance(saved, dict) and isinstance(given, dict):
+        for key in [*saved, *(k for k in given if k not in saved)]:
+            found = first_difference(saved.get(key), given.get(key), f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(saved, list) and isinstance(given, list) and len(saved) == len(given):
+        for i, (a, b) in enumerate(zip(saved, given)):
+            found = first_difference(a, b, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    same = saved == given or (
+        isinstance(saved, (int, float))
+        and isinstance(given, (int, float))
+        and not isinstance(saved, bool)
+        and math.isclose(saved, given, rel_tol=1e-12, abs_tol=0.0)
+    )
+    return None if same else f"{where} is {saved!r} in the checkpoint and {given!r} here"
+
+
+def _compared(config: Any) -> Any:
+    """The model section without the keys that do not change what the weights mean (``NOT_COMPARED``)."""
+    if not isinstance(config, dict):
+        return config
+    config = dict(config)
+    if isinstance(config.get("init_args"), dict):
+        config["init_args"] = {k: v for k, v in config["init_args"].items() if k not in NOT_COMPARED}
+    return config
+
+
+def recorded_model_config(checkpoint: dict[str, Any], path: Union[str, Path]) -> Optional[dict[str, Any]]:
+    """The model section of the config that wrote the checkpoint: recorded in it, or else its run's
+    ``config.yaml`` (two folders up, where the command line saves it), read as data; None when neither is there."""
+    recorded = checkpoint.get(MODEL_CONFIG_KEY)
+    if isinstance(recorded, dict):
+        return recorded
+    run_config = Path(path).resolve().parent.parent / "config.yaml"
+    if not run_config.is_file():
+        return None
+    import yaml
+
+    try:
+        model = (yaml.safe_load(run_config.read_text()) or {}).get("model")
+    except (yaml.YAMLError, UnicodeDecodeError, OSError, AttributeError):
+        return None
+    return model if isinstance(model, dict) else None
+
+
+def check_same_model_config(
+    checkpoint: dict[str, Any], model_config: Optional[dict[str, Any]], path: Union[str, Path], resume: bool = False
+) -> None:
+    """Refuse a checkpoint written by a model configured otherwise than ``model_config`` (the command's model
+    section: class paths and init args), naming the first difference; for a resume (``resume``) the optimizer
+    class must match too (its saved state is what continues)."""
+    if model_config is None:
+        return
+    saved = recorded_model_config(checkpoint, path)
+    if saved is None:
+        return
+    difference = first_difference(_compared(saved), _compared(model_config), "model")
+    if difference is None and resume:
+        optimizer = lambda config: ((config.get("init_args") or {}).get("optimizer") or {}).get("class_path")
+        if optimizer(saved) and optimizer(model_config) and optimizer(saved) != optimizer(model_config):
+            raise CheckpointError(
+                f"{path}: its optimizer state is {optimizer(saved)}'s and this config's optimizer is {optimizer(model_config)}; "
+                f"resume with {optimizer(saved)}, or start a new run"
+            )
+    if difference is not None:
+        raise CheckpointError(
+            f"{path}: made by another model: {difference}; use the config of the run that wrote it (its config.yaml)"
+        )
 
 
 def check_matches_model(checkpoint: dict[str, Any], model: nn.Module, path: Union[str, Path]) -> None:

@@ -13,6 +13,7 @@ saved. Everything but a bug ends with one line on stderr saying what happened an
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -41,8 +42,10 @@ from inr.run.session import SUBCOMMANDS, Session
 from inr.run.signals import RunInterrupted
 from inr.tasks.base import INRModule
 from inr.tasks.guards import TrainingDiverged
+from inr.tasks.memory import check_model_memory
 
 DEFAULT_CONFIG = "image.yaml"
+SEED_MAX = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything enforces
 DESCRIPTION = (
     "Train (fit, the default), score (validate, test) or render (predict) an implicit neural representation. "
     "Subcommands: fit | validate | test | predict, given first; validate/test/predict need --ckpt_path."
@@ -52,6 +55,19 @@ DESCRIPTION = (
 warnings.filterwarnings("ignore", message=".*LightningCLI's args parameter is intended.*")
 # a resumed run writes into its own checkpoint directory on purpose
 warnings.filterwarnings("ignore", message=".*Checkpoint directory .* exists and is not empty.*")
+# Lightning's own use of a torch API it deprecated, printed twice per fit: nothing a user can act on
+warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
+
+
+class DropAdvertisements(logging.Filter):
+    """Lightning logs "💡 Tip: ... try installing ..." for its cloud products at every fit: not about the run."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("💡 Tip:")
+
+
+for _name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+    logging.getLogger(_name).addFilter(DropAdvertisements())
 
 
 def split_subcommand(args: list[str]) -> tuple[str, list[str]]:
@@ -103,6 +119,9 @@ def condense_config_error(text: str) -> str:
     keys, classes, leaf = [], [], None
     for raw in text.splitlines():
         line = raw.strip()
+        if m := re.match(r"Given value: Namespace\(class_path='([^']+)'", line):
+            classes.append(m.group(1))  # a class that failed to build: its own exception is the complaint
+            continue
         if not line or line.lstrip("- ").startswith(_STRUCTURE):
             continue
         if m := re.match(r'Parser key "([^"]+)":', line):
@@ -143,14 +162,45 @@ class INRCLI(LightningCLI):
             {"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True, "checkpoint.enable_version_counter": False}
         )
 
+    def _set_seed(self) -> None:
+        """Refuse a seed numpy cannot take (Lightning raises a ValueError with a traceback) before seeding."""
+        seed = self._get(self.config, "seed_everything")
+        if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= SEED_MAX:
+            raise InputError(f"seed_everything must be between 0 and {SEED_MAX} (or true: a random seed), got {seed}")
+        super()._set_seed()
+
+    def _parse_ckpt_path(self) -> None:
+        """Nothing: LightningCLI would parse a checkpoint's hyper-parameters into the command's config, importing the
+        classes they name. Here the command's config defines the model, and a checkpoint is data checked against it
+        (``inr.run.checkpoints``); this CLI has no subcommand key, so Lightning's version returns early anyway."""
+
     def before_instantiate_classes(self) -> None:
-        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it)."""
+        """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it), and a model
+        that would not fit in memory (sized on the meta device, before its weights are allocated)."""
+        self.check_model_size()
         model_mode = self._get(self.config, "model", default={}).get("init_args", {}).get("mode")
         given_data_mode = self._get(self.config, "data", default={}).get("init_args", {}).get("mode")
         if model_mode is not None and given_data_mode is not None and model_mode != given_data_mode:
             raise InputError(
                 f"model.mode is {model_mode!r} but data.mode is {given_data_mode!r}; the model follows data.mode, so leave model.mode out"
             )
+
+    def check_model_size(self) -> None:
+        """Build the configured model on the meta device (shapes, no storage) and refuse it, with the estimate,
+        when its weights, gradients and optimizer state would not fit (``inr.tasks.memory.check_model_memory``)."""
+        model = self._get(self.config, "model", default=None)
+        if model is None or not getattr(model, "class_path", None):
+            return
+        from lightning.pytorch.cli import LightningArgumentParser
+
+        parser = LightningArgumentParser(exit_on_error=False)
+        parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
+        try:
+            parsed = parser.parse_object({"model": model.clone().as_dict()})
+        except (ArgumentError, ValueError, TypeError):
+            return  # the real instantiation reports it in its own words
+        instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes
+        check_model_memory(lambda: instantiate(parsed).model, "model")
 
     def instantiate_trainer(self, **kwargs):
         """The Trainer, after refusing duplicate callbacks in one line; ``trainer.enable_checkpointing: false``
@@ -196,6 +246,14 @@ def add_predict_arguments(parser) -> None:
         help="video of a 3-D grid (video frames, volume slices); auto: mp4 with the video extra",
     )
     parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
+    parser.add_argument("--member", type=Optional[int], default=None, help="k: the member rendered, for a model with members")
+    parser.add_argument(
+        "--camera_path",
+        type=Optional[str],
+        default=None,
+        help="a radiance field's cameras: views (the data's, default), orbit, spiral, or a camera-path JSON file",
+    )
+    parser.add_argument("--frames", type=int, default=60, help="frames of an orbit or spiral camera path")
 
 
 def build_cli(args: list[str], command: str = "fit") -> INRCLI:
@@ -225,6 +283,8 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in (inr.io.allocator)
     skip_failing_gpu_probe()  # without a GPU, no optimizer step looks for the NVML library (inr.run.gpu_probe)
     command, rest = split_subcommand(list(sys.argv[1:] if args is None else args))
+    if command != "fit":  # an evaluation reads the weights only; the training callbacks' states are not needed
+        warnings.filterwarnings("ignore", message=".*when using `ckpt_path`, callbacks used to create the checkpoint.*")
     session = Session(command, rest, program_name("inr-train", "python train.py"))
     try:
         return session.run(lambda: build_cli(resolve_config_names(rest), command))

@@ -18,9 +18,13 @@ from inr.export.render import write_field
 
 
 def field_kind(pl_module: L.LightningModule, ndim: int) -> str:
-    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting``, else a ``volume``."""
+    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting`` (frames), the
+    ``views`` of a ``RadianceFieldFitting`` (colour, depth, accumulation), else a ``volume``."""
+    from inr.tasks.radiance import RadianceFieldFitting
     from inr.tasks.video import VideoFitting
 
+    if isinstance(pl_module, RadianceFieldFitting):
+        return "views"
     if ndim == 3:
         return "video" if isinstance(pl_module, VideoFitting) else "volume"
     return {1: "signal", 2: "image"}.get(ndim, "volume")
@@ -35,6 +39,9 @@ class FieldWriter(BasePredictionWriter):
         fps: frames per second of that video.
     """
 
+    supports_members = True  # a stacked model's predict_step renders the one member chosen (--member k)
+    run_dir_exempt = True  # writes where predict --out says (inr.run.preflight.check_paths_inside_run)
+
     def __init__(self, output_dir: Optional[str] = None, video: Optional[str] = None, fps: float = 8.0) -> None:
         super().__init__(write_interval="batch")
         self.output_dir, self.video, self.fps = output_dir, video, fps
@@ -43,7 +50,7 @@ class FieldWriter(BasePredictionWriter):
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         if self.output_dir is None:
-            from inr.run.resume import run_dir
+            from inr.io.run_dir import run_dir
 
             self.output_dir = str(run_dir(trainer) / "predictions")
 

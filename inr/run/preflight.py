@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+from lightning.pytorch.callbacks import ModelCheckpoint
 
 from inr.errors import InputError
+from inr.io.run_dir import run_dir
 from inr.tasks.memory import check_batch_memory
 
 
@@ -48,27 +50,58 @@ def check_writable(target: Path, what: str) -> None:
         raise InputError(f"{what} {target}: cannot write in {existing} ({exc.strerror or exc})") from None
 
 
+def _leaves(value: str) -> bool:
+    """A name that leaves the folder it is joined to (``..`` among its parts, or absolute)."""
+    return ".." in Path(value).parts or Path(value).is_absolute() or "\\" in value
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
 def check_paths_inside_run(trainer: L.Trainer) -> None:
-    """The log directory must lie inside the logger's ``save_dir`` (a name or version with ``..`` or ``/``
-    would leave it), and a callback's ``filename`` must be a plain file name inside the run directory."""
-    logger = trainer.logger
-    if logger is not None and getattr(logger, "save_dir", None) and getattr(logger, "log_dir", None):
-        for key in ("name", "version", "sub_dir"):
-            value = getattr(logger, f"_{key}", None) if key != "name" else getattr(logger, "name", None)
-            if isinstance(value, str) and (".." in Path(value).parts or Path(value).is_absolute()):
+    """Every write of the run stays inside its run directory: each logger's directory inside its ``save_dir``
+    (a name, version or sub_dir with ``..`` or an absolute path would leave it), ModelCheckpoint's ``dirpath``
+    inside the run directory and its ``filename`` without ``..``, and every callback that writes (a
+    ``filename``, ``dirpath``, ``save_dir`` or ``log_dir`` of its own) likewise."""
+    run = run_dir(trainer)
+    for i, logger in enumerate(trainer.loggers):
+        key = "trainer.logger" + (f"[{i}]" if len(trainer.loggers) > 1 else "")
+        for name in ("name", "version", "sub_dir"):
+            value = getattr(logger, name, None) if name == "name" else getattr(logger, f"_{name}", None)
+            if isinstance(value, str) and _leaves(value):
                 raise InputError(
-                    f"trainer.logger.init_args.{key} {value!r}: must not leave the log directory (no '..' or absolute paths)"
+                    f"{key}.init_args.{name} {value!r}: must not leave the log directory (no '..' or absolute paths)"
                 )
-        save_dir, log_dir = Path(logger.save_dir).resolve(), Path(logger.log_dir).resolve()
-        if save_dir != log_dir and save_dir not in log_dir.parents:
-            raise InputError(f"trainer.logger: the run directory {log_dir} lies outside save_dir {save_dir}")
+        save_dir, log_dir = getattr(logger, "save_dir", None), getattr(logger, "log_dir", None)
+        if save_dir and log_dir and not _inside(Path(log_dir), Path(save_dir)):
+            raise InputError(
+                f"{key}: the run directory {Path(log_dir).resolve()} lies outside save_dir {Path(save_dir).resolve()}"
+            )
     for cb in trainer.callbacks:
+        name = type(cb).__name__
+        if isinstance(cb, ModelCheckpoint):
+            dirpath, filename = cb.dirpath, cb.filename
+            if isinstance(filename, str) and (_leaves(filename) or filename.strip(". /") == ""):
+                raise InputError(
+                    f"checkpoint.filename {filename!r}: must stay inside the checkpoint folder (no '..' or absolute paths)"
+                )
+            if dirpath is not None and "://" not in str(dirpath) and not _inside(Path(dirpath), run):
+                raise InputError(f"checkpoint.dirpath {dirpath!r}: must lie inside the run directory {run}")
+            continue
+        if getattr(cb, "run_dir_exempt", False):  # writes where the command was told to (predict --out)
+            continue
         filename = getattr(cb, "filename", None)
         if isinstance(filename, str) and hasattr(cb, "run_dir"):  # a callback writing a file into the run directory
             if filename in ("", ".", "..") or os.path.basename(filename) != filename or "\\" in filename:
-                raise InputError(
-                    f"{type(cb).__name__}.filename {filename!r}: must be a plain file name (it is written in the run directory)"
-                )
+                raise InputError(f"{name}.filename {filename!r}: must be a plain file name (it is written in the run directory)")
+        elif isinstance(filename, str) and (_leaves(filename) or filename in ("", ".")):
+            raise InputError(f"{name}.filename {filename!r}: must stay inside the run directory (no '..' or absolute paths)")
+        for attr in ("dirpath", "save_dir", "log_dir", "output_dir"):
+            value = getattr(cb, attr, None)
+            if isinstance(value, (str, os.PathLike)) and "://" not in str(value) and not _inside(Path(value), run):
+                raise InputError(f"{name}.{attr} {str(value)!r}: must lie inside the run directory {run}")
 
 
 def check_unique_callbacks(callbacks: Iterable[L.Callback]) -> None:
@@ -91,7 +124,28 @@ def check_optimizer(model: L.LightningModule) -> None:
         raise InputError(f"model.init_args.optimizer: {exc}") from None
 
 
+# The task's data, encoders and metrics compute in float32: a Trainer that casts the module to another dtype
+# ("64-true", "bf16-true", "16-true") breaks the first matmul; mixed precision keeps float32 weights and works.
+SUPPORTED_PRECISION = ("32-true", "16-mixed", "bf16-mixed")
+
+
+def check_trainer_settings(trainer: L.Trainer) -> None:
+    """Trainer settings Lightning accepts but that fail later with a traceback: a precision that casts the
+    weights away from float32, ``check_val_every_n_epoch`` or ``accumulate_grad_batches`` below 1."""
+    precision = str(getattr(trainer, "precision", "32-true"))
+    if precision not in SUPPORTED_PRECISION:
+        raise InputError(
+            f"trainer.precision {precision}: the tasks compute in float32; choose one of {', '.join(SUPPORTED_PRECISION)}"
+        )
+    every = trainer.check_val_every_n_epoch
+    if every is not None and every < 1:
+        raise InputError(f"trainer.check_val_every_n_epoch must be ≥ 1 (or null: validate by val_check_interval), got {every}")
+    if trainer.accumulate_grad_batches < 1:
+        raise InputError(f"trainer.accumulate_grad_batches must be ≥ 1, got {trainer.accumulate_grad_batches}")
+
+
 def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:
+    check_trainer_settings(trainer)
     check_output_location(trainer)
     check_paths_inside_run(trainer)
     check_optimizer(model)

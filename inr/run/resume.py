@@ -24,8 +24,18 @@ from lightning.pytorch.loggers import Logger
 
 from inr.errors import InputError
 from inr.io.files import atomic_write
-from inr.io.run_dir import logger_root, run_dir
-from inr.run.checkpoints import CheckpointError, check_matches_model, checkpoint_step, newest_first, read_checkpoint
+from inr.io.run_dir import logger_root, run_dir, shared_run_dir
+from inr.run.checkpoints import (
+    MODEL_CONFIG_KEY,
+    CheckpointError,
+    check_finite,
+    check_matches_model,
+    check_same_model_config,
+    check_training_state,
+    checkpoint_step,
+    newest_first,
+    read_checkpoint,
+)
 
 CONFIG_NAME = "config.yaml"
 RESUME_CONFIG = re.compile(r"config\.resume-(\d+)\.yaml")
@@ -81,13 +91,38 @@ def logger_factory(logger_config: Any, logger: Optional[Logger]) -> Optional[Log
     return None
 
 
+def verify(
+    checkpoint: dict[str, Any], model: L.LightningModule, path: Union[str, Path], model_config: Optional[dict], resume: bool
+) -> None:
+    """Everything a checkpoint must pass before it is used: its tensors fit ``model``, its recorded model
+    configuration is ``model_config``, its weights are finite and, for a resume, its training state is whole."""
+    check_matches_model(checkpoint, model, path)
+    check_same_model_config(checkpoint, model_config, path, resume=resume)
+    check_finite(checkpoint, path)
+    if resume:
+        check_training_state(checkpoint, path)
+
+
+def model_section(parser: Any, config: Any) -> Optional[dict[str, Any]]:
+    """The ``model`` section of a parsed config as plain data (class paths and init args), as it is saved."""
+    try:
+        model = (yaml.safe_load(parser.dump(config, skip_none=False)) or {}).get("model")
+    except Exception:  # a config jsonargparse cannot dump is recorded as nothing, as before
+        return None
+    return model if isinstance(model, dict) else None
+
+
 def checkpoints_under(root: Path) -> list[Path]:
     """Checkpoint files of every run under a logger root (``root/*/checkpoints``) or of one run (``root/checkpoints``)."""
     return [*root.glob("*/checkpoints/*.ckpt"), *root.glob("checkpoints/*.ckpt")]
 
 
 def plan_resume(
-    trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optional[str], make_logger: Optional[LoggerFactory] = None
+    trainer: L.Trainer,
+    model: L.LightningModule,
+    ckpt_path: Optional[str],
+    make_logger: Optional[LoggerFactory] = None,
+    model_config: Optional[dict[str, Any]] = None,
 ) -> ResumePlan:
     """Choose and verify the checkpoint of ``--ckpt_path`` and the run directory the run writes into.
 
@@ -97,7 +132,8 @@ def plan_resume(
     - a path: that checkpoint, which must read back. The run continues in its directory when that is one
       of this logger's runs and the checkpoint is the newest there; otherwise it starts a new run directory
       (so resuming an older checkpoint never overwrites the newer ones of its run).
-    A readable checkpoint of another model is refused, whichever way it was chosen.
+    A readable checkpoint of another model (other tensors, or another recorded configuration than
+    ``model_config``) is refused, whichever way it was chosen.
     """
     if ckpt_path is None:
         directory = run_dir(trainer)
@@ -107,10 +143,10 @@ def plan_resume(
             )
         return ResumePlan()
     if ckpt_path == "last":
-        return _plan_last(trainer, model, make_logger)
+        return _plan_last(trainer, model, make_logger, model_config)
     path = Path(ckpt_path)
     checkpoint = read_checkpoint(path)
-    check_matches_model(checkpoint, model, path)
+    verify(checkpoint, model, path, model_config, resume=True)
     plan = ResumePlan(str(path), step=checkpoint_step(checkpoint))
     directory = path.parent.parent if path.parent.name == "checkpoints" else None
     if directory is not None and (directory / CONFIG_NAME).is_file():
@@ -122,7 +158,9 @@ def plan_resume(
     return plan
 
 
-def _newest_readable(trainer: L.Trainer, model: L.LightningModule, verb: str) -> ResumePlan:
+def _newest_readable(
+    trainer: L.Trainer, model: L.LightningModule, verb: str, model_config: Optional[dict[str, Any]], resume: bool
+) -> ResumePlan:
     """The newest checkpoint under the logger's root that reads back and fits ``model``; a note names the
     unreadable newer ones passed over (``verb``: what is done with the one chosen)."""
     root = logger_root(trainer)
@@ -136,7 +174,7 @@ def _newest_readable(trainer: L.Trainer, model: L.LightningModule, verb: str) ->
         except CheckpointError as exc:
             skipped.append(str(exc))
             continue
-        check_matches_model(checkpoint, model, path)
+        verify(checkpoint, model, path, model_config, resume)
         plan = ResumePlan(str(path), step=checkpoint_step(checkpoint))
         if skipped:
             more = f" (and {len(skipped) - 1} more unreadable)" if len(skipped) > 1 else ""
@@ -145,23 +183,31 @@ def _newest_readable(trainer: L.Trainer, model: L.LightningModule, verb: str) ->
     raise CheckpointError(f"ckpt_path last: no readable checkpoint under {root}; the newest: {skipped[0]}")
 
 
-def _plan_last(trainer: L.Trainer, model: L.LightningModule, make_logger: Optional[LoggerFactory]) -> ResumePlan:
-    plan = _newest_readable(trainer, model, "resuming from")
+def _plan_last(
+    trainer: L.Trainer, model: L.LightningModule, make_logger: Optional[LoggerFactory], model_config: Optional[dict[str, Any]]
+) -> ResumePlan:
+    plan = _newest_readable(trainer, model, "resuming from", model_config, resume=True)
     plan.in_place = continue_in(trainer, Path(plan.checkpoint).parent.parent, make_logger)
     return plan
 
 
-def plan_evaluation(trainer: L.Trainer, model: L.LightningModule, ckpt_path: Optional[str], command: str) -> ResumePlan:
+def plan_evaluation(
+    trainer: L.Trainer,
+    model: L.LightningModule,
+    ckpt_path: Optional[str],
+    command: str,
+    model_config: Optional[dict[str, Any]] = None,
+) -> ResumePlan:
     """The checkpoint ``validate``/``test``/``predict`` read: ``last`` (the newest readable one under the
     logger's root, as for a resume) or a path, which must read back and fit ``model``. The command writes
     into a new run directory of the logger, like a new run, never into the checkpoint's."""
     if ckpt_path is None:
         raise InputError(f"{command} needs --ckpt_path: a checkpoint file, or 'last' for the newest under {logger_root(trainer)}")
     if ckpt_path == "last":
-        plan = _newest_readable(trainer, model, f"{command} reads")
+        plan = _newest_readable(trainer, model, f"{command} reads", model_config, resume=False)
     else:
         checkpoint = read_checkpoint(ckpt_path)
-        check_matches_model(checkpoint, model, ckpt_path)
+        verify(checkpoint, model, ckpt_path, model_config, resume=False)
         plan = ResumePlan(str(ckpt_path), step=checkpoint_step(checkpoint))
     if holds_a_run(run_dir(trainer)):
         raise InputError(f"{run_dir(trainer)} already holds a run; choose another trainer.logger version")
@@ -190,19 +236,26 @@ class RunConfigRecorder(SaveConfigCallback):
 
     resume_in_place = False
 
+    def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
+        """Record the model section of this command's config in the checkpoint (``check_same_model_config``)."""
+        if not hasattr(self, "_model_section"):
+            self._model_section = model_section(self.parser, self.config)
+        if self._model_section is not None:
+            checkpoint[MODEL_CONFIG_KEY] = self._model_section
+
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         if self.already_saved:
             return
-        log_dir = trainer.log_dir  # broadcasts from rank 0: read on every rank
-        if trainer.is_global_zero and not self.resume_in_place and log_dir is not None:
+        log_dir = shared_run_dir(trainer)  # broadcasts from rank 0: read on every rank
+        if trainer.is_global_zero and not self.resume_in_place:
             Path(log_dir).mkdir(parents=True, exist_ok=True)
             with atomic_write(Path(log_dir) / CONFIG_NAME, "w") as f:
                 f.write(self.parser.dump(self.config, skip_none=False))
         self.already_saved = True
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        log_dir = trainer.log_dir  # broadcasts from rank 0: read on every rank, or rank 0 waits there alone
-        if not self.resume_in_place or not trainer.is_global_zero or log_dir is None:
+        log_dir = shared_run_dir(trainer)  # broadcasts from rank 0: read on every rank, or rank 0 waits there alone
+        if not self.resume_in_place or not trainer.is_global_zero:
             return
         directory = Path(log_dir)
         text = self.parser.dump(self.config, skip_none=False)

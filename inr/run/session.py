@@ -21,11 +21,27 @@ from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
+from inr.data.cameras import read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
-from inr.run.checkpoints import AtomicCheckpointIO, last_good_checkpoint
+from inr.io.progress import reporting
+from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
-from inr.run.preflight import check_output_location, check_paths_inside_run, check_writable, preflight
-from inr.run.resume import ResumePlan, RunConfigRecorder, logger_factory, plan_evaluation, plan_resume, run_dir
+from inr.run.preflight import (
+    check_output_location,
+    check_paths_inside_run,
+    check_trainer_settings,
+    check_writable,
+    preflight,
+)
+from inr.run.resume import (
+    ResumePlan,
+    RunConfigRecorder,
+    logger_factory,
+    model_section,
+    plan_evaluation,
+    plan_resume,
+    run_dir,
+)
 from inr.run.signals import GracefulStop, RunInterrupted
 
 SUBCOMMANDS = ("fit", "validate", "test", "predict")
@@ -56,22 +72,81 @@ def install_atomic_checkpoints(cli: LightningCLI) -> None:
         strategy.checkpoint_io = AtomicCheckpointIO()
 
 
-def render_shape(data_shape: tuple[int, ...], shape: Optional[list[int]], scale: Optional[float]) -> tuple[int, ...]:
-    """The grid ``predict`` renders: ``shape`` as given, else the data's grid times ``scale`` (rounded).
+def render_shape(
+    data_shape: tuple[int, ...], shape: Optional[list[int]], scale: Optional[float], fixed: tuple[int, ...] = ()
+) -> tuple[int, ...]:
+    """The grid ``predict`` renders: ``shape`` as given, else the data's grid times ``scale`` (rounded); the
+    axes in ``fixed`` (a radiance field's views) keep the data's size.
 
     Example:
         >>> render_shape((256, 256), None, 4.0), render_shape((8, 64, 64), [16, 64, 64], None)
         ((1024, 1024), (16, 64, 64))
+        >>> render_shape((8, 64, 64), None, 2.0, fixed=(0,))
+        (8, 128, 128)
     """
     if shape is not None:
         if len(shape) != len(data_shape) or min(shape) < 1:
             raise InputError(
                 f"--shape {shape}: give {len(data_shape)} sizes ≥ 1, one per axis of the data's grid {list(data_shape)}"
             )
+        for axis in fixed:
+            if shape[axis] != data_shape[axis]:
+                raise InputError(
+                    f"--shape {shape}: axis {axis} counts the data's {data_shape[axis]} views and cannot change; give {data_shape[axis]}"
+                )
         return tuple(int(s) for s in shape)
     if scale is not None and not (scale > 0 and math.isfinite(scale)):
         raise InputError(f"--scale must be a finite number > 0, got {scale}")
-    return tuple(max(1, round(s * (scale or 1.0))) for s in data_shape)
+    return tuple(s if axis in fixed else max(1, round(s * (scale or 1.0))) for axis, s in enumerate(data_shape))
+
+
+# what Lightning's restore raises on state of the wrong shape or type (a key missing, a value of another type)
+RESTORE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError)
+
+
+def guard_restore(trainer: Any, checkpoint: str) -> None:
+    """Lightning's restore of the checkpoint's callbacks, loops, optimizers and schedulers, with any failure
+    turned into one line naming the checkpoint: state the structural check (``check_training_state``)
+    cannot judge, such as a loop's counters of the wrong type, fails inside Lightning with a traceback."""
+    connector = trainer._checkpoint_connector
+
+    def guarded(restore):
+        def run(*args, **kwargs):
+            try:
+                return restore(*args, **kwargs)
+            except RESTORE_ERRORS as exc:
+                if isinstance(exc, InputError):
+                    raise
+                raise CheckpointError(
+                    f"{checkpoint}: its saved training state does not restore ({type(exc).__name__}: "
+                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else 'no detail'}); resume from another checkpoint"
+                ) from None
+
+        return run
+
+    for name in ("_restore_modules_and_callbacks", "restore_training_state"):
+        setattr(connector, name, guarded(getattr(connector, name)))
+
+
+def camera_path_shape(model: Any, data: Any, camera_path: Optional[str], frames: int) -> tuple[tuple[int, ...], Optional[float]]:
+    """The grid a predict renders before ``--shape``/``--scale`` and the path's own frame rate (or None): the
+    data's grid, or for a radiance field with ``--camera_path`` (orbit, spiral or a JSON file) one view per
+    camera of the path (set as ``model.predict_camera_path``)."""
+    shape = tuple(data.shape)
+    if camera_path in (None, "views"):
+        return shape, None
+    if not hasattr(model, "predict_poses"):
+        raise InputError(
+            f"--camera_path {camera_path}: only a radiance field renders camera views; this model is a {type(model).__name__}"
+        )
+    if camera_path in ("orbit", "spiral"):
+        if not 1 <= frames <= 100_000:
+            raise InputError(f"--frames must be between 1 and 100,000, got {frames}")
+        model.predict_camera_path = (camera_path, frames)
+        return (frames, *shape[1:]), None
+    poses, fps = read_camera_path(camera_path)
+    model.predict_camera_path = poses
+    return (len(poses), *shape[1:]), fps
 
 
 class Session:
@@ -99,14 +174,17 @@ class Session:
         if self.command == "fit":
             preflight(trainer, model, data)
             make_logger = logger_factory(cli.config.get("trainer", {}).get("logger"), trainer.logger)
-            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger)
+            model_config = model_section(cli.parser, cli.config)
+            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger, model_config)
             for callback in trainer.callbacks:
                 if isinstance(callback, RunConfigRecorder):
                     callback.resume_in_place = self.plan.in_place
         else:
+            check_trainer_settings(trainer)
             check_output_location(trainer)
             check_paths_inside_run(trainer)
-            self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command)
+            model_config = model_section(cli.parser, cli.config)
+            self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command, model_config)
             if self.command == "predict":
                 self.prepare_predict()
         for note in self.plan.notes:
@@ -129,34 +207,52 @@ class Session:
 
     def prepare_predict(self) -> None:
         """The render grid and the writer, checked before anything runs: shape, memory, video format."""
-        from inr.export.render import choose_video
-        from inr.run.predictions import FieldWriter
+        from inr.export.render import check_frame_folder, choose_video
+        from inr.run.predictions import FieldWriter, field_kind
 
         config, data, model = self.cli.config, self.cli.datamodule, self.cli.model
         video = choose_video(config.get("video") or "auto")
+        fps = config.get("fps")
+        if fps is not None and not (fps > 0 and math.isfinite(fps)):  # 0 would silently become the default
+            raise InputError(f"--fps must be a finite number > 0, got {fps}")
         if config.get("out") is not None:
             check_writable(Path(config.get("out")), "--out")
         data.setup("predict")
-        if config.get("video") in (None, "auto") and video is None and data.ndim == 3:
-            self.plan.notes.append(
-                "without the video extra (pip install 'inr[video]') predict writes the frames as PNGs and no MP4"
-            )
-        shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"))
+        if config.get("video") in (None, "auto") and video == "gif" and data.ndim == 3:
+            self.plan.notes.append("without the video extra (pip install av) predict writes a GIF instead of an MP4")
+        member, members = config.get("member"), getattr(model, "members", None)
+        if member is not None and (members is None or not 0 <= member < members):
+            held = f"members 0..{members - 1}" if members else "no members (model.members)"
+            raise InputError(f"--member {member}: the model holds {held}")
+        if members is not None:
+            if member is None:
+                raise InputError(f"predict: the model holds {members} members; choose one with --member k (0..{members - 1})")
+            model.predict_member = member
+        fixed = tuple(getattr(model, "predict_fixed_axes", ()))
+        data_shape, path_fps = camera_path_shape(model, data, config.get("camera_path"), config.get("frames"))
+        if path_fps is not None and "--fps" not in self.args:  # the camera path's own frame rate, unless one is given
+            fps = path_fps
+        shape = data.predict_shape = render_shape(data_shape, config.get("shape"), config.get("scale"), fixed)
+        if config.get("out") is not None:  # refused before rendering: predict never deletes files it did not write
+            check_frame_folder(Path(config.get("out")), field_kind(model, len(shape)))
         # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
         check_memory(
             f"a render of {list(shape)} × {model.out_channels} channels",
             4 * model.out_channels * math.prod(shape) * 4,
             advice="choose a smaller --shape or --scale",
         )
-        self.writer = FieldWriter(config.get("out"), video=video, fps=float(config.get("fps") or 8.0))
+        self.writer = FieldWriter(config.get("out"), video=video, fps=float(fps if fps is not None else 8.0))
         self.cli.trainer.callbacks.append(self.writer)
 
     def call_trainer(self) -> Any:
         trainer, model, data, ckpt = self.cli.trainer, self.cli.model, self.cli.datamodule, self.plan.checkpoint
+        if ckpt is not None:
+            guard_restore(trainer, ckpt)
         if self.command == "fit":
             return trainer.fit(model, datamodule=data, ckpt_path=ckpt, weights_only=True)
         if self.command == "predict":
-            return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
+            with reporting("predict: rendering"):
+                return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
         run = trainer.validate if self.command == "validate" else trainer.test
         return run(model, datamodule=data, ckpt_path=ckpt, weights_only=True, verbose=False)
 
@@ -165,7 +261,14 @@ class Session:
         """One line: the closing metrics of ``fit``, the scores of ``validate``/``test``, the files of ``predict``."""
         trainer, where = self.cli.trainer, run_dir(self.cli.trainer)
         if self.command == "fit":
-            metrics = self.cli.model.evaluate()
+            print(
+                f"closing evaluation: the final model on every point of the grid "
+                f"({'×'.join(map(str, self.cli.datamodule.shape))}); Ctrl-C or SIGTERM stops it, the final checkpoint is written",
+                file=sys.stderr,
+                flush=True,
+            )
+            with reporting("closing evaluation"):
+                metrics = self.cli.model.evaluate()
             parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
             print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}", flush=True)
         elif self.command == "predict":
@@ -216,8 +319,8 @@ class Session:
                 f"interrupted by {name} {'after' if self.finished else 'during'} {self.command}: "
                 f"{'its results are written' if self.finished else 'nothing was written'}"
             )
-        elif self.finished:
-            say(f"interrupted by {name} after training finished; {self._last_good()}")
+        elif self.finished or self.stop.closing:
+            say(f"interrupted by {name} after training's last step, during the closing evaluation; {self._last_good()}")
         else:
             self.cleanup()
             kept = f"; {self.plan.checkpoint} is unchanged" if self.plan.checkpoint else ""

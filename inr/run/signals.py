@@ -10,7 +10,11 @@ saved state repeats exactly what an uninterrupted run would have done:
   ``SIGTERMException`` raised. (Lightning's own handler would stop between the last batch and the epoch's
   end, a state its loops do not restore exactly; this handler withdraws that request.)
 A second Ctrl-C stops at once without saving (the checkpoints on disk are untouched). Before training
-starts and after it ends there is nothing to save: the signal raises ``RunInterrupted`` right away.
+starts and after it ends there is nothing to save: the signal raises ``RunInterrupted`` right away. Once the
+last training step is done the same holds for the closing work: a signal during the final validation saves
+the final state after the validation batch in flight and stops; after the final checkpoint is written (the
+last epoch's end), during the closing callbacks and evaluation, it raises ``RunInterrupted`` at once
+(``closing``).
 Signals that arrive while the command is already stopping are ignored, so that the save and the clean-up
 finish.
 
@@ -33,16 +37,15 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 from typing import Any, Optional
 
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
-from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from inr.errors import EXIT_SIGINT, EXIT_SIGTERM
+from inr.io.run_dir import run_dir
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 EXIT_CODES = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
@@ -76,6 +79,7 @@ class GracefulStop(Checkpoint):
         self.ctrl_c = 0  # SIGINTs received: the second one stops at once
         self._trainer: Optional[L.Trainer] = None
         self._training = False
+        self.closing = False  # the final checkpoint is written; what runs now is closing work
         self._previous: dict[int, Any] = {}
 
     # --- handlers -------------------------------------------------------------------------------------
@@ -103,7 +107,7 @@ class GracefulStop(Checkpoint):
             self.signum = signum
             pass_on_to_started_ranks(self._trainer)
         self.ctrl_c += signum == signal.SIGINT
-        if self._training and self._trainer is not None:
+        if self._training and self._trainer is not None and not self.closing:
             if signum == signal.SIGINT and self.ctrl_c > 1:
                 self.forced = True
                 raise KeyboardInterrupt  # Ctrl-C twice: the user wants out now
@@ -164,13 +168,22 @@ class GracefulStop(Checkpoint):
             self.signum = self.signum or agreed
         return agreed > 0
 
-    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if self.pending:  # the other epoch-end callbacks (and ModelCheckpoint's save) have run
+    def on_validation_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        # the final validation: no training batch follows to act on a request, so it is acted on here
+        if trainer.training is False and self._training and self.requested and final_step_done(trainer):
             self._save(trainer)
             raise SIGTERMException()
 
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if self.pending or (self.requested and final_step_done(trainer)):  # the epoch-end callbacks and saves have run
+            self._save(trainer)
+            raise SIGTERMException()
+        if final_step_done(trainer):
+            self.closing = True
+
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._training = False
+        self.closing = True
 
     def on_exception(self, trainer: L.Trainer, pl_module: L.LightningModule, exception: BaseException) -> None:
         was_training, self._training = self._training, False
@@ -192,6 +205,14 @@ class GracefulStop(Checkpoint):
         self.saved = path
 
 
+def final_step_done(trainer: L.Trainer) -> bool:
+    """Training has run its last step: ``max_steps`` reached, or the last batch of the last epoch done."""
+    if trainer.max_steps is not None and trainer.max_steps >= 0 and trainer.global_step >= trainer.max_steps:
+        return True
+    last_epoch = trainer.max_epochs is not None and trainer.max_epochs >= 0 and trainer.current_epoch + 1 >= trainer.max_epochs
+    return last_epoch and trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
+
+
 def interrupt_checkpoint_path(trainer: L.Trainer) -> str:
     """``last.ckpt`` of the run's ModelCheckpoint (what ``--ckpt_path last`` resumes), or of ``<run>/checkpoints``.
 
@@ -201,11 +222,7 @@ def interrupt_checkpoint_path(trainer: L.Trainer) -> str:
     for cb in trainer.checkpoint_callbacks:
         if isinstance(cb, ModelCheckpoint) and cb.dirpath:
             return os.path.join(cb.dirpath, f"{cb.CHECKPOINT_NAME_LAST}{cb.FILE_EXTENSION}")
-    root = trainer.default_root_dir
-    if trainer.loggers:  # the directory Trainer.log_dir would give
-        logger = trainer.loggers[0]
-        root = (logger.log_dir if isinstance(logger, (TensorBoardLogger, CSVLogger)) else logger.save_dir) or root
-    return str(Path(root) / "checkpoints" / "last.ckpt")
+    return str(run_dir(trainer) / "checkpoints" / "last.ckpt")
 
 
 def pass_on_to_started_ranks(trainer: Optional[L.Trainer]) -> None:

@@ -20,6 +20,12 @@ from inr.io.video import WRITABLE, write_video
 from inr.run.model_loader import load_model
 
 
+def show_progress(done: int, total: int) -> None:
+    """``turntable: frame t/T`` on stderr, redrawn in place (at most about a hundred times per video)."""
+    if done == total or done % max(1, total // 100) == 0:
+        print(f"\rturntable: frame {done}/{total}", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+
 def main(argv: Optional[list[str]] = None) -> Path:
     """``python -m inr.export.radiance_turntable``: checkpoint -> video; bad input -> one line, exit 2."""
     parser = argparse.ArgumentParser(
@@ -28,11 +34,11 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--ckpt", required=True, help="checkpoint of a RadianceFieldFitting run")
     parser.add_argument("--out", required=True, help="output video: .gif, .mp4 or .webm")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
-    parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--frames", type=int, default=60, help="frames of one turn (default 60)")
     parser.add_argument("--elevation", type=float, default=30.0, help="camera elevation in degrees")
     parser.add_argument("--radius", type=float, default=None, help="camera distance (default: the training cameras')")
     parser.add_argument("--resolution", type=int, default=None, help="frame width in pixels (default: the training views')")
-    parser.add_argument("--fps", type=float, default=20.0)
+    parser.add_argument("--fps", type=float, default=20.0, help="frames per second of the video (default 20)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
@@ -41,7 +47,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
         if args.fps <= 0 or (args.radius is not None and args.radius <= 0):
             raise InputError("--fps and --radius must be positive")
         model = load_model(args.ckpt, args.config)
-        frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution)
+        frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution, progress=show_progress)
         write_video(out, frames, args.fps)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -108,6 +108,26 @@ def spectra_figure(edges: np.ndarray, spectra: Mapping[str, np.ndarray], title: 
     return fig
 
 
+def band_spread_figure(edges: np.ndarray, errors: np.ndarray, title: str = "") -> Figure:
+    """Band errors of K members (K, B) at one step: their mean per band with a band of ± one standard deviation
+    (population, ddof 0) and each member as a thin line, log y."""
+    fig, ax = _single_axes()
+    edges, errors = np.asarray(edges, dtype=np.float64), np.asarray(errors, dtype=np.float64)
+    centres = (edges[1:] + edges[:-1]) / 2
+    mean, std = errors.mean(axis=0), errors.std(axis=0)
+    for row in errors:
+        ax.plot(centres, row, color="0.7", linewidth=0.7)
+    ax.fill_between(centres, np.maximum(mean - std, ERROR_FLOOR), mean + std, alpha=0.3, label="mean ± std")
+    ax.plot(centres, mean, marker="o", markersize=3, label=f"mean of {len(errors)} members")
+    ax.set_yscale("log")
+    ax.set_xlabel("radial frequency |k| (cycles per unit)")
+    ax.set_ylabel(ERROR_LABEL)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    return fig
+
+
 def comparison_figure(histories: Mapping[str, Mapping[str, np.ndarray]], title: Optional[str] = None) -> Figure:
     """Heatmaps of several runs side by side on one colour scale, and a last panel with each run's final
     error per band. Each history holds ``steps`` (E,), ``edges`` (B+1,) and ``errors`` (E, B), and may hold

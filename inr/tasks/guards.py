@@ -1,4 +1,5 @@
-"""``NonFiniteLossGuard``: stops training at the first NaN/inf loss, and no checkpoint ever holds its weights."""
+"""``NonFiniteLossGuard``: stops training at the first NaN/inf loss, and no checkpoint ever holds its weights;
+it also warns once when the loss of the first steps rises and stays up (a learning rate far too high)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from typing import Any, Optional
 
 import lightning as L
 import torch
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor
+
+# The early-rise warning: over the RISE_WINDOW steps after the first, the loss never came back below
+# RISE_FACTOR × the first step's loss. A learning rate that suits the task lowers the loss within a few steps;
+# Adam's first steps can overshoot, but not for ten steps in a row (image.yaml at lr 1e6: 0.075 -> 0.28 from
+# step 1 on; at lr 1e-2 the loss falls every step).
+RISE_WINDOW = 10
+RISE_FACTOR = 2.0
 
 
 class TrainingDiverged(RuntimeError):
@@ -37,13 +46,21 @@ class NonFiniteLossGuard(L.Callback):
 
     def __init__(self, lagged: Optional[bool] = None) -> None:
         self.lagged = lagged
+        self._early: Optional[list[Tensor]] = []  # losses of the first RISE_WINDOW + 1 steps (None: judged)
         self._pending: Optional[tuple[int, int, Tensor, Tensor, Any]] = None  # step, epoch, loss, flag, event
         # the newest checkpoint known good when a step began: a refused write may have replaced a callback's path
         self._last_good: Optional[str] = None
 
+    supports_members = True  # the loss of a stacked model is the sum of its members': their own losses name who diverged
+
     def on_before_backward(self, trainer: L.Trainer, pl_module: L.LightningModule, loss: Tensor) -> None:
         self.read_pending(trainer)
+        self._watch_early_rise(trainer, loss)
         lagged = self.lagged if self.lagged is not None else loss.device.type != "cpu"
+        # a stacked model's losses per member (inr.tasks.members), (K,): reported in place of their sum
+        members = getattr(pl_module, "member_losses", None)
+        if members is not None:
+            loss = members
         if not lagged:
             if not torch.isfinite(loss).all():
                 self._raise(trainer, loss, trainer.global_step, trainer.current_epoch)
@@ -59,6 +76,31 @@ class NonFiniteLossGuard(L.Callback):
             event.record()
             bad = host
         self._pending = (trainer.global_step, trainer.current_epoch, loss, bad, event)
+
+    def _watch_early_rise(self, trainer: L.Trainer, loss: Tensor) -> None:
+        """Collect the first steps' losses on the device and judge them once, in one host read made at a step
+        that logs (which reads the loss anyway), so the steps between stay free of host reads."""
+        if self._early is None:
+            return
+        if len(self._early) <= RISE_WINDOW:
+            self._early.append(loss.detach().float().reshape(-1)[:1])
+        logs = (trainer.global_step + 1) % max(1, trainer.log_every_n_steps) == 0
+        if logs or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch:
+            self._judge_early_rise(trainer)
+
+    def _judge_early_rise(self, trainer: L.Trainer) -> None:
+        if self._early is None or len(self._early) <= RISE_WINDOW:
+            return
+        losses = torch.cat(self._early).tolist()
+        self._early = None
+        first, after = losses[0], min(losses[1:])
+        if first > 0 and after > RISE_FACTOR * first:
+            lr = trainer.optimizers[0].param_groups[0].get("lr") if trainer.optimizers else None
+            rank_zero_warn(
+                f"the loss rose from {first:.4g} at the first step to at least {after:.4g} over the next {RISE_WINDOW} steps; "
+                f"the learning rate{f' ({lr:g})' if isinstance(lr, (int, float)) else ''} is probably too high "
+                "(model.init_args.optimizer.init_args.lr)"
+            )
 
     def read_pending(self, trainer: L.Trainer) -> None:
         """Reads the last step's flag, if not yet read; raises if its loss was not finite."""
@@ -79,11 +121,25 @@ class NonFiniteLossGuard(L.Callback):
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self.read_pending(trainer)
+        self._judge_early_rise(trainer)
 
     @staticmethod
     def _raise(trainer: L.Trainer, loss: Tensor, step: int, epoch: int, known_good: Optional[str] = None) -> None:
         ckpt = last_checkpoint(trainer, known_good)
         where = f"; last good checkpoint: {ckpt}" if ckpt else "; no checkpoint had been written yet"
-        raise TrainingDiverged(
-            f"training stopped: the loss is {float(loss.detach().float().flatten()[0])} at step {step} (epoch {epoch}){where}"
-        )
+        raise TrainingDiverged(f"training stopped: {describe_loss(loss)} at step {step} (epoch {epoch}){where}")
+
+
+def describe_loss(loss: Tensor) -> str:
+    """The text of a non-finite loss: "the loss is nan"; for the losses of K members (K,), those not finite.
+
+    Example:
+        >>> describe_loss(torch.tensor([0.1, float("nan"), 0.2, float("inf")]))
+        'the loss of members 1, 3 is nan, inf'
+    """
+    values = loss.detach().float().flatten().cpu()
+    if loss.ndim == 0:
+        return f"the loss is {float(values[0])}"
+    bad = [k for k, v in enumerate(values.tolist()) if not torch.isfinite(torch.tensor(v))]
+    which = "member" + ("s" if len(bad) > 1 else "")
+    return f"the loss of {which} {', '.join(map(str, bad))} is {', '.join(str(float(values[k])) for k in bad)}"

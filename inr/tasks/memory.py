@@ -1,18 +1,53 @@
-"""Memory a training batch needs, estimated before allocating: the activations autograd keeps per point.
+"""Memory a model and a training batch need, estimated before allocating.
 
-``check_batch_memory`` refuses, as a resolution is refused, a batch whose estimate exceeds half the free
-memory of the training device (``inr.errors.check_memory``).
+``check_model_memory`` builds the model on the meta device (shapes only, no storage) and refuses one whose
+parameters, gradients and optimizer state would not fit; ``check_batch_memory`` refuses, as a resolution is
+refused, a batch whose activations exceed half the free memory of the training device
+(``inr.errors.check_memory``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Optional
 
 import lightning as L
 import torch
+from torch import nn
 
 from inr.errors import check_memory
 from inr.tasks.base import INRModule
+
+# Bytes per parameter while training: the weight, its gradient and Adam's two moments, float32 each.
+TRAINING_BYTES_PER_PARAMETER = 4 * 4
+
+
+def meta_model_bytes(build: Callable[[], nn.Module]) -> Optional[tuple[int, int]]:
+    """(parameters, bytes while training) of the module ``build()`` makes, built on the meta device so that
+    nothing is allocated; None when the module cannot be built there (it copies values at construction) or
+    not at all (the real build then reports why in its own words)."""
+    try:
+        with torch.device("meta"):
+            module = build()
+        params = sum(p.numel() for p in module.parameters())
+        buffers = sum(b.numel() * b.element_size() for b in module.buffers())
+    except Exception:
+        return None
+    return params, params * TRAINING_BYTES_PER_PARAMETER + buffers
+
+
+def check_model_memory(build: Callable[[], nn.Module], what: str = "the model") -> None:
+    """Refuse a model whose weights, gradients, optimizer state and buffers exceed half the free memory,
+    sized on the meta device before anything is allocated (a width of 10⁷, 10⁸ Fourier features)."""
+    sized = meta_model_bytes(build)
+    if sized is None:
+        return
+    params, n_bytes = sized
+    check_memory(
+        f"{what} ({params:,} parameters, with their gradients and optimizer state)",
+        n_bytes,
+        advice="choose a smaller network width/depth or fewer encoder features",
+    )
 
 
 def activation_bytes_per_point(model: L.LightningModule, in_dim: int, probe: tuple[int, int] = (64, 128)) -> float:

@@ -26,3 +26,34 @@ def test_gpu_check_without_cuda_says_so_and_exits_0(tmp_path):
         "gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured"
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_stacked_members_part_measures_on_the_cpu(capsys, monkeypatch):
+    """Part 6 with the dry run's tiny sizes on the CPU: a row per config with a positive finite throughput ratio,
+    and one row per implementation of the stack."""
+    import argparse
+    import importlib.util
+    import math
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports benchmarks/common.py beside it
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    args = argparse.Namespace(
+        device="cpu", accelerator="cpu", steps=3, warmup=1, repeats=1, members=2, stacked_points=64,
+        overrides=["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"],
+    )  # fmt: skip
+    ratios = gpu_check.stacked_members("image.yaml", args)
+    assert len(ratios) == 1 and math.isfinite(ratios[0]) and ratios[0] > 0
+    gpu_check.stacked_part(args)
+    lines = capsys.readouterr().out.splitlines()
+    rows = [ln for ln in lines if ln.startswith(("| image.yaml", "| image_paper.yaml"))]
+    assert len(rows) == 3
+    for row in rows:  # "| config | single | stacked | median (min–max) | ≥ 4×: met |": the verdict follows the median
+        median, verdict = float(row.split(" | ")[3].split()[0]), row.split(" | ")[4]
+        assert verdict == ("≥ 4×: met |" if median >= 4 else "≥ 4×: NOT met |"), row
+    assert [ln.split(" |")[0] for ln in lines if ln.startswith(("| stacked", "| vmap", "| K separate"))] == [
+        "| stacked layers (bmm)",
+        "| vmap(functional_call)",
+        "| K separate networks",
+    ]

@@ -51,6 +51,7 @@ def tiny_model(cls=ImageFitting):
     )
 
 
+@pytest.mark.slow
 def test_logs_tags_writes_history_and_learns(tmp_path, tiny_trainer):
     L.seed_everything(0)
     dm = ImageDataModule(resolution=32, split="every_other", steps_per_epoch=5)
@@ -137,6 +138,7 @@ def test_skips_cleanly_when_too_large(tmp_path, tiny_trainer):
     assert not [t for t in events.Tags()["scalars"] if t.startswith("spectral/")]
 
 
+@pytest.mark.slow
 def test_resumed_run_continues_the_history(tmp_path, tiny_trainer):
     dm = ImageDataModule(resolution=16, split="every_other", steps_per_epoch=2)
     ckpt = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"), save_last=True)
@@ -155,6 +157,7 @@ def test_resumed_run_continues_the_history(tmp_path, tiny_trainer):
     assert saved["errors"].shape == (5, 4)
 
 
+@pytest.mark.slow
 def test_configurable_from_yaml(tmp_path):
     overlay = tmp_path / "spectral.yaml"
     overlay.write_text(

@@ -6,6 +6,7 @@ from functools import partial
 
 import lightning as L
 import numpy as np
+import pytest
 import torch
 from lightning.pytorch.loggers import TensorBoardLogger
 
@@ -32,6 +33,7 @@ def fit(tmp_path, model, data, epochs, callback):
     return trainer
 
 
+@pytest.mark.slow
 def test_signal_spectral_bias_is_measured_low_band_first(tmp_path):
     # 2 + 40 cycles of equal amplitude on 256 samples: a plain ReLU MLP learns the low one first
     data = SignalDataModule(generator="sinusoids", length=256, frequencies=[2.0, 40.0], phases=[0.0, 0.0])

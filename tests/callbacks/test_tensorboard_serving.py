@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 import lightning as L
+import pytest
 from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.callbacks import SpectralBiasCallback
@@ -29,6 +30,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_tensorboard_serves_spectral_tags(tmp_path):
     model = ImageFitting(encoder=GaussianEncoding(2, 16, 4.0), network=partial(MLP, width=16, depth=1), out_channels=3)
     trainer = L.Trainer(

@@ -54,6 +54,7 @@ def test_bad_layouts_are_refused_with_the_part_named():
         CompositeEncoding([EncoderPart(BasicEncoding(2), [0, 1])])(torch.rand(3, 3))
 
 
+@pytest.mark.slow
 def test_configured_from_yaml(tmp_path, capsys):
     # a list of {encoder, dims} in YAML: NeRF on y, a hash grid on x, through the real command line
     overlay = tmp_path / "composite.yaml"

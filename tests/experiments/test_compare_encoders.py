@@ -98,6 +98,7 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
     assert "| gaussian |" in results and "Table 1" in results and "19.32" in results
 
 
+@pytest.mark.slow
 def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
     # adding a method is one entry in the registry
     slow = Method(

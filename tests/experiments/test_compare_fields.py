@@ -84,6 +84,7 @@ def test_rows_follow_the_dimension():
         assert hashgrid.resolutions[-1] == d.resolution // 2 and hashgrid.dense_levels == hashgrid.n_levels
 
 
+@pytest.mark.slow
 def test_signal_comparison_end_to_end(tmp_path, capsys):
     rows = cf.main(
         [
@@ -120,6 +121,7 @@ def test_signal_comparison_end_to_end(tmp_path, capsys):
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_volume_comparison_end_to_end(tmp_path, capsys):
     rows = cf.main(
         [
@@ -145,6 +147,7 @@ def test_volume_comparison_end_to_end(tmp_path, capsys):
     assert "| bacon | 4 × 16, band limit 3 cycles/unit |" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_sweep_reads_only_the_training_samples(tmp_path, monkeypatch):
     monkeypatch.setattr(cf, "SWEEP_SIGMAS", (3.0,))
     monkeypatch.setattr(cf, "SWEEP_SCALES", (4.0,))

@@ -17,6 +17,7 @@ def test_conv_bottlenecks_writes_its_figures(tmp_path, capsys):
     assert "kernel_size, μ ∝ 1/k² = 7" in printed and "shift" not in printed
 
 
+@pytest.mark.slow
 def test_conv_shift_table_and_floor(tmp_path, capsys):
     study = conv_shift.main(["--out", str(tmp_path), "--shifts", "0", "16", "--seeds", "2", "--steps", "20", "--threads", "1"])
     assert (tmp_path / "conv_shift.png").stat().st_size > 10_000
@@ -29,6 +30,7 @@ def test_conv_shift_table_and_floor(tmp_path, capsys):
         assert min(row["linear_error"]) >= row["linear_floor"] - 1e-6
 
 
+@pytest.mark.slow
 def test_conv_autoencoder_table_has_baselines_and_sane_errors(tmp_path, capsys):
     results = conv_autoencoder.main(
         [

@@ -52,12 +52,12 @@ def test_a_clip_from_an_mp4_is_a_video_target(tmp_path):
 
 def test_without_the_extra_mp4_is_refused_in_one_line_and_gif_still_works(tmp_path, monkeypatch):
     monkeypatch.setattr(video, "pyav_available", lambda: False)
-    with pytest.raises(InputError, match=r"writing \.mp4 needs the video extra: pip install 'inr\[video\]'"):
+    with pytest.raises(InputError, match=r"writing \.mp4 needs the video extra: pip install av"):
         write_video(tmp_path / "c.mp4", smooth_clip())
     assert not list(tmp_path.iterdir())
     write_video(tmp_path / "c.gif", smooth_clip())
     monkeypatch.setattr(render, "pyav_available", lambda: False)
-    assert render.choose_video("auto") is None
+    assert render.choose_video("auto") == "gif"  # a video all the same
     with pytest.raises(InputError, match="--video webm needs the video extra"):
         render.choose_video("webm")
 

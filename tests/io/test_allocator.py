@@ -49,6 +49,7 @@ def run_child(env: dict[str, str]) -> tuple[int, int, bool]:
     return int(out[0]), int(out[1]), out[2] == "True"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc settings exist on Linux only")
 def test_freed_blocks_are_reused_without_page_faults():
     default, retained, applied = run_child(clean_environ())
@@ -63,6 +64,7 @@ def test_bad_threshold_is_refused():
         retain_freed_memory(0)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc settings exist on Linux only")
 def test_a_users_own_malloc_setting_is_left_alone():
     # MALLOC_ARENA_MAX changes nothing about large blocks: the faults stay those of glibc's defaults

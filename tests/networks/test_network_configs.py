@@ -10,6 +10,7 @@ from inr.run.cli import cli_main
 NETWORKS = {"wire": "WIRE", "gauss": "GaussMLP", "finer": "FINER", "bacon": "BACON", "mfn": "MFN"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(NETWORKS))
 def test_config_trains_through_the_cli(tmp_path, capsys, name):
     cli = cli_main(

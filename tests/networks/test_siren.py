@@ -3,6 +3,7 @@
 import math
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -100,6 +101,7 @@ def test_trainable_omega_is_opt_in_and_learns():
     assert [w.item() for w in omegas] != [30.0, 20.0, 20.0]
 
 
+@pytest.mark.slow
 def test_cli_runs_siren_config(tmp_path, capsys):
     cli_main(
         [

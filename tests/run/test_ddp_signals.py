@@ -188,5 +188,7 @@ def test_the_interrupt_checkpoint_path_asks_no_other_rank(tmp_path):
             raise AssertionError("Trainer.log_dir called")
 
     logger = TensorBoardLogger(tmp_path, name="run")
-    trainer = NoCollectives(checkpoint_callbacks=[], loggers=[logger], default_root_dir=str(tmp_path))
+    trainer = NoCollectives(
+        checkpoint_callbacks=[], loggers=[logger], logger=logger, default_root_dir=str(tmp_path), is_global_zero=True
+    )
     assert interrupt_checkpoint_path(trainer) == str(Path(logger.log_dir) / "checkpoints" / "last.ckpt")

@@ -56,6 +56,7 @@ def test_nothing_to_do_unless_nvml_was_asked_for(value):
     assert skip_failing_gpu_probe(environ) is False and environ.get(VARIABLE) == value
 
 
+@pytest.mark.slow
 def test_the_cli_applies_it(monkeypatch, tmp_path):
     from inr.run.cli import cli_main
 

@@ -23,6 +23,7 @@ def test_the_cli_installs_the_throttled_bar_by_default(tmp_path):
     assert type(bar) is ProgressBar and bar.min_interval == 0.1
 
 
+@pytest.mark.slow
 def test_a_bar_turned_off_or_named_in_the_config_is_kept(tmp_path):
     save = ["--trainer.logger.init_args.save_dir", str(tmp_path)]
     off = build_cli(resolve_config_names([*TINY, *save, "--trainer.enable_progress_bar", "false"]))
@@ -50,9 +51,6 @@ class Tiny(L.LightningModule):
     [
         (0.0, {"max_epochs": 1}, 12, 11),
         (1e9, {"max_epochs": 1}, 2, 11),
-        # the CLI's runs end by max_steps (max_epochs -1), where Lightning's total_train_batches is the steps
-        # still to run, not the epoch's batches: 3 epochs of 12, the last one cut to 6 batches
-        (1e9, {"max_epochs": -1, "max_steps": 30}, 6, 5),
     ],
 )
 def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatch, min_interval, limits, draws, last):
@@ -78,3 +76,20 @@ def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatc
     trainer.fit(Tiny(), torch.utils.data.DataLoader(torch.rand(12, 2), batch_size=1))
     assert len(drawn) == draws and drawn[-1] == last
     assert bar.train_progress_bar.n == last + 1  # the bar ends at its total
+
+
+def test_a_max_steps_run_counts_the_runs_steps_and_a_resume_starts_at_its_step(tmp_path):
+    """30 steps over epochs of 12 batches: one bar of 30 steps, not three bars of an epoch's batches; a run
+    resumed at step 12 starts its bar there."""
+    data = torch.utils.data.DataLoader(torch.rand(12, 2), batch_size=1)
+    common = dict(logger=False, default_root_dir=tmp_path, enable_model_summary=False, max_epochs=-1)
+    bar = ProgressBar(min_interval=0.0)
+    first = L.Trainer(max_steps=12, callbacks=[bar], **common)
+    first.fit(Tiny(), data)
+    assert (bar.train_progress_bar.total, bar.train_progress_bar.n) == (12, 12)
+    first.save_checkpoint(tmp_path / "step12.ckpt")
+    bar = ProgressBar(min_interval=1e9)  # only the last step is drawn
+    L.Trainer(max_steps=30, callbacks=[bar], **common).fit(Tiny(), data, ckpt_path=tmp_path / "step12.ckpt")
+    tqdm = bar.train_progress_bar
+    assert (tqdm.total, tqdm.initial, tqdm.n) == (30, 12, 30)
+    assert tqdm.desc.startswith("step (epoch ")

@@ -51,6 +51,7 @@ def test_resume_is_bitwise_equal(tmp_path, batch_size):
     assert [p.name for p in (tmp_path / "resumed" / "image").iterdir()] == ["version_0"]
 
 
+@pytest.mark.slow
 def test_resume_from_a_mid_epoch_checkpoint_is_bitwise_equal(tmp_path):
     # every_n_train_steps saves in on_train_batch_end, before Lightning counts the batch as completed: the
     # loader must still skip it, or the resumed run trains step 8's batch twice

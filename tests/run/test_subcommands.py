@@ -40,6 +40,7 @@ def trained(tmp_path_factory, tiny_run_args):
     }
 
 
+@pytest.mark.slow
 def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, capsys, tiny_run_args):
     code, validated = run(["validate", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last"])
     assert code == 0
@@ -56,6 +57,7 @@ def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, c
     assert (trained["save_dir"] / "image/version_2/config.yaml").is_file()
 
 
+@pytest.mark.slow
 def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(trained, tmp_path, capsys, tiny_run_args):
     out = tmp_path / "renders"
     assert run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"]), "--out", str(out)])[0] == 0
@@ -96,6 +98,7 @@ def test_bad_input_one_line_exit_2_nothing_written(trained, tmp_path, capsys, co
     assert files_under(trained["save_dir"]) == before
 
 
+@pytest.mark.slow
 def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path):
     video = [
         "--config",

@@ -92,6 +92,7 @@ def test_nearest_indices_round_trip_grid_coordinates():
     assert torch.equal(nearest_indices(dm.grid.coords(index), (6, 10)), index)
 
 
+@pytest.mark.slow
 def test_cli_trains_the_conv_config(tmp_path, capsys):
     cli = cli_main(
         [

@@ -89,6 +89,7 @@ def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     } <= _tags(tmp_path / "mri" / "version_1")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", ["inpaint.yaml", "superres.yaml"])
 def test_image_degradation_configs_log_reconstruction_measurements_and_bands(tmp_path, config):
     """The TensorBoard event file of a short run holds the reconstruction, its error against the ground truth,
@@ -131,6 +132,7 @@ def _bad(tmp_path, capsys, config, *args):
     return err[0]
 
 
+@pytest.mark.slow
 def test_bad_measurement_files_exit_2_with_one_line_and_leave_nothing(tmp_path, capsys):
     sino = tmp_path / "sino.npy"
     np.save(sino, np.zeros((3, 8, 23)))
@@ -317,6 +319,7 @@ def test_lowres_file_gives_the_simulated_measurements(tmp_path):
     assert held.tolist() == [1, 3] and train.tolist() == [0, 2]  # every 2nd of the 4 low-res rows
 
 
+@pytest.mark.slow
 def test_bad_lowres_images_exit_2_with_one_line_and_leave_nothing(tmp_path, capsys):
     args = ["--data.init_args.path", "null", "--data.init_args.factor", "2"]
     flat = tmp_path / "flat.npy"

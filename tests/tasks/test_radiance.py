@@ -105,6 +105,7 @@ def test_render_view_of_a_training_camera_matches_the_rays_rendered_in_a_batch(t
     torch.testing.assert_close(view["opacity"], rays["opacity"].reshape(16, 16))
 
 
+@pytest.mark.slow
 def test_resume_is_bitwise_equal(tmp_path):
     """The stratified jitter of step k is seeded by k: a run stopped at an epoch end and resumed ends with the
     same parameters as one that ran straight through."""

@@ -48,6 +48,7 @@ def test_psnr_uses_the_peak_to_peak_range_of_minus_one_to_one():
     assert abs(float(result["psnr"]) - 10 * math.log10(2.0**2 / 0.01)) < 1e-3
 
 
+@pytest.mark.slow
 def test_tiny_signal_trains_end_to_end_through_the_cli(tmp_path, capsys):
     cli = run(tmp_path)
     summary = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("summary:")]

@@ -56,6 +56,7 @@ def test_tiny_video_from_a_gif_trains_end_to_end(tmp_path, capsys):
     assert cli.model.data.train_shape == (2, 6, 6)
 
 
+@pytest.mark.slow
 def test_builtin_clip_trains_and_improves_with_steps(tmp_path):
     short = run(tmp_path, "--trainer.max_steps", "2").model.evaluate()
     longer = run(tmp_path, "--trainer.max_steps", "60").model.evaluate()

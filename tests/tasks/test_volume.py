@@ -152,6 +152,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, extra, message):
     assert not list(tmp_path.glob("volume/version_*/config.yaml"))  # no run directory left claiming a result
 
 
+@pytest.mark.slow
 def test_the_model_takes_its_mode_from_the_data(tmp_path):
     """The config says the mode once, in the data; the task follows it (metrics, loss, default network)."""
     save_dir = ["--trainer.logger.init_args.save_dir", str(tmp_path)]

@@ -4,6 +4,7 @@ import ast
 import os
 import resource
 
+import pytest
 import torch
 
 from inr.run.checkpoints import read_checkpoint
@@ -20,6 +21,7 @@ class RunsACommand:
         return os.system, (self.command,)
 
 
+@pytest.mark.slow
 def test_every_torch_load_passes_weights_only_true(kit):
     calls = []
     for path in [
@@ -79,6 +81,7 @@ def test_a_truncated_last_ckpt_falls_back_to_the_newest_readable_one(tmp_path, r
     assert read_checkpoint(run / "checkpoints" / "epoch=2-step=15.ckpt")["global_step"] == 15
 
 
+@pytest.mark.slow
 def test_a_save_that_fails_for_space_keeps_the_previous_checkpoint(tmp_path, run_cli, kit):
     """A file-size limit (RLIMIT_FSIZE) makes the step-10 save fail the way a full disk does."""
     args = kit.tiny(tmp_path, "--model.init_args.network.init_args.width", "128")  # checkpoints of ~500 KB
@@ -106,6 +109,7 @@ def test_a_save_that_fails_for_space_keeps_the_previous_checkpoint(tmp_path, run
     assert read_checkpoint(checkpoints / "last.ckpt")["global_step"] == 10
 
 
+@pytest.mark.slow
 def test_every_epoch_end_writes_a_checkpoint_that_the_nan_guard_names(tmp_path, run_cli, kit, monkeypatch):
     """Validation every 50 epochs, the loss NaN at step 7: the epoch that ended at step 5 has its checkpoint."""
     import inr.tasks.base as base

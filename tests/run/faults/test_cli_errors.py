@@ -33,7 +33,7 @@ CASES = {
     ),
     "negative sigma": (
         ["--model.init_args.encoder.init_args.sigma", "-3"],
-        "GaussianEncoding needs num_features ≥ 1 and sigma ≥ 0",
+        "GaussianEncoding.sigma must be a finite number > 0, got -3",
     ),
     "empty config": (["--config", "{empty}"], "empty.yaml: the config file is empty"),
 }

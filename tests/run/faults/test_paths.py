@@ -22,12 +22,23 @@ from inr.io.files import current_umask
             ],
             "SpectralBiasCallback.filename '../../escape.npz': must be a plain file name",
         ),
+        (["--checkpoint.filename", "../../../../escape"], "checkpoint.filename '../../../../escape': must stay inside"),
+        (["--checkpoint.dirpath", "elsewhere"], "elsewhere': must lie inside the run directory"),
     ],
 )
 def test_names_that_would_write_outside_the_run_are_refused(tmp_path, run_cli, kit, extra, expected):
     save_dir = tmp_path / "deep" / "runs"
     outcome = run_cli(kit.tiny(save_dir, *extra))
     assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
+    assert kit.files_under(tmp_path) == []
+
+
+def test_a_second_logger_cannot_write_outside_its_save_dir(tmp_path, run_cli, kit):
+    save_dir = tmp_path / "deep" / "runs"
+    second = ["--trainer.logger+=CSVLogger", "--trainer.logger.init_args.save_dir", str(save_dir)]
+    outcome = run_cli(kit.tiny(save_dir, *second, "--trainer.logger.init_args.name", "../../x18"))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert "trainer.logger[1].init_args.name '../../x18': must not leave" in outcome.errors[0]
     assert kit.files_under(tmp_path) == []
 
 

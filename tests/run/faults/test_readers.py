@@ -80,6 +80,7 @@ def _signal_args(kit, save_dir, wav, *extra):
     ]
 
 
+@pytest.mark.slow
 def test_wav_length_and_anti_phase_channels_are_refused_in_one_line(tmp_path, run_cli, kit):
     t = np.arange(400) / 400
     tone = (0.5 * np.sin(2 * np.pi * 7 * t) * 32767).astype(np.int16)

@@ -119,3 +119,39 @@ def test_a_second_ctrl_c_stops_at_once_and_later_signals_are_ignored():
     assert stop.forced and stop.exit_code == 130
     stop.on_train_end(None, None)
     stop._handle(signal.SIGTERM, None)  # already stopping: no exception cuts the clean-up short
+
+
+def test_sigterm_during_the_closing_evaluation_stops_it_with_one_line(tmp_path, run_cli, kit, monkeypatch):
+    evaluated = []
+    original = base.INRModule.evaluate
+
+    def evaluate(self):
+        os.kill(os.getpid(), signal.SIGTERM)  # handled before the evaluation's next bytecode
+        evaluated.append(True)
+        return original(self)
+
+    monkeypatch.setattr(base.INRModule, "evaluate", evaluate)
+    outcome = run_cli(kit.tiny(tmp_path))
+    assert outcome.code == 143 and evaluated == [], outcome.stderr[-3000:]
+    assert "closing evaluation: the final model on every point of the grid (16×16)" in outcome.stderr
+    [line] = outcome.lines("interrupted by SIGTERM")
+    last = tmp_path / "image/version_0/checkpoints/last.ckpt"
+    assert line.startswith("interrupted by SIGTERM after training's last step, during the closing evaluation;")
+    assert str(last) in line and read_checkpoint(last)["global_step"] == 10
+    assert "summary:" not in outcome.stdout
+
+
+def test_sigterm_during_the_final_validation_saves_the_final_state_and_stops(tmp_path, run_cli, kit, monkeypatch):
+    original = base.INRModule.validation_step
+
+    def validation_step(self, batch, batch_idx):
+        if self.global_step == 10 and batch_idx == 0:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, batch, batch_idx)
+
+    monkeypatch.setattr(base.INRModule, "validation_step", validation_step)
+    outcome = run_cli(kit.tiny(tmp_path, "--trainer.check_val_every_n_epoch", "2", "--data.init_args.eval_chunk", "16"))
+    last = tmp_path / "image/version_0/checkpoints/last.ckpt"
+    assert outcome.code == 143, outcome.stderr[-3000:]
+    assert len(outcome.lines(f"interrupted by SIGTERM at step 10: saved {last}")) == 1, outcome.stderr[-3000:]
+    assert read_checkpoint(last)["global_step"] == 10

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from inr.errors import InputError
-from inr.run.trusted import check_trusted_config, refuse_untrusted_imports
+from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
+from inr.run.model_loader import load_model
 
 PAYLOAD = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\n\nclass Evil:\n    pass\n\ndef make(*a, **k):\n    pass\n"
 
@@ -41,9 +42,23 @@ def _as_included_file(m):
     m["init_args"]["encoder"] = "payload.yaml"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit", [_as_model, _as_encoder, _as_network_callable, _as_included_file])
-@pytest.mark.parametrize("command", ["inr.run.mesh", "inr.run.turntable"])
-def test_a_payload_beside_the_checkpoint_never_runs(trained_run, tmp_path, edit, command):
+def test_the_loader_never_runs_a_payload_beside_the_checkpoint(trained_run, tmp_path, monkeypatch, edit):
+    """In process, with the run directory first on sys.path and as the working directory (as ``python -m`` there)."""
+    run, marker = crafted_run(trained_run, tmp_path, edit)
+    monkeypatch.chdir(run)
+    monkeypatch.syspath_prepend(str(run))
+    with pytest.raises(InputError, match="config.yaml") as exc:
+        load_model(run / "checkpoints" / "last.ckpt")
+    assert not marker.exists(), "the payload ran"
+    assert "trusted packages" in str(exc.value) or "another file" in str(exc.value)
+    assert "payload" not in sys.modules
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit,command", [(_as_model, "inr.run.mesh"), (_as_encoder, "inr.run.turntable")])
+def test_a_payload_beside_the_checkpoint_never_runs_in_the_commands(trained_run, tmp_path, edit, command):
     run, marker = crafted_run(trained_run, tmp_path, edit)
     out = "out.ply" if command.endswith("mesh") else "out.gif"
     # run from inside the downloaded directory: `python -m` puts the working directory first on sys.path

@@ -1,0 +1,59 @@
+"""python -m inr.experiments.table1 at toy size: every member is the single run of its image and seed, the table is
+their mean ± std beside the baselines and the paper's row, and the sets and refusals behave."""
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from inr.data.image_sets import NATURAL, image_folder, natural_set
+from inr.errors import InputError
+from inr.experiments import compare_encoders as ce
+from inr.experiments.table1 import main
+
+TINY = ["--resolution", "32", "--steps", "6", "--width", "16", "--threads", "1"]
+
+
+@pytest.mark.slow
+def test_members_are_the_single_runs_and_the_table_is_their_mean(tmp_path, capsys):
+    rows = main(
+        ["--kind", "natural", "--count", "2", "--seeds", "2", "--methods", "none,gaussian", *TINY, "--out", str(tmp_path)]
+    )
+    models = [r for r in rows if r["kind"] == "model"]
+    assert [(r["method"], r["signal"], r["seed"]) for r in models] == [
+        (m, image, seed) for m in ("none", "gaussian") for image in ("astronaut", "camera") for seed in (0, 1)
+    ]
+    # member (camera, seed 1) of the Gaussian run is the image comparison's single run of that image and seed
+    single = ce.run_method(
+        "gaussian",
+        ce.Protocol(resolution=32, steps=6, width=16, seed=1),
+        lambda: ce.ImageDataModule(path=str(tmp_path / "images" / "camera.png"), resolution=32, split="every_other"),
+        tmp_path / "single",
+    )
+    member = next(r for r in models if (r["method"], r["signal"], r["seed"]) == ("gaussian", "camera", 1))
+    assert member["psnr"] == pytest.approx(single["test_psnr"], abs=0.02)
+    assert member["ssim"] == pytest.approx(single["test_ssim"], abs=0.002)
+    out = capsys.readouterr().out
+    gaussian = [r["psnr"] for r in models if r["method"] == "gaussian"]
+    assert f"| gaussian | {np.mean(gaussian):.2f} ± {np.std(gaussian, ddof=1):.2f} |" in out
+    assert "| bicubic |" in out and "gaussian 25.57" in out
+    assert "- gaussian − none: " in out and " the spread (" in out
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert len(saved["rows"]) == 8 + 4  # 2 methods × 2 images × 2 seeds, then bilinear and bicubic per image
+    assert (tmp_path / "results.md").read_text().startswith("Table 1, natural: 2 photographs")
+
+
+def test_sets_and_refusals(tmp_path, capsys):
+    paths = natural_set(tmp_path / "set", ("camera", "coins"))
+    assert [p.name for p in paths] == ["camera.png", "coins.png"] and len(NATURAL) == 8
+    assert image_folder(tmp_path / "set") == paths
+    with pytest.raises(InputError, match="no image files"):
+        image_folder(tmp_path)
+    Image.new("RGB", (40, 30)).save(tmp_path / "flat.png")
+    with pytest.raises(SystemExit) as exc:  # a constant image is refused before anything trains
+        main(["--kind", "natural", "--images", str(tmp_path), *TINY, "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as exc:
+        main(["--kind", "ct", "--images", str(tmp_path)])
+    assert exc.value.code == 2

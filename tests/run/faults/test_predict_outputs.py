@@ -1,0 +1,211 @@
+"""predict never deletes what it did not write; a radiance field's checkpoint predicts its views, and the
+mesh and turntable commands answer it in one line, sized before rendering and showing progress."""
+
+import numpy as np
+import pytest
+
+from inr.run.mesh import main as mesh_main
+from inr.run.turntable import main as turntable_main
+
+VOLUME = [
+    "--config",
+    "volume.yaml",
+    "--data.init_args.resolution",
+    "8",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--trainer.max_steps",
+    "2",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
+]
+
+NERF = [
+    "--config",
+    "nerf.yaml",
+    "--data.init_args.resolution",
+    "8",
+    "--data.init_args.views",
+    "4",
+    "--data.init_args.heldout_views",
+    "2",
+    "--data.init_args.batch_size",
+    "64",
+    "--data.init_args.steps_per_epoch",
+    "2",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--model.init_args.samples",
+    "8",
+    "--model.init_args.eval_train_views",
+    "1",
+    "--trainer.max_steps",
+    "2",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
+]
+
+
+def _exit_code(call) -> int:
+    try:
+        call()
+        return 0
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.fixture(scope="module")
+def volume_run(tmp_path_factory):
+    from inr.run.cli import cli_main
+
+    save_dir = tmp_path_factory.mktemp("volume")
+    cli_main([*VOLUME, "--trainer.logger.init_args.save_dir", str(save_dir)])
+    return save_dir
+
+
+@pytest.fixture(scope="module")
+def nerf_run(tmp_path_factory):
+    from inr.run.cli import cli_main
+
+    save_dir = tmp_path_factory.mktemp("nerf")
+    cli_main([*NERF, "--trainer.logger.init_args.save_dir", str(save_dir)])
+    return save_dir
+
+
+def _predict(save_dir, out, *extra):
+    return [
+        "predict",
+        *VOLUME,
+        "--trainer.logger.init_args.save_dir",
+        str(save_dir),
+        "--ckpt_path",
+        "last",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def test_predict_refuses_to_replace_a_slices_folder_holding_other_files(tmp_path, run_cli, volume_run):
+    out = tmp_path / "out"
+    (out / "slices").mkdir(parents=True)
+    (out / "slices" / "notes.txt").write_text("mine")
+    outcome = run_cli(_predict(volume_run, out, "--video", "none"))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert "slices holds files predict did not write (notes.txt)" in outcome.errors[0]
+    assert sorted(p.name for p in out.rglob("*")) == ["notes.txt", "slices"]
+
+
+def test_predict_replaces_its_own_earlier_slices(tmp_path, run_cli, volume_run):
+    out = tmp_path / "out"
+    for _ in range(2):
+        outcome = run_cli(_predict(volume_run, out, "--video", "none"))
+        assert outcome.code == 0, outcome.stderr[-2000:]
+    assert sorted(p.name for p in (out / "slices").iterdir()) == [f"slice_{i:04d}.png" for i in range(8)]
+    assert sorted(p.name for p in out.iterdir()) == ["field.npy", "slices"]
+
+
+def test_predict_rejects_fps_zero(tmp_path, run_cli, volume_run):
+    outcome = run_cli(_predict(volume_run, tmp_path / "out", "--fps", "0"))
+    assert outcome.code == 2 and outcome.errors == ["error: --fps must be a finite number > 0, got 0"], outcome.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
+
+
+def test_predict_of_a_radiance_field_renders_every_view(tmp_path, run_cli, nerf_run):
+    out = tmp_path / "out"
+    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    outcome = run_cli([*args, "--out", str(out), "--video", "none", "--scale", "2"])
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    field = np.load(out / "field.npy")
+    assert field.shape == (6, 16, 16, 5) and np.isfinite(field).all()  # 4 + 2 views at twice their 8×8
+    assert (0 <= field[..., 4]).all() and (field[..., 4] <= 1 + 1e-6).all()  # colour, depth, accumulation
+    assert len(list((out / "frames").glob("frame_*.png"))) == 6
+
+
+def test_mesh_of_a_radiance_field_is_one_line(tmp_path, capsys, nerf_run):
+    ckpt = next(nerf_run.rglob("last.ckpt"))
+    code = _exit_code(lambda: mesh_main(["--ckpt", str(ckpt), "--out", str(tmp_path / "m.ply"), "--resolution", "8"]))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: a radiance field renders camera views"), err
+    assert not (tmp_path / "m.ply").exists()
+
+
+def test_mesh_with_an_image_as_config_is_one_line(tmp_path, capsys, volume_run, kit):
+    ckpt = next(volume_run.rglob("last.ckpt"))
+    config = kit.root / "data" / "astronaut.png"
+    code = _exit_code(lambda: mesh_main(["--ckpt", str(ckpt), "--config", str(config), "--out", str(tmp_path / "m.ply")]))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == [f"error: {config}: not a text file (a run's config.yaml is YAML)"], err
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        (["--resolution", "100000"], "a turntable of 60 frames of 100,000×100,000 needs an estimated"),
+        (["--frames", "1000000"], "--frames must be between 1 and 100,000, got 1,000,000"),
+    ],
+)
+def test_turntable_sizes_are_refused_before_rendering(tmp_path, capsys, nerf_run, extra, expected):
+    ckpt = next(nerf_run.rglob("last.ckpt"))
+    code = _exit_code(lambda: turntable_main(["--ckpt", str(ckpt), "--out", str(tmp_path / "t.gif"), *extra]))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and expected in err[0], err
+    assert not (tmp_path / "t.gif").exists()
+
+
+def test_turntable_shows_progress(tmp_path, capsys, nerf_run):
+    ckpt = next(nerf_run.rglob("last.ckpt"))
+    turntable_main(["--ckpt", str(ckpt), "--out", str(tmp_path / "t.gif"), "--frames", "3", "--resolution", "8"])
+    assert "turntable: frame 3/3" in capsys.readouterr().err
+    assert (tmp_path / "t.gif").stat().st_size > 0
+
+
+def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tmp_path, run_cli, nerf_run):
+    """An orbit of 5 frames and a nerfstudio-style JSON path: each view is the model's render of that camera, and
+    the files are frames and a video of the colour, the depth and the accumulation."""
+    import json
+
+    import torch
+
+    from inr.data.cameras import turntable_poses
+    from inr.run.model_loader import load_model
+
+    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    orbit = tmp_path / "orbit"
+    outcome = run_cli([*args, "--out", str(orbit), "--camera_path", "orbit", "--frames", "5", "--video", "gif"])
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    assert sorted(p.name for p in orbit.iterdir()) == ["accumulation.gif", "depth.gif", "field.npy", "frames", "video.gif"]
+    field = np.load(orbit / "field.npy")
+    assert field.shape == (5, 8, 8, 5) and len(list((orbit / "frames").glob("frame_*.png"))) == 5
+    model = load_model(next(nerf_run.rglob("last.ckpt")))
+    expected = model.render_view(turntable_poses(5, 30.0, float(model.orbit_radius))[2])
+    np.testing.assert_allclose(field[2, ..., :3], expected["rgb"].permute(1, 2, 0).numpy(), atol=1e-5)
+    np.testing.assert_allclose(field[2, ..., 3], expected["depth"].numpy(), atol=1e-4)
+
+    path = tmp_path / "path.json"
+    first = torch.eye(4)
+    first[2, 3] = float(model.orbit_radius)  # a camera on the z axis looking down at the scene's centre
+    path.write_text(json.dumps({"camera_path": [{"camera_to_world": first.flatten().tolist()}], "fps": 12}))
+    out = tmp_path / "json"
+    outcome = run_cli([*args, "--out", str(out), "--camera_path", str(path), "--video", "none"])
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    np.testing.assert_allclose(
+        np.load(out / "field.npy")[0, ..., :3], model.render_view(first)["rgb"].permute(1, 2, 0).numpy(), atol=1e-5
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"frames": [{"camera_to_world": [1, 2, 3]}]}')
+    outcome = run_cli([*args, "--out", str(tmp_path / "no"), "--camera_path", str(bad)])
+    assert outcome.code == 2 and outcome.errors == [f"error: --camera_path {bad}: frame 0 has no 4×4 camera_to_world"]
+    assert not (tmp_path / "no").exists()
