@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -57,7 +58,9 @@ class PositionalEncoding(FourierEncoding):
     γ(v) = [cos 2π f_j v_k, sin 2π f_j v_k] for all j and axes k (Tancik et al. 2020, eq. "positional
     encoding"). With ``endpoint=True`` the exponents are j/(m−1), so the top frequency is σ itself, and
     ``minus_one=True`` subtracts 1 from every frequency: the paper's released code uses
-    f = 2^linspace(0, s, m) − 1, i.e. ``sigma=2**s, endpoint=True, minus_one=True``.
+    f = 2^linspace(0, s, m) − 1, i.e. ``sigma=2**s, endpoint=True, minus_one=True``. ``rotation`` (a d × d
+    orthogonal matrix R) turns every frequency vector, b ← R b, so the frequencies lie along the axes of a
+    rotated frame (3d_simple_nerf.ipynb's ``posenc_new_rotated``: ``bvals @ rot.T``).
 
     Example:
         >>> PositionalEncoding(in_dim=1, num_frequencies=3, sigma=8.0).b.flatten()
@@ -71,6 +74,7 @@ class PositionalEncoding(FourierEncoding):
         sigma: float = 64.0,
         endpoint: bool = False,
         minus_one: bool = False,
+        rotation: Optional[list[list[float]]] = None,
     ) -> None:
         if num_frequencies < 1 or sigma <= 0:
             raise ValueError(f"PositionalEncoding needs num_frequencies ≥ 1 and sigma > 0, got {num_frequencies}, {sigma}")
@@ -80,6 +84,11 @@ class PositionalEncoding(FourierEncoding):
         eye = torch.eye(in_dim, dtype=torch.float64)
         # rows ordered axis-major: all frequencies of axis 0, then axis 1, ...
         b = (eye[:, None, :] * freqs[None, :, None]).reshape(in_dim * num_frequencies, in_dim)  # (d·m, d)
+        if rotation is not None:
+            r = torch.as_tensor(rotation, dtype=torch.float64)
+            if r.shape != (in_dim, in_dim) or not torch.allclose(r @ r.T, torch.eye(in_dim, dtype=torch.float64), atol=1e-6):
+                raise ValueError(f"PositionalEncoding rotation must be an orthogonal {in_dim}×{in_dim} matrix, got {r.tolist()}")
+            b = b @ r.T  # every row b -> R b
         super().__init__(b)
 
 

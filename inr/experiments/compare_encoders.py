@@ -43,7 +43,7 @@ from inr.experiments.baselines import baseline_rows, score_prediction
 from inr.experiments.estimate import estimate_seconds
 from inr.experiments.methods import ENCODER_ROWS, METHODS, Resolved, Setting, method_names
 from inr.experiments.progress import HeldOutPSNRHistory
-from inr.experiments.protocols import KINDS, MAPPINGS, PROTOCOLS
+from inr.experiments.protocols import KINDS, MAPPINGS, PROTOCOLS, given_bands
 from inr.experiments.runner import (
     Column,
     ExperimentParser,
@@ -110,10 +110,12 @@ class Protocol:
     steps_per_epoch: int = 10  # one spectral and one held-out PSNR measurement every this many steps
     num_bands: int = 16
     target_psnr: float = TARGET_PSNR
+    sigma: Optional[float] = None  # given σ / positional scale: used as they are at this size (no grid rule)
+    scale: Optional[float] = None
 
     @property
     def settings(self):
-        return PROTOCOLS[self.kind]
+        return given_bands(PROTOCOLS[self.kind], self.sigma, self.scale, (self.resolution // 2) / 2)
 
     @property
     def positional_scale(self) -> float:
@@ -134,6 +136,7 @@ class Protocol:
             depth=self.depth,
             init=self.init,
             seed=self.seed,
+            steps=self.steps,
         )
 
 
@@ -143,7 +146,9 @@ def resolve(name: str, protocol: Protocol) -> Resolved:
 
 def build_model(spec: Resolved, out_channels: int) -> ImageFitting:
     encoder, network, optimizer = spec.build()
-    return ImageFitting(encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer)
+    return ImageFitting(
+        encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer, scheduler=spec.build_scheduler()
+    )
 
 
 def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path) -> dict[str, Any]:
@@ -217,6 +222,10 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
         default=None,
         help="held-out PSNR (dB) whose first crossing the table reports (default: bilinear interpolation's)",
     )
+    parser.add_argument("--sigma", type=float, help="Gaussian σ at this size, as given (default: the kind's, by the grid rule)")
+    parser.add_argument(
+        "--scale", type=float, help="positional scale at this size, as given (default: the kind's, by the grid rule)"
+    )
     parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP")
     parser.add_argument("--init", choices=("paper", "torch"), default="paper", help="initialisation of the MLP rows")
     parser.add_argument("--seed", type=int, default=0, help="seed of the rows (weights, Gaussian B)")
@@ -232,6 +241,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
             parser.error(f"--{key} is too small: {getattr(args, key)}")
     if args.target_psnr is not None and not math.isfinite(args.target_psnr):
         parser.error(f"--target-psnr must be finite, got {args.target_psnr}")
+    for key in ("sigma", "scale"):
+        if getattr(args, key) is not None and not (math.isfinite(getattr(args, key)) and getattr(args, key) > 0):
+            parser.error(f"--{key} must be positive, got {getattr(args, key)}")
     return args
 
 
@@ -248,6 +260,8 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
         init=args.init,
         seed=args.seed,
         target_psnr=TARGET_PSNR if args.target_psnr is None else args.target_psnr,
+        sigma=args.sigma,
+        scale=args.scale,
     )
 
 
@@ -334,7 +348,8 @@ def compare(args: argparse.Namespace, rows: list[dict[str, Any]]) -> list[dict[s
     saved = {
         "source": label,
         "protocol": asdict(protocol),
-        "paper_settings": asdict(protocol.settings),
+        "paper_settings": asdict(PROTOCOLS[protocol.kind]),
+        "settings": asdict(protocol.settings),  # at this grid: the grid rule's, or as given
         "seeds": seeds,
         "rows": all_rows,
         "summary": summary,

@@ -38,7 +38,7 @@ from inr.experiments.baselines import field_baseline_rows, score_field
 from inr.experiments.compare_encoders import COLUMNS
 from inr.experiments.methods import METHODS, Resolved, Setting, method_names
 from inr.experiments.progress import HeldOutPSNRHistory
-from inr.experiments.protocols import PROTOCOLS, MappingSettings
+from inr.experiments.protocols import PROTOCOLS, MappingSettings, given_bands
 from inr.experiments.runner import (
     ExperimentParser,
     RowProgress,
@@ -139,6 +139,7 @@ class FieldProtocol:
             seed=self.seed,
             hash_levels=d.hash_levels,
             hash_base=d.hash_base_resolution,
+            steps=self.steps,
         )
 
 
@@ -171,7 +172,13 @@ def make_data(args: argparse.Namespace, p: FieldProtocol) -> Callable[[], GridDa
 
 def build_model(spec: Resolved, p: FieldProtocol, out_channels: int) -> INRModule:
     encoder, network, optimizer = spec.build()
-    parts = {"encoder": encoder, "network": network, "out_channels": out_channels, "optimizer": optimizer}
+    parts = {
+        "encoder": encoder,
+        "network": network,
+        "out_channels": out_channels,
+        "optimizer": optimizer,
+        "scheduler": spec.build_scheduler(),
+    }
     if p.domain.name == "signal":
         return SignalFitting(**parts, data_range=p.domain.data_range)
     return VolumeFitting(**parts, mode="density")
@@ -254,15 +261,12 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
 
 def protocol_from_args(args: argparse.Namespace) -> FieldProtocol:
     d = args.domain
-    mappings = PROTOCOLS[d.name]
-    mappings = replace(
-        mappings,
-        gaussian_sigma=args.sigma or mappings.gaussian_sigma,
-        positional_scale=args.scale or mappings.positional_scale,
-    )
+    resolution = args.resolution or d.resolution
+    # the domain's σ and scale moved to this grid by the registry's grid rule, or as given
+    mappings = given_bands(PROTOCOLS[d.name], args.sigma, args.scale, ((resolution + 1) // 2) / 2)
     return FieldProtocol(
         domain=d,
-        resolution=args.resolution or d.resolution,
+        resolution=resolution,
         steps=args.steps or d.steps,
         mappings=mappings,
         width=args.width,
@@ -339,7 +343,9 @@ def sweep(args: argparse.Namespace, rows: list[dict[str, Any]]) -> list[dict[str
     data = partial(GivenGridDataModule, values, f"training samples of the {probe.describe()}")
     for name, key, grid in (("gaussian", "gaussian_sigma", SWEEP_SIGMAS), ("positional", "positional_scale", SWEEP_SCALES)):
         for value in grid:
-            row = run_method(name, replace(inner, mappings=replace(inner.mappings, **{key: value})), data, out)
+            # the swept value as given on the inner grid (no grid rule between the values and the grid they run on)
+            mappings = replace(inner.mappings, **{key: value}, nyquist=inner.train_side / 2)
+            row = run_method(name, replace(inner, mappings=mappings), data, out)
             rows.append({k: v for k, v in row.items() if k not in ("history", "progress")})
             print(f"{name} {row['setting']}: inner held-out {row['test_psnr']:.2f} dB", file=sys.stderr, flush=True)
     title = f"Sweep on the training samples of the {probe.describe()} ({inner.resolution} per axis, their own every_other split), {p.steps} steps"

@@ -1,12 +1,22 @@
 """Every method of the package, named once with its settings: the one registry that comparisons, tables and the
 config overlays (``configs/methods/*.yaml``) read.
 
-A method is an input mapping and a network with its optimiser (and, where the protocol decays the learning
-rate, its scheduler). Its settings can depend on where it runs — the dimension of the coordinates, the training
-grid (a hash grid's finest level, BACON's band limit), the task's protocol (the paper's learning rate and scale
-per mapping and task, ``inr.experiments.protocols``), the output activation the target needs, the seed — so each
+A method is an input mapping and a network with its optimiser (and, where the protocol or its release decays
+the learning rate, its scheduler). Its settings can depend on where it runs — the dimension of the coordinates,
+the training grid (a hash grid's finest level, BACON's band limit, and the band of every frequency setting by the
+grid rule below), the task's protocol (the paper's learning rate and scale per mapping and task,
+``inr.experiments.protocols``), the output activation the target needs, the seed, the run's length — so each
 method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder, network,
 optimiser and scheduler, exactly as a config gives them.
+
+The grid rule (``grid_bands``, ``protocols.MappingSettings.at``): the paper's scales were chosen on its own
+grids (512² images, 96³ volumes, 400² views) and are kept in cycles per unit, but on training samples of
+Nyquist frequency ν no band edge lies above ν/2 — the positional encoding's top frequency, the Gaussian's 3σ,
+MFN's input scale (its release's 256 sits at that edge of its own 256² grid, so it scales as 256 ν/128 below
+it). At the paper's size nothing changes. A combination that leaves the positional encoding under one cycle
+per unit (below the basic mapping) is refused with one line. Fresh points (the shape protocol) have no training
+grid, and their bands stay as given. Why this rule and not another (scaling every band by ν/ν_paper fails
+whole-grid inverse problems): docs/spectral.md, "Settings that follow the grid".
 
     spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
     spec.overlay()                     # the model.init_args block of a config
@@ -35,6 +45,16 @@ from inr.experiments.runner import ExperimentParser
 INSTANT_NGP_ADAM = {"betas": [0.9, 0.99], "eps": 1e-15}
 # BACON's band split over its 5 filters in its image experiment (computational-imaging/bacon, train_img.py)
 BACON_FRACTIONS = [0.125, 0.125, 0.25, 0.25, 0.25]
+# GaborNet's input_scale 256 fits every pixel of a 256² image (mfn/experiments/image_rep.py, data.py): a grid
+# of Nyquist 128 cycles per unit; on coarser training samples the grid rule scales it down from there
+MFN_INPUT_SCALE, MFN_NYQUIST = 256.0, 128.0
+# FINER's release decays the learning rate as 0.1^(t/T) over its T training steps (liuzhen0212/FINER,
+# train_image.py: LambdaLR(0.1 ** min(iter / num_epochs, 1)))
+FINER_DECAY = 0.1
+# The notebook's rotation of the positional frame (3d_simple_nerf.ipynb, posenc_new_rotated): 45° about z,
+# then 45° about x; B ← B R_zᵀ R_xᵀ, i.e. every frequency vector rotated by R = R_x R_z
+_H = math.sqrt(0.5)
+NOTEBOOK_ROTATION = [[_H, -_H, 0.0], [0.5, 0.5, -_H], [0.5, 0.5, _H]]
 
 
 @dataclass(frozen=True)
@@ -44,9 +64,12 @@ class Setting:
     ``train_side``: training samples per axis (its Nyquist frequency is train_side / 2 cycles per unit);
     ``protocol``: the task's mapping settings (``PROTOCOLS``: learning rates, positional scale, σ, m);
     ``hash_levels``/``hash_base``: the hash grid's level count and coarsest resolution (its finest is the
-    training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings.
-    ``hash_finest``: the hash grid's finest resolution where it is not the training grid's (a protocol of fresh
-    points has none); ``hash_log2_cap``: a cap on the hash grids' table size, T ≤ 2^k (None: each method's own T).
+    training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings; ``steps``: the run's
+    optimiser steps (a decaying learning rate spans them); ``resolvable``: the highest frequency (cycles per
+    unit) the training samples resolve when they are not a grid of ``train_side`` per axis (posed views), or
+    None for train_side / 2. ``hash_finest``: the hash grid's finest resolution where it is not the training
+    grid's (a protocol of fresh points has none); ``hash_log2_cap``: a cap on the hash grids' table size,
+    T ≤ 2^k (None: each method's own T).
     """
 
     in_dim: int = 2
@@ -59,13 +82,21 @@ class Setting:
     seed: int = 0
     hash_levels: int = 16
     hash_base: int = 16
+    steps: int = 300
+    resolvable: Optional[float] = None
     hash_finest: Optional[int] = None
     hash_log2_cap: Optional[int] = None
 
     @property
     def nyquist(self) -> float:
-        """The training grid's Nyquist frequency, train_side / 2 cycles per unit."""
-        return self.train_side / 2
+        """The training grid's Nyquist frequency, train_side / 2 cycles per unit (or ``resolvable``)."""
+        return self.resolvable if self.resolvable is not None else self.train_side / 2
+
+
+def grid_bands(s: Setting) -> MappingSettings:
+    """The setting's protocol on its training samples: the paper's bands, none above ν/2 (``MappingSettings.at``);
+    fresh points (no training grid) keep the protocol's bands."""
+    return s.protocol if s.protocol.sampling == "fresh" else s.protocol.at(s.nyquist)
 
 
 @dataclass(frozen=True)
@@ -143,9 +174,9 @@ class Method:
     def resolve(self, setting: Setting) -> Resolved:
         if setting.in_dim not in self.dims:
             raise ValueError(f"method {self.name!r} is defined for {', '.join(f'{d}-D' for d in self.dims)} coordinates only")
-        encoder, network, lr, adam, describe = self.resolve_fn(setting)
+        encoder, network, lr, adam, describe, *rest = self.resolve_fn(setting)
         optimizer = Component("torch.optim.Adam", {"lr": lr, **adam})
-        scheduler = lr_schedule(setting.protocol) if self.scheduled else None
+        scheduler = rest[0] if rest else lr_schedule(setting.protocol) if self.scheduled else None
         decays = setting.protocol.lr_decay is not None
         return Resolved(self.name, encoder, network, optimizer, describe, scheduler, states_scheduler=decays)
 
@@ -207,26 +238,34 @@ def _mapping(name: str, encoder: Callable[[Setting], Component], describe: Calla
     return resolve
 
 
-def _positional(s: Setting) -> Component:
-    p = s.protocol
-    return Component(
-        "inr.encoders.PositionalEncoding",
-        {
-            "in_dim": s.in_dim,
-            "num_frequencies": p.positional_per_axis,
-            "sigma": 2.0**p.positional_scale,
-            "endpoint": True,
-            "minus_one": True,
-        },
-    )
+def _positional(s: Setting, rotation: Optional[list[list[float]]] = None) -> Component:
+    p = grid_bands(s)
+    args = {
+        "in_dim": s.in_dim,
+        "num_frequencies": p.positional_per_axis,
+        "sigma": 2.0**p.positional_scale,
+        "endpoint": True,
+        "minus_one": True,
+    }
+    return Component("inr.encoders.PositionalEncoding", {**args, "rotation": rotation} if rotation else args)
 
 
 def _gaussian(s: Setting) -> Component:
-    p = s.protocol
+    p = grid_bands(s)
     return Component(
         "inr.encoders.GaussianEncoding",
         {"in_dim": s.in_dim, "num_features": p.num_features, "sigma": p.gaussian_sigma, "seed": s.seed},
     )
+
+
+def positional_text(s: Setting) -> str:
+    p = grid_bands(s)
+    return f"scale {p.positional_scale:.3g} (top {2**p.positional_scale - 1:.3g} cycles/unit), {p.positional_per_axis} per axis"
+
+
+def gaussian_text(s: Setting) -> str:
+    p = grid_bands(s)
+    return f"σ = {p.gaussian_sigma:.3g}, m = {p.num_features}"
 
 
 def hash_levels_text(n_levels: int, log2_size: int, base: int, finest: int, dim: int) -> str:
@@ -279,7 +318,8 @@ def _hashgrid(own_log2_size: int):
 
 
 def _siren(s: Setting):
-    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates; lr 5e-4. On fresh
+    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates, the
+    # reference code's biases (PyTorch's default law); lr 5e-4. On fresh
     # points (the shape protocol): lr 1e-4, the rate of SIREN's own shape fitting on fresh points per step
     # (vsitzmann/siren experiment_scripts/train_sdf.py), and the depth of the setting's MLP, so that the shape
     # comparison sets networks of one size side by side
@@ -287,7 +327,14 @@ def _siren(s: Setting):
     depth, lr = (s.depth, 1e-4) if fresh else (4, 5e-4)
     network = Component(
         "inr.networks.SIREN",
-        {"width": s.width, "depth": depth, "first_omega_0": 30.0, "hidden_omega_0": 30.0, "output_activation": "none"},
+        {
+            "width": s.width,
+            "depth": depth,
+            "first_omega_0": 30.0,
+            "hidden_omega_0": 30.0,
+            "bias_init": "torch",
+            "output_activation": "none",
+        },
     )
     return identity(s), network, lr, {}, f"{depth} × {s.width}, ω₀ = 30"
 
@@ -317,7 +364,8 @@ def _gauss(s: Setting):
 
 
 def _finer(s: Setting):
-    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 (liuzhen0212/FINER run_finer.sh)
+    # FINER: ω₀ = 30, PyTorch's first-layer bias, lr 5e-4 decayed to 0.1× over the run (liuzhen0212/FINER
+    # run_finer.sh, train_image.py): gamma = 0.1^(1/steps) per step
     network = Component(
         "inr.networks.FINER",
         {
@@ -329,7 +377,8 @@ def _finer(s: Setting):
             "output_activation": "none",
         },
     )
-    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
+    scheduler = Component("torch.optim.lr_scheduler.ExponentialLR", {"gamma": FINER_DECAY ** (1.0 / max(s.steps, 1))})
+    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30, lr × 0.1^(t/{s.steps})", scheduler
 
 
 def bacon_band_limit(s: Setting) -> int:
@@ -347,23 +396,30 @@ def _bacon(s: Setting):
     return identity(s), network, 5e-3, {}, f"4 × {s.width}, band limit {bacon_band_limit(s)} cycles/unit"
 
 
+def mfn_input_scale(s: Setting) -> float:
+    """GaborNet's released input_scale by the grid rule: 256 at and above its release's grid (Nyquist 128), where
+    that bandwidth fitted every pixel; 256 ν/128 below it, so the band keeps its place under the Nyquist."""
+    return MFN_INPUT_SCALE * min(1.0, s.nyquist / MFN_NYQUIST)
+
+
 def _mfn(s: Setting):
-    # GaborNet: 3 × 256, 4 filters, input_scale 256, α = 6, β = 1, lr 1e-2 (mfn/experiments/image_rep.py); left out
-    # of 1D and 3D: the released input_scale is tuned for its 256² image, and no other value is released
+    # GaborNet: 3 × 256, 4 filters, input_scale 256 at the release's grid (by the grid rule elsewhere), α = 6,
+    # β = 1, lr 1e-2 (mfn/experiments/image_rep.py); 2-D only, as the release
+    scale = mfn_input_scale(s)
     network = Component(
         "inr.networks.MFN",
         {
             "width": s.width,
             "depth": 3,
             "filter": "gabor",
-            "input_scale": 256.0,
+            "input_scale": scale,
             "weight_scale": 1.0,
             "alpha": 6.0,
             "beta": 1.0,
             "output_activation": "none",
         },
     )
-    return identity(s), network, 1e-2, {}, f"GaborNet 3 × {s.width}, input_scale 256"
+    return identity(s), network, 1e-2, {}, f"GaborNet 3 × {s.width}, input_scale {scale:g}"
 
 
 # Every method, in table order. Adding a method is one entry here.
@@ -380,17 +436,21 @@ METHODS: dict[str, Method] = {
         Method(
             "positional",
             "positional features 2^linspace(0, scale, n) − 1 per axis (Tancik et al. 2020)",
-            _mapping(
-                "positional",
-                _positional,
-                lambda s: f"scale {s.protocol.positional_scale:g}, {s.protocol.positional_per_axis} per axis",
-            ),
+            _mapping("positional", _positional, positional_text),
             scheduled=True,
         ),
         Method(
             "gaussian",
             "Gaussian Fourier features B ~ N(0, σ²) (Tancik et al. 2020)",
-            _mapping("gaussian", _gaussian, lambda s: f"σ = {s.protocol.gaussian_sigma:g}, m = {s.protocol.num_features}"),
+            _mapping("gaussian", _gaussian, gaussian_text),
+            scheduled=True,
+        ),
+        # the positional frequencies in a frame rotated off the axes, as 3d_simple_nerf.ipynb's posenc_new_rotated
+        Method(
+            "positional_rotated",
+            "positional features in the notebook's rotated frame (3d_simple_nerf.ipynb, posenc_new_rotated)",
+            _mapping("positional", lambda s: _positional(s, NOTEBOOK_ROTATION), lambda s: positional_text(s) + ", frame rotated"),
+            dims=(3,),
             scheduled=True,
         ),
         Method("siren", "SIREN: sine layers, ω₀ = 30 (Sitzmann et al. 2020)", _siren),
@@ -444,7 +504,7 @@ SHAPE_SETTINGS: dict[str, Setting] = {
     for kind, cap in (("shape", None), ("shape_cpu", 17))
 }
 OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
-    **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name in METHODS},
+    **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name, m in METHODS.items() if 2 in m.dims},
     **{
         f"text/{name}.yaml": (
             name,
@@ -488,7 +548,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(f"{len(OVERLAYS)} overlays -> {args.write_configs / 'methods'}")
         return
     for name, method in METHODS.items():
-        spec = method.resolve(IMAGE_SETTING) if 2 in method.dims else None
+        if 2 not in method.dims:
+            print(f"{name:16s} {method.summary}; {', '.join(f'{d}-D' for d in method.dims)} only")
+            continue
+        spec = method.resolve(IMAGE_SETTING)
         print(f"{name:16s} {method.summary}; image.yaml: lr {spec.lr:g}, {spec.describe or '-'}")
 
 

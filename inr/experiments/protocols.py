@@ -27,13 +27,22 @@ on the training samples alone: docs/benchmark.md), and so is the shape protocol 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Optional
 
+from inr.errors import InputError
+
 # The four mappings of the paper, in its table order.
 MAPPINGS = ("none", "basic", "positional", "gaussian")
+# The grid rule (``MappingSettings.at``): no band edge above half the training samples' Nyquist frequency; the
+# edge of a Gaussian band is 3σ. Half: the highest the paper puts any band at its own sizes (its natural-image
+# positional top, 63 cycles on 256² training pixels: 0.49 ν), so its values stand there; measured against
+# other rules in docs/spectral.md ("Settings that follow the grid").
+BAND_CAP = 0.5
+GAUSSIAN_EDGE = 3.0
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,9 @@ class MappingSettings:
     ``network_depth`` counts the output layer too); ``resolution`` and ``steps`` are the protocol's own grid
     side and step count; ``test_psnr`` is the held-out PSNR the paper reports for it (dB, mean over
     ``dataset``, Table 1), empty for a protocol of this package's own; ``test_iou`` likewise the IoU it reports
-    for a shape protocol.
+    for a shape protocol. ``nyquist`` is the Nyquist frequency (cycles per unit) of the training samples the
+    scales were chosen on; ``at(ν)`` moves them to another grid. The positional encoding's frequencies are
+    2^linspace(0, positional_scale, n) − 1, so its top frequency is 2^positional_scale − 1 cycles per unit.
 
     What the shape notebook adds (defaults: as the image notebooks): ``sampling`` "fresh" trains on new points
     uniform in the domain every step, with no training grid ("grid": samples on a regular grid);
@@ -71,6 +82,38 @@ class MappingSettings:
     normalised_features: bool = False
     lr_decay: Optional[float] = None
     dataset: str = field(default="", compare=False)
+    nyquist: float = 128.0
+
+    def at(self, nyquist: float) -> MappingSettings:
+        """These settings on training samples of Nyquist frequency ν = ``nyquist`` (cycles per unit), by the grid
+        rule: each band keeps the paper's cycles per unit, but no band edge lies above ν/2 (``BAND_CAP``) — the
+        positional top frequency 2^s − 1 ≤ ν/2, the Gaussian's 3σ ≤ ν/2 (99.7 % of its per-axis frequencies
+        below it). At the paper's own size every band is already below it (at most 0.49 ν_paper), so nothing
+        changes there, and values given for a grid (``given_bands``) are kept on it; the grid rule's
+        measurements are in docs/spectral.md. Refused (``InputError``) where the
+        positional band would end under one cycle per unit, below the basic mapping's.
+
+        Example:
+            >>> at = PROTOCOLS["natural"].at(32)   # 128² every other pixel: 64² training pixels
+            >>> round(2 ** at.positional_scale - 1, 2), round(at.gaussian_sigma, 3)
+            (16.0, 5.333)
+        """
+        if float(nyquist) == self.nyquist:  # the grid these values were chosen (or given) for
+            return self
+        edge = BAND_CAP * float(nyquist)
+        top = min(2.0**self.positional_scale - 1.0, edge)
+        if top < 1.0:
+            raise InputError(
+                f"{self.kind}: training samples of Nyquist {nyquist:g} cycles per unit leave the positional band "
+                f"{top:.2g} cycles (at most half the Nyquist), below the basic mapping's 1: use a larger grid, "
+                "or give the scale and σ explicitly"
+            )
+        return replace(
+            self,
+            nyquist=float(nyquist),
+            positional_scale=min(self.positional_scale, math.log2(1.0 + top)),
+            gaussian_sigma=min(self.gaussian_sigma, edge / GAUSSIAN_EDGE),
+        )
 
     def learning_rate(self, mapping: str) -> float:
         if mapping not in self.lr:
@@ -122,6 +165,7 @@ PROTOCOLS: Mapping[str, MappingSettings] = MappingProxyType(
             gaussian_sigma=4.0,
             test_psnr={"none": 16.75, "basic": 23.31, "positional": 26.89, "gaussian": 28.33},
             steps=1000,
+            nyquist=256.0,  # the loss sees the field on the whole 512² grid
             dataset="Shepp–Logan phantoms, 512², 20 angles",
         ),
         # 256 // 3 = 85 frequencies per axis
@@ -134,37 +178,39 @@ PROTOCOLS: Mapping[str, MappingSettings] = MappingProxyType(
             positional_per_axis=85,
             steps=1000,
             resolution=96,
+            nyquist=48.0,  # the whole 96³ grid
             dataset="ATLAS brain volumes, 96³",
         ),
-        # Inpainting and super-resolution are not in the paper: its natural-image settings
+        # Inpainting and super-resolution are not in the paper: its natural-image settings (chosen at Nyquist 128)
         "inpaint": MappingSettings(kind="inpaint", lr=_NATURAL_LR, positional_scale=6.0, gaussian_sigma=10.0, steps=1000),
         "superres": MappingSettings(kind="superres", lr=_NATURAL_LR, positional_scale=6.0, gaussian_sigma=10.0, steps=1000),
         # A 1D signal of 1024 samples and a 32³ density: σ and the positional scale are the best of
         # `compare_fields --signal/--volume --sweep` on the training samples alone; the natural-image rates
         "signal": MappingSettings(
-            kind="signal", lr=_NATURAL_LR, positional_scale=4.0, gaussian_sigma=10.0, steps=1000, resolution=1024
+            kind="signal", lr=_NATURAL_LR, positional_scale=4.0, gaussian_sigma=10.0, steps=1000, resolution=1024, nyquist=256.0
         ),
         "volume": MappingSettings(
-            kind="volume", lr=_NATURAL_LR, positional_scale=3.0, gaussian_sigma=1.0, steps=300, resolution=32
+            kind="volume", lr=_NATURAL_LR, positional_scale=3.0, gaussian_sigma=1.0, steps=300, resolution=32, nyquist=8.0
         ),
         # View synthesis (3d_simple_nerf.ipynb: no view dependence, no hierarchical sampling). The notebook's rates
         # (5e-4 for the mappings, 1e-2 none, 5e-3 basic) are for 50,000 steps; for ~1,000 steps every mapping uses
-        # 5e-3 and none 1e-2 (its paper-given lead kept). Frequencies are in cycles per unit of the scene cube mapped
-        # to [0, 1]: the notebook's sin(B x) on world units with B up to 2^8 − 1 (positional) or σ = 26 (Gaussian)
-        # is, on its 3-unit cube, up to 122 and ≈ 12 cycles per unit at 400² pixels; 64² views resolve about 37
-        # cycles per unit (a pixel spans ≈ 0.0135 of the cube at the cameras' distance), so positional tops at
-        # 2^4.5 − 1 ≈ 21.6 (128 // 3 = 42 per axis) and the Gaussian σ is 8 (m = 128, configs/nerf.yaml)
+        # 5e-3 and none 1e-2 (its paper-given lead kept). Frequencies in cycles per unit of the scene cube mapped to
+        # [0, 1]: the notebook's sin(B x) on world units, B up to 2^8 − 1 (posenc_new: 2^linspace(0, 8, 256 // 3) − 1
+        # per axis) and σ = 26 (256 Gaussian features), on its 3-unit cube (x ∈ [−1.5, 1.5]) are
+        # (2^8 − 1)·3/2π = 121.8 and 26·3/2π = 12.41 cycles per unit. Its 400² lego views (focal 555.6 px, cameras
+        # 4.031 from the centre) resolve ν = focal · 3 / (2 · 4.031) = 206.7 cycles per unit: a pixel spans
+        # 4.031/555.6 world units there (``inr.data.rays.view_nyquist``). The grid rule scales both to the views here.
         "nerf": MappingSettings(
             kind="nerf",
             lr={"none": 1e-2, "basic": 5e-3, "positional": 5e-3, "gaussian": 5e-3},
-            positional_scale=4.5,
-            gaussian_sigma=8.0,
-            num_features=128,
-            positional_per_axis=42,
+            positional_scale=math.log2(1.0 + (2**8 - 1) * 3 / (2 * math.pi)),
+            gaussian_sigma=26 * 3 / (2 * math.pi),
+            num_features=256,
+            positional_per_axis=256 // 3,
             steps=600,
             resolution=64,
             width=128,
-            init="torch",
+            nyquist=555.5555 * 3 / (2 * 4.031),
         ),
         # 3D shape occupancy (3d_shape_occupancy.ipynb): Table 1's "3D Shape (IoU)" row, the mean over four
         # Stanford meshes; 256 // 3 = 85 frequencies per axis, make_network(8, 256) = 7 hidden layers + the logit
@@ -191,6 +237,19 @@ PAPER_SETTINGS: Mapping[str, MappingSettings] = MappingProxyType(
 )
 # The image kinds of the 2D image protocol
 KINDS = ("natural", "text")
+
+
+def given_bands(settings: MappingSettings, sigma: Optional[float], scale: Optional[float], nyquist: float) -> MappingSettings:
+    """``settings`` on training samples of Nyquist frequency ``nyquist``, with σ and the positional scale replaced
+    by the values given (None: the grid rule's); given values are used as they are."""
+    if sigma is not None and scale is not None:
+        return replace(settings, nyquist=float(nyquist), gaussian_sigma=float(sigma), positional_scale=float(scale))
+    at = settings.at(nyquist)
+    return replace(
+        at,
+        gaussian_sigma=at.gaussian_sigma if sigma is None else float(sigma),
+        positional_scale=at.positional_scale if scale is None else float(scale),
+    )
 
 
 def settings_table() -> str:

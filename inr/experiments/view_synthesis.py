@@ -5,13 +5,19 @@ posed views of the synthetic scene, scored on held-out views against two image b
     python -m inr.experiments.view_synthesis --steps 300 --encodings none gaussian --out /tmp/vs
 
 Every network row is ``train.py --config nerf.yaml`` (data, renderer, steps, batch) with only the encoder,
-network and optimiser replaced by a method of the registry (``NERF_SETTING``): the Gaussian row is the config itself. Rows ``none``,
-``basic``, ``positional``, ``gaussian`` are the four mappings of Tancik et al. 2020 (Table 1, 3D NeRF;
-3d_simple_nerf.ipynb: no view dependence, no hierarchical sampling) on a 3×W ReLU MLP; ``hashgrid`` is a
+network and optimiser replaced by a method of the registry (``nerf_setting``): the Gaussian row is the config
+itself. Rows ``none``, ``basic``, ``positional``, ``gaussian`` are the four mappings of Tancik et al. 2020
+(Table 1, 3D NeRF; 3d_simple_nerf.ipynb: no view dependence, no hierarchical sampling) on a 3×W ReLU MLP with
+the paper's initialisation; the notebook's frequencies (positional ``posenc_new``: 2^linspace(0, 8, 85) − 1
+per axis; Gaussian σ = 26, 256 features) moved to these views by the registry's grid rule (ν of the views
+here against the notebook's 400² lego views: ``inr.data.rays.view_nyquist``). ``positional_rotated`` is the
+positional encoding in the notebook's rotated frame (``posenc_new_rotated``): the synthetic scene's boxes,
+checkerboard and stripes are axis-aligned, which favours an axis-aligned basis. ``hashgrid`` is a
 multiresolution hash encoding with a 2×64 MLP (Müller et al. 2022). Baselines, from the same data: the mean
 colour of the training pixels, and the training view whose camera is nearest, shown as it is.
 
-Prints a Markdown table: held-out PSNR and SSIM (all held-out views rendered whole), PSNR of 8 training views,
+Prints a Markdown table: held-out PSNR (mean ± sample std over the held-out views, each view's PSNR as the
+notebook computes it) and SSIM (all held-out views rendered whole), PSNR of 8 training views,
 the relative error of the held-out views at DC and, pooled, in the lower and upper half of 8 radial frequency
 bands (2D spectra per view and channel, ``inr.spectral.spectral_summary``), the training time, ms per step and parameters. ``--out`` also writes
 ``results.md``, ``results.json``, the renders (``renders.npz``) and ``views.png`` (held-out views per row).
@@ -30,6 +36,7 @@ import numpy as np
 import torch
 from torchmetrics.functional.image import structural_similarity_index_measure
 
+from inr.data.rays import camera_distance, view_nyquist
 from inr.errors import InputError
 from inr.experiments.methods import METHODS, Setting
 from inr.experiments.protocols import PROTOCOLS
@@ -50,25 +57,39 @@ from inr.metrics import psnr
 from inr.run.cli import build_cli, condense_config_error, resolve_config_names
 from inr.spectral import spectral_summary
 
-ENCODINGS = ("none", "basic", "positional", "gaussian", "hashgrid")
+ENCODINGS = ("none", "basic", "positional", "positional_rotated", "gaussian", "hashgrid")
 NUM_BANDS = 8
-# Every row is a method of the registry for nerf.yaml's field: 3-D points in the unit cube, the "nerf" protocol
-# (``protocols.PROTOCOLS``: the notebook's frequencies scaled to these views, its learning rates for a short
-# run), nerf.yaml's 3 × 128 ReLU MLP with a linear output (the task maps it to density and colour), PyTorch's
-# initialisation; the hash grid: 12 levels from N = 8 to 128 with Instant-NGP's Adam.
-NERF_SETTING = Setting(
-    in_dim=3,
-    train_side=128,
-    protocol=PROTOCOLS["nerf"],
-    output_activation="none",
-    width=PROTOCOLS["nerf"].width,
-    depth=PROTOCOLS["nerf"].depth,
-    init=PROTOCOLS["nerf"].init,
-    hash_levels=12,
-    hash_base=8,
-)
+# nerf.yaml's views (64², 36° field of view: focal 98.49 px; cameras 3.845 from the scene's centre on average,
+# cube [−1.5, 1.5]³): ν = view_nyquist(98.49, 3.845, 1.5) = 38.4 cycles per unit (``data_nyquist`` measures it)
+NERF_NYQUIST = 38.422
+
+
+def nerf_setting(nyquist: float = NERF_NYQUIST) -> Setting:
+    """Every row is a method of the registry for nerf.yaml's field: 3-D points in the unit cube, the "nerf"
+    protocol (``protocols.PROTOCOLS``: the notebook's frequencies, moved by the grid rule to views resolving
+    ``nyquist`` cycles per unit, its learning rates for a short run), nerf.yaml's 3 × 128 ReLU MLP with a linear
+    output (the task maps it to density and colour) and the paper's initialisation; the hash grid: 12 levels
+    from N = 8 to 128 with Instant-NGP's Adam."""
+    p = PROTOCOLS["nerf"]
+    return Setting(
+        in_dim=3,
+        train_side=128,
+        resolvable=nyquist,
+        protocol=p,
+        output_activation="none",
+        width=p.width,
+        depth=p.depth,
+        init=p.init,
+        hash_levels=12,
+        hash_base=8,
+        steps=p.steps,
+    )
+
+
+NERF_SETTING = nerf_setting()
 COLUMNS = (
     Column("method", "method", "s"),
+    Column("setting", "setting", "s"),
     Column("held-out PSNR (dB)", "psnr", ".2f"),
     Column("held-out SSIM", "ssim", ".3f"),
     Column("train PSNR (dB)", "train_psnr", ".2f"),
@@ -81,33 +102,53 @@ COLUMNS = (
 )
 
 
-def overrides(name: str) -> list[str]:
+def overrides(name: str, setting: Setting = NERF_SETTING) -> list[str]:
     """Command-line overrides of nerf.yaml for one method: its encoder, network and optimiser from the registry."""
-    spec = METHODS[name].resolve(NERF_SETTING)
+    spec = METHODS[name].resolve(setting)
     return [arg for key, value in spec.overlay().items() for arg in (f"--model.init_args.{key}", json.dumps(value))]
 
 
-def build(name: str, args: argparse.Namespace):
-    """Model, DataModule and a bare Trainer of one row, from the config as train.py builds them. The Trainer is
-    made here (the config's steps only: no logger, callbacks or checkpoints) so that a row writes nothing, not
-    even the run's config.yaml, which the CLI's own Trainer would save into the current directory."""
+def common_args(args: argparse.Namespace) -> list[str]:
     common = ["--config", args.config, "--trainer.logger", "false", "--trainer.callbacks", "null"]
     if args.steps is not None:
         common += ["--trainer.max_steps", str(args.steps)]
+    return common
+
+
+def data_nyquist(args: argparse.Namespace) -> float:
+    """ν of the config's views (``view_nyquist`` of their focal length, camera distance and scene cube)."""
     try:
-        cli = build_cli(resolve_config_names([*common, *overrides(name), *args.override]))
+        dm = build_cli(resolve_config_names([*common_args(args), *args.override])).datamodule
+    except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
+        raise InputError(f"--override: {condense_config_error(str(exc))}") from None
+    dm.setup("fit")
+    posed = dm.posed
+    return view_nyquist(posed.intrinsics.fx, camera_distance(posed.poses), posed.bound)
+
+
+def build(name: str, args: argparse.Namespace, setting: Setting = NERF_SETTING):
+    """Model, DataModule and a bare Trainer of one row, from the config as train.py builds them. The Trainer is
+    made here (the config's steps only: no logger, callbacks or checkpoints) so that a row writes nothing, not
+    even the run's config.yaml, which the CLI's own Trainer would save into the current directory."""
+    try:
+        cli = build_cli(resolve_config_names([*common_args(args), *overrides(name, setting), *args.override]))
     except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
         raise InputError(f"--override: {condense_config_error(str(exc))}") from None
     return cli.model, cli.datamodule, quiet_trainer(cli.trainer.max_steps)
 
 
 def score(pred: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
-    """PSNR, SSIM and the low/high-band relative errors of views (V, 3, H, W) against the truth."""
+    """PSNR per view (its mean and sample std over the views, ``psnr``/``psnr_std``; ``n`` views), SSIM and the
+    low/high-band relative errors of views (V, 3, H, W) against the truth."""
     pred = pred.float().clamp(0, 1)
     folded = lambda x: x.reshape(-1, *x.shape[2:]).double()  # (V, 3, H, W) -> (3V, H, W): 2D bands per view, pooled
     bands = spectral_summary(folded(pred), folded(truth), num_bands=NUM_BANDS)
+    views = torch.tensor([psnr(p, t) for p, t in zip(pred, truth)], dtype=torch.float64)
     return {
-        "psnr": psnr(pred, truth),
+        "psnr": float(views.mean()),
+        "psnr_std": float(views.std()) if len(views) > 1 else float("nan"),
+        "n": len(views),
+        "view_psnr": views.tolist(),
         "ssim": float(structural_similarity_index_measure(pred, truth, data_range=1.0)),
         "dc": float(bands["dc"]),
         "low": float(bands["low"]),
@@ -130,10 +171,11 @@ def baselines(dm) -> dict[str, torch.Tensor]:
 def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[str, torch.Tensor]]:
     renders = {}
     truth = None
+    setting = nerf_setting(data_nyquist(args))
     progress = RowProgress(len(args.encodings))
     for name in args.encodings:
         torch.manual_seed(0)
-        model, dm, trainer = build(name, args)
+        model, dm, trainer = build(name, args, setting)
         start = time.perf_counter()
         trainer.fit(model, datamodule=dm)
         seconds = time.perf_counter() - start
@@ -148,6 +190,7 @@ def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[st
                 "method": name,
                 "kind": "model",
                 "seed": 0,
+                "setting": METHODS[name].resolve(setting).describe,
                 "steps": trainer.global_step,
                 **score(held["rgb"].cpu(), truth),
                 "train_psnr": summary["train/psnr"],
@@ -165,6 +208,7 @@ def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[st
                 "method": name,
                 "kind": "baseline",
                 "seed": None,
+                "setting": "",
                 "steps": 0,
                 **score(pred, truth),
                 "train_psnr": float("nan"),

@@ -40,9 +40,10 @@ class SIREN(nn.Sequential):
     Initialisation (Sitzmann et al. 2020, sec. 3.2 and supplement 1): first layer W ~ U(−1/n, 1/n), later
     layers and the output W ~ U(−√(6/n)/ω₀, √(6/n)/ω₀), n the fan-in. Then ω₀ W x has unit variance for
     arcsine-distributed inputs, so pre-activations keep the same distribution through depth. The paper does
-    not specify biases: ``bias_init="weight"`` (default) draws each bias from its layer's weight law, keeping
-    that variance; ``bias_init="torch"`` keeps PyTorch's U(−1/√n, 1/√n), as the reference code does, which
-    adds ω₀²/(3n) ≈ 1.2 to the hidden pre-activation variance at n = 256.
+    not specify biases: ``bias_init="torch"`` (default) keeps PyTorch's U(−1/√n, 1/√n), as the reference code
+    (``vsitzmann/siren``) does — ω₀b then spans ±1.9 rad in hidden layers of 256 — which adds ω₀²/(3n) ≈ 1.2 to
+    the hidden pre-activation variance at n = 256; ``bias_init="weight"`` draws each bias from its layer's
+    weight law (ω₀b within ±0.15 rad), keeping the paper's unit variance.
 
     ``rescale_input=True`` (default) prepends x ↦ 2x − 1, because the task's coordinates lie in [0, 1) and
     the paper's ω₀ = 30 assumes inputs in [−1, 1]; turn it off behind an encoder whose features are centred.
@@ -70,7 +71,7 @@ class SIREN(nn.Sequential):
         hidden_omega_0: float = 30.0,  # ω₀ = 30 in later layers too: reference code, supplement 1.5
         output_activation: str = "none",
         rescale_input: bool = True,
-        bias_init: Literal["weight", "torch"] = "weight",
+        bias_init: Literal["weight", "torch"] = "torch",  # the reference code's PyTorch-default biases
         trainable_omega: bool = False,
     ) -> None:
         if in_dim < 1 or out_dim < 1 or width < 1 or depth < 1:

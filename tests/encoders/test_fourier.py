@@ -97,3 +97,18 @@ def test_gaussian_b_survives_checkpoint_round_trip(tmp_path):
 def test_gaussian_rejects_bad_sizes(bad):
     with pytest.raises(ValueError):
         GaussianEncoding(**bad)
+
+
+def test_positional_rotation_turns_every_frequency_vector():
+    """rotation R: b ← R b for every row (the notebook's ``bvals @ rot.T``): lengths kept, γ(v) = γ_axis(Rᵀ v) —
+    the encoding of the rotated frame — and a matrix that is not orthogonal is refused."""
+    angle = 0.3
+    r = [[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]]
+    plain = PositionalEncoding(in_dim=2, num_frequencies=4, sigma=8.0)
+    turned = PositionalEncoding(in_dim=2, num_frequencies=4, sigma=8.0, rotation=r)
+    torch.testing.assert_close(turned.b.norm(dim=1), plain.b.norm(dim=1))
+    v = torch.rand(10, 2)
+    rt = torch.tensor(r).T
+    torch.testing.assert_close(turned(v), plain(v @ rt.T), atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="orthogonal 2×2"):
+        PositionalEncoding(in_dim=2, num_frequencies=4, rotation=[[1.0, 0.5], [0.0, 1.0]])

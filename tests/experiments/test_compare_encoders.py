@@ -24,13 +24,20 @@ BASELINE_ROWS = ["constant", "bilinear", "bicubic"]
 
 
 def test_paper_mappings():
-    p = Protocol(resolution=256)  # the configs' image size
+    p = Protocol(resolution=512)  # the paper's image size: its values unchanged by the grid rule
     b = resolve("positional", p).build()[0].b.double().numpy()
     # the paper's code: bvals = 2^linspace(0, 6, 128) − 1 on each axis
     np.testing.assert_allclose(b[:128, 0], 2.0 ** np.linspace(0, 6, 128) - 1, rtol=1e-6, atol=1e-6)
     assert (b[:128, 1] == 0).all() and (b[128:, 0] == 0).all()
     g = resolve("gaussian", p).build()[0]
     assert g.out_dim == 512 and abs(float(g.b.std()) - 10.0) < 1.0
+    # the default 128² (64² training pixels, Nyquist 32): both bands capped at 16 cycles; given values as given
+    small = Protocol()
+    assert resolve("gaussian", small).encoder.init_args["sigma"] == pytest.approx(16 / 3)
+    assert float(resolve("positional", small).build()[0].b.max()) == pytest.approx(16.0, rel=1e-5)
+    given = Protocol(sigma=7.0, scale=3.0)
+    assert resolve("gaussian", given).encoder.init_args["sigma"] == 7.0
+    assert resolve("positional", given).encoder.init_args["sigma"] == 8.0
 
 
 def test_paper_network_and_optimisers():
@@ -123,6 +130,7 @@ def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
     assert rows[0]["lr"] == 1e-3 and rows[1]["lr"] == 1e-4  # text: the paper's 1e-3 for no mapping
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["protocol"]["kind"] == "text" and saved["paper_settings"]["gaussian_sigma"] == 14
+    assert saved["settings"]["gaussian_sigma"] == pytest.approx(1.0)  # 12² training pixels: ν 6, 3σ capped at 3
     assert (tmp_path / "text.png").is_file()
     assert "| identity_slow |" in capsys.readouterr().out
 
@@ -189,7 +197,10 @@ def test_architecture_rows_follow_their_configs():
     for name, (cls, lr) in ARCHITECTURES.items():
         model = build_model(resolve(name, p), 3)
         assert isinstance(model.network, cls) and isinstance(model.encoder, IdentityEncoding)
-        assert model.configure_optimizers().defaults["lr"] == lr
+        optimizers = model.configure_optimizers()
+        optimizer = optimizers["optimizer"] if isinstance(optimizers, dict) else optimizers
+        assert optimizer.defaults["lr"] == lr
+        assert isinstance(optimizers, dict) == (name == "finer")  # FINER's release decays its learning rate
         # the row is configs/methods/<name>.yaml: the same network arguments and learning rate
         config = yaml.safe_load((REPO / "configs" / "methods" / f"{name}.yaml").read_text())["model"]["init_args"]
         assert config["optimizer"]["init_args"]["lr"] == lr
@@ -199,7 +210,7 @@ def test_architecture_rows_follow_their_configs():
     assert bacon.max_frequency == methods.bacon_band_limit(p.setting()) == 64
     assert methods.bacon_band_limit(Protocol(resolution=512).setting()) == 128
     assert build_model(resolve("wire", p), 3).network.hidden_width == 181
-    assert ce.parse_args(["--encoders", "all"]).names == list(METHODS)
+    assert ce.parse_args(["--encoders", "all"]).names == [n for n, m in METHODS.items() if 2 in m.dims]
 
 
 @pytest.mark.slow

@@ -116,7 +116,8 @@ def test_signal_comparison_end_to_end(tmp_path, capsys):
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["protocol"]["target_psnr"] == pytest.approx(linear) and saved["protocol"]["domain"]["ndim"] == 1
     assert [r["method"] for r in saved["rows"]] == [r["method"] for r in rows]
-    assert "σ = 10, m = 256" in (tmp_path / "results.md").read_text()
+    # 32 training samples, ν = 16: the grid rule caps the signal protocol's σ = 10 at 3σ = 8 (its 1024 samples: 10)
+    assert "σ = 2.67, m = 256" in (tmp_path / "results.md").read_text()
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
 
 
@@ -152,7 +153,7 @@ def test_sweep_reads_only_the_training_samples(tmp_path, monkeypatch):
     monkeypatch.setattr(cf, "SWEEP_SCALES", (4.0,))
     args = ["--signal", "--resolution", "32", "--steps", "3", "--width", "8", "--sweep", "--out", str(tmp_path)]
     first = cf.main(args)
-    assert [r["setting"] for r in first] == ["σ = 3, m = 256", "scale 4, 128 per axis"]
+    assert [r["setting"] for r in first] == ["σ = 3, m = 256", "scale 4 (top 15 cycles/unit), 128 per axis"]
     # changing the held-out samples (odd positions) changes nothing the sweep measures
     original = SignalDataModule.load_values
 

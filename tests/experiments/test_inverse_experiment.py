@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from inr.experiments.inverse import METRICS, main, paper_reference, table
+from inr.experiments.inverse import METRICS, main, paper_reference, parse_args, table
 from inr.experiments.methods import METHODS, Setting
 from inr.experiments.protocols import PROTOCOLS
 from inr.experiments.runner import summarise
@@ -31,16 +31,27 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
             "1",
             "--threads",
             "1",
+            "--solver-iterations",
+            "5",
             "--out",
             str(tmp_path),
         ]
     )
     assert torch.get_num_threads() == threads  # --threads only inside the run
-    assert [r["seed"] for r in rows] == [0] * 6 + [1] * 6
+    assert [r["seed"] for r in rows] == [0] * 8 + [1] * 8
     fbp = [r for r in rows if r["method"] == "filtered back-projection"]
     assert fbp[0]["psnr"] != pytest.approx(fbp[1]["psnr"], abs=1e-3)  # each seed draws its own phantom
     summary = {s["method"]: s for s in summarise(rows, METRICS)}
-    assert list(summary) == ["none", "basic", "positional", "gaussian", "filtered back-projection", "grid optimisation"]
+    assert list(summary) == [
+        "none",
+        "basic",
+        "positional",
+        "gaussian",
+        "filtered back-projection",
+        "box-constrained least squares",
+        "TV-regularised least squares",
+        "grid optimisation",
+    ]
     s = summary["filtered back-projection"]
     assert s["psnr"] == pytest.approx(np.mean([r["psnr"] for r in fbp])) and s["n"] == 2
     assert s["psnr_std"] == pytest.approx(np.std([r["psnr"] for r in fbp], ddof=1))  # the sample standard deviation
@@ -49,16 +60,48 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
     # the paper's Table 1 CT row (Shepp–Logan) under the table, in the file as printed
     reference = "Table 1; Shepp–Logan phantoms, 512², 20 angles) reports PSNR (dB): none 16.75, basic 23.31, positional 26.89, gaussian 28.33."
     assert reference in printed
-    assert (tmp_path / "results.md").read_text().strip() == table(rows) + "\n\n" + paper_reference("ct")
+    written = (tmp_path / "results.md").read_text().strip()
+    assert written.startswith(table(rows)) and written.endswith(paper_reference("ct"))
+    assert "TV weight λ = " in written and "(chosen on phantom seed 1000)" in written  # held out: not a test phantom
+    assert "init paper" in written  # the paper's stax initialisation
     results = json.loads((tmp_path / "results.json").read_text())
-    assert len(results["rows"]) == 12 and len(results["summary"]) == 6
+    assert len(results["rows"]) == 16 and len(results["summary"]) == 8
     for seed in (0, 1):
         assert np.load(tmp_path / f"seed_{seed}" / "gaussian.npy").shape == (1, 16, 16)
+    tv = [r for r in rows if r["method"] == "TV-regularised least squares"]
+    assert all(0 <= r["psnr"] < 100 for r in tv) and tv[0]["steps"] == 5
+
+
+def test_paper_runs_print_their_expected_time_and_stop(tmp_path, capsys):
+    """--paper sets the paper's size and test set; --estimate-only times a short probe of each network row on the
+    first seed's problem and prints the total (here at a tiny size on the CPU), writing nothing."""
+    args = parse_args(["--task", "ct", "--paper"])
+    assert args.resolution == 512 and args.seeds == list(range(8))
+    args = parse_args(["--task", "mri", "--paper"])
+    assert args.resolution == 96 and args.seeds == list(range(6)) and args.width == 256
+    rows = main(
+        ["--task", "ct", "--paper", "--estimate-only", "--resolution", "16", "--angles", "4", "--steps", "1000", "--width", "8"]
+        + ["--seeds", "0", "1", "--threads", "1", "--out", str(tmp_path / "out")]
+    )
+    err = capsys.readouterr().err
+    assert rows == [] and not (tmp_path / "out").exists()
+    line = next(x for x in err.splitlines() if x.startswith("expected time: about "))
+    assert "for 4 network rows × 1000 steps × 2 seeds at 16 per axis" in line and "measured ms/step none " in line
+
+
+def test_the_paper_ran_ct_and_mri_only(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--task", "inpaint", "--paper"])
+    assert exc.value.code == 2 and "the paper ran CT and MRI only" in capsys.readouterr().err
 
 
 def test_positional_encoding_has_the_notebooks_feature_count():
-    """2d_CT / 3d_MRI: 2^linspace(0, s, embedding_size // d) − 1 on each of the d axes, embedding_size 256."""
-    encoder = lambda task, dim, name: METHODS[name].resolve(Setting(in_dim=dim, protocol=PROTOCOLS[task])).build()[0]
+    """2d_CT / 3d_MRI: 2^linspace(0, s, embedding_size // d) − 1 on each of the d axes, embedding_size 256 (on
+    the notebooks' grids, 512² and 96³, the paper's scales)."""
+    side = {"ct": 512, "mri": 96}
+    encoder = lambda task, dim, name: (
+        METHODS[name].resolve(Setting(in_dim=dim, train_side=side[task], protocol=PROTOCOLS[task])).build()[0]
+    )
     ct, mri = encoder("ct", 2, "positional"), encoder("mri", 3, "positional")
     assert ct.b.shape == (256, 2) and mri.b.shape == (255, 3)
     expected = 2.0 ** np.linspace(0, 3, 128) - 1  # CT: posenc scale 3

@@ -9,6 +9,7 @@ import torch
 import yaml
 
 from inr.encoders import GaussianEncoding, PositionalEncoding
+from inr.errors import InputError
 from inr.experiments import compare_encoders, compare_fields, methods, view_synthesis
 from inr.experiments.methods import IMAGE_SETTING, METHODS, OVERLAYS, SHAPE_SETTINGS, Setting, method_names, overlay_text
 from inr.experiments.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
@@ -42,9 +43,10 @@ def test_the_notebooks_values():
 
 @pytest.mark.parametrize("kind", ["natural", "text", "ct", "mri"])
 def test_the_mappings_take_each_protocols_learning_rates_and_scales(kind):
+    # on the protocol's own training grid (512² every other pixel: 256 per axis; CT 512, MRI 96): the paper's values
     s = PROTOCOLS[kind]
     dim = 3 if kind == "mri" else 2
-    setting = Setting(in_dim=dim, train_side=32, protocol=s)
+    setting = Setting(in_dim=dim, train_side=int(2 * s.nyquist), protocol=s)
     specs = {m: METHODS[m].resolve(setting) for m in MAPPINGS}
     assert [specs[m].lr for m in MAPPINGS] == [s.lr[m] for m in MAPPINGS]
     positional, _, _ = specs["positional"].build()
@@ -57,6 +59,73 @@ def test_the_mappings_take_each_protocols_learning_rates_and_scales(kind):
     assert abs(float(gaussian.b.std()) - s.gaussian_sigma) < 0.1 * s.gaussian_sigma
     mlp = network(gaussian.out_dim, 3)
     assert isinstance(mlp, MLP) and (mlp.depth, mlp.init) == (3, "paper")
+
+
+@pytest.mark.parametrize(
+    "kind,side,top,sigma",
+    [
+        ("natural", 64, 16.0, 16 / 3),  # compare_encoders' default 128²: 64² training pixels, ν = 32: both capped at ν/2
+        ("natural", 128, 32.0, 10.0),  # image.yaml, 256²: ν = 64; the top 63 capped at 32, 3σ = 30 already below
+        ("natural", 256, 63.0, 10.0),  # the paper's 512²: its values
+        ("text", 64, 16.0, 16 / 3),
+        ("ct", 128, 7.0, 4.0),  # 128² CT, ν = 64: the paper's 7 and 3σ = 12 are below 32: its values
+        ("mri", 16, 4.0, 4 / 3),  # 16³, ν = 8: top 15 and 3σ = 6 capped at 4
+        ("mri", 96, 15.0, 2.0),
+    ],
+)
+def test_the_grid_rule_keeps_the_papers_bands_below_half_the_nyquist(kind, side, top, sigma):
+    setting = Setting(in_dim=3 if kind == "mri" else 2, train_side=side, protocol=PROTOCOLS[kind])
+    positional, _, _ = METHODS["positional"].resolve(setting).build()
+    gaussian, _, _ = METHODS["gaussian"].resolve(setting).build()
+    n = PROTOCOLS[kind].positional_per_axis
+    assert float(positional.b[:n, 0].max()) == pytest.approx(top, rel=1e-5)  # the top frequency, cycles per unit
+    assert float(positional.b[0, 0]) == 0.0  # still 2^linspace(0, s', n) − 1: the low end stays at 0
+    assert METHODS["gaussian"].resolve(setting).encoder.init_args["sigma"] == pytest.approx(sigma)
+    assert gaussian.b.std().item() == pytest.approx(sigma, rel=0.1)
+    # no band edge above half the training Nyquist
+    assert top <= setting.nyquist / 2 + 1e-9 and 3 * sigma <= setting.nyquist / 2 + 1e-9
+
+
+def test_the_grid_rule_refuses_a_positional_band_under_one_cycle():
+    # three training samples per axis: ν = 1.5, so the band would end at 0.75 cycles per unit
+    setting = Setting(in_dim=2, train_side=3, protocol=PROTOCOLS["ct"])
+    with pytest.raises(InputError, match=r"leave the positional band 0.75 cycles .*below the basic mapping's 1") as exc:
+        METHODS["positional"].resolve(setting)
+    assert "\n" not in str(exc.value)
+    assert METHODS["basic"].resolve(setting).lr == 1e-2  # the other mappings are unaffected
+
+
+def test_mfn_input_scale_and_finer_decay_follow_the_setting():
+    # GaborNet's released 256 on its 256² grid (ν 128), scaled down on coarser grids only; FINER's learning rate
+    # reaches 0.1× at the run's last step
+    assert METHODS["mfn"].resolve(Setting(in_dim=2, train_side=256)).network.init_args["input_scale"] == 256.0
+    assert METHODS["mfn"].resolve(Setting(in_dim=2, train_side=1024)).network.init_args["input_scale"] == 256.0
+    assert METHODS["mfn"].resolve(Setting(in_dim=2, train_side=64)).network.init_args["input_scale"] == 64.0
+    spec = METHODS["finer"].resolve(Setting(in_dim=1, train_side=512, output_activation="none", steps=1000))
+    _, network, optimizer = spec.build()
+    opt = optimizer(network(1, 1).parameters())
+    scheduler = spec.build_scheduler()(opt)
+    for _ in range(1000):
+        opt.step()
+        scheduler.step()
+    assert opt.param_groups[0]["lr"] == pytest.approx(5e-5, rel=1e-9)
+    assert spec.overlay()["scheduler"]["class_path"] == "torch.optim.lr_scheduler.ExponentialLR"
+    assert "scheduler" not in METHODS["siren"].resolve(IMAGE_SETTING).overlay()
+    assert METHODS["siren"].resolve(IMAGE_SETTING).network.init_args["bias_init"] == "torch"  # the reference code's
+
+
+def test_the_rotated_positional_frame_is_the_notebooks():
+    # 3d_simple_nerf.ipynb: bvals @ rot_z.T, then @ rot_x.T (45° each)
+    h = 0.5**0.5
+    rot_z = torch.tensor([[h, -h, 0], [h, h, 0], [0, 0, 1]], dtype=torch.float64)
+    rot_x = torch.tensor([[1, 0, 0], [0, h, -h], [0, h, h]], dtype=torch.float64)
+    setting = Setting(in_dim=3, train_side=32, protocol=PROTOCOLS["mri"])
+    plain, _, _ = METHODS["positional"].resolve(setting).build()
+    rotated, _, _ = METHODS["positional_rotated"].resolve(setting).build()
+    expected = plain.b.double() @ rot_z.T @ rot_x.T
+    torch.testing.assert_close(rotated.b.double(), expected, rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="3-D coordinates only"):
+        METHODS["positional_rotated"].resolve(IMAGE_SETTING)
 
 
 def test_settings_that_follow_the_grid_and_the_dimension():
@@ -94,7 +163,8 @@ def test_no_overlay_is_left_without_a_method():
 @pytest.mark.parametrize("name,kind", [("image.yaml", "natural"), ("image_paper.yaml", "natural"), ("image_text.yaml", "text")])
 def test_the_image_configs_model_is_the_registrys_gaussian_method(name, kind):
     config = yaml.safe_load((CONFIGS / name).read_text())
-    setting = Setting(in_dim=2, train_side=config["data"]["init_args"].get("resolution", 256) // 2, protocol=PROTOCOLS[kind])
+    side = config["data"]["init_args"].get("resolution", 256) // 2
+    setting = Setting(in_dim=2, train_side=side, protocol=PROTOCOLS[kind], steps=config["trainer"]["max_steps"])
     expected = METHODS["gaussian"].resolve(setting).overlay()
     model = config["model"]["init_args"]
     assert {k: model[k] for k in ("encoder", "network", "optimizer")} == expected

@@ -2,12 +2,18 @@
 baselines scored exactly, the outputs written under --out and nothing in the working directory."""
 
 import json
+import math
+from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from inr.data import RaysDataModule
-from inr.experiments.view_synthesis import ENCODINGS, baselines, main
+from inr.experiments.methods import METHODS
+from inr.experiments.view_synthesis import ENCODINGS, NERF_NYQUIST, baselines, data_nyquist, main, nerf_setting, parse_args
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 # 16×16 views, 8 samples per ray, 3 steps: the experiment's plumbing, not its result
 TOY = [
@@ -71,3 +77,23 @@ def test_bad_arguments_exit_2_with_one_line(capsys):
         main(["--steps", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and "--steps must be ≥ 1" in err[0]
+
+
+def test_nerf_yaml_is_the_registrys_gaussian_method_on_its_views():
+    """nerf.yaml's field is the registry's Gaussian method at the views' ν (the grid rule from the notebook's 400²
+    lego views), which ``data_nyquist`` measures from the data; 13 held-out views as the notebook's test set."""
+    args = parse_args([])
+    nyquist = data_nyquist(args)
+    assert nyquist == pytest.approx(NERF_NYQUIST, rel=1e-4)
+    config = yaml.safe_load((CONFIGS / "nerf.yaml").read_text())
+    model = config["model"]["init_args"]
+    expected = METHODS["gaussian"].resolve(nerf_setting(nyquist)).overlay()
+    assert model["encoder"]["init_args"]["sigma"] == pytest.approx(expected["encoder"]["init_args"]["sigma"], rel=1e-4)
+    assert {k: v for k, v in model["encoder"]["init_args"].items() if k != "sigma"} == {
+        k: v for k, v in expected["encoder"]["init_args"].items() if k != "sigma"
+    }
+    assert model["network"] == expected["network"] and model["optimizer"] == expected["optimizer"]
+    assert config["data"]["init_args"]["heldout_views"] == 13
+    # the notebook's σ = 26 per world unit on its 3-unit cube (12.41 cycles per unit), capped at 3σ = ν/2 here
+    assert 26 * 3 / (2 * math.pi) > nyquist / 6
+    assert expected["encoder"]["init_args"]["sigma"] == pytest.approx(nyquist / 6, rel=1e-3)

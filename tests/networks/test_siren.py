@@ -22,7 +22,7 @@ def pre_activations(net, x):
 
 
 def test_weight_bounds_follow_the_paper():
-    net = SIREN(2, 3, width=64, depth=3, first_omega_0=30.0, hidden_omega_0=20.0)
+    net = SIREN(2, 3, width=64, depth=3, first_omega_0=30.0, hidden_omega_0=20.0, bias_init="weight")
     linears = [m for m in net if isinstance(m, nn.Linear)]
     bounds = [1 / 2, math.sqrt(6 / 64) / 20, math.sqrt(6 / 64) / 20, math.sqrt(6 / 64) / 20]  # U(−1/n, 1/n), then U(±√(6/n)/ω₀)
     for lin, b in zip(linears, bounds):
@@ -42,7 +42,7 @@ def test_preactivations_stable_through_depth():
     # within 3% of that recursion, mean within ±0.05, and std within [0.85, 1.05] in all five layers.
     torch.manual_seed(0)
     n, depth = 256, 6
-    net = SIREN(2, 3, width=n, depth=depth)
+    net = SIREN(2, 3, width=n, depth=depth, bias_init="weight")
     pres, out = pre_activations(net, torch.rand(16384, 2))
     first = torch.sin(pres[0])
     assert pres[0].std() > 7.0
@@ -57,11 +57,15 @@ def test_preactivations_stable_through_depth():
 
 
 @torch.no_grad()
-def test_reference_code_biases_inflate_the_variance():
-    # PyTorch's default bias U(−1/√n, 1/√n) times ω₀ adds ω₀²/(3n) = 1.17 at n = 256: std ≈ √(0.9 + 1.17)
+def test_reference_code_biases_are_the_default_and_inflate_the_variance():
+    # PyTorch's default bias U(−1/√n, 1/√n) (vsitzmann/siren's layers keep it) times ω₀ adds ω₀²/(3n) = 1.17 at
+    # n = 256: std ≈ √(0.9 + 1.17); ω₀b spans ±30/16 = ±1.875 rad in the hidden layers
     torch.manual_seed(0)
-    pres, _ = pre_activations(SIREN(2, 3, width=256, depth=6, bias_init="torch"), torch.rand(16384, 2))
+    net = SIREN(2, 3, width=256, depth=6)
+    pres, _ = pre_activations(net, torch.rand(16384, 2))
     assert all(z.std().item() > 1.25 for z in pres[1:])
+    hidden = [m for m in net if isinstance(m, nn.Linear)][1]
+    assert 0.9 * 30 / 16 < 30 * float(hidden.bias.abs().max()) <= 30 / 16
 
 
 def test_layout_matches_mlp_and_input_is_rescaled():
