@@ -28,7 +28,8 @@ fields with their means removed first, so the DC term is reported apart and coun
 mask) and prints the mean ± sample standard deviation over seeds of every number. ``--paper`` sets the
 paper's size (CT: 512², phantoms 0–7 as its 8 test images; MRI: 96³, 3 × 256, phantoms 0–5 as its 6 volumes)
 and prints the run's expected time first (a GPU job); ``--estimate-only`` stops there. With ``--out`` the table, a
-JSON of every number and the reconstructions (``.npy``, one folder per seed) are written there.
+JSON of every number, the reconstructions (``.npy``, one folder per seed) and ``reconstructions.png`` (the
+ground truth and every method's reconstruction, one row per seed) are written there.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from inr.data import CTDataModule, InpaintingDataModule, MRIDataModule, SuperRes
 from inr.data.measurements import MeasurementDataModule
 from inr.errors import InputError
 from inr.experiments.estimate import estimate_seconds
+from inr.experiments.figures import reconstruction_grid
 from inr.experiments.methods import MAPPING_METHODS, METHODS, Resolved, Setting
 from inr.experiments.protocols import PAPER_SETTINGS, PROTOCOLS, given_bands, paper_row
 from inr.experiments.runner import (
@@ -241,7 +243,7 @@ def run(args: argparse.Namespace, seed: int, rows: list[dict], progress: RowProg
                 "steps": steps,
             }
         )
-        rows[-1]["recon"] = recon
+        rows[-1]["recon"], rows[-1]["truth"] = recon, truth  # tensors: kept for the files, not the table
         progress.row(f"{name} (seed {seed})", f"PSNR {rows[-1]['psnr']:.2f} dB, {rows[-1]['seconds']:.0f} s")
 
     setting = method_setting(args, dm)
@@ -307,7 +309,12 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--image", default=None, help="inpainting / super-resolution image (default data/astronaut.png)")
     parser.add_argument("--noise", type=float, default=0.0, help="σ of additive noise on the measurements")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--out", type=Path, default=None, help="directory for results.md, results.json and reconstructions")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for results.md, results.json, reconstructions (.npy) and reconstructions.png",
+    )
     args = parser.parse_args(argv)
     if args.steps < 1 or args.width < 1 or args.angles < 1 or (args.threads is not None and args.threads < 1):
         raise InputError("--steps, --width, --angles and --threads must be ≥ 1")
@@ -390,7 +397,7 @@ def _main(argv: Optional[list[str]], rows: list[dict]) -> list[dict]:
         text += f"\n\n{reference}"
     print(text)
     if out is not None:
-        numbers = [{k: v for k, v in r.items() if k != "recon"} for r in rows]
+        numbers = [{k: v for k, v in r.items() if k not in ("recon", "truth")} for r in rows]
         results = {
             "args": {k: str(v) for k, v in vars(args).items()},
             "settings": described,
@@ -402,7 +409,16 @@ def _main(argv: Optional[list[str]], rows: list[dict]) -> list[dict]:
             folder = out / f"seed_{r['seed']}"
             folder.mkdir(exist_ok=True)
             np.save(folder / f"{r['method'].replace(' ', '_')}.npy", r["recon"].numpy())
+        write_grid(rows, out / "reconstructions.png")
     return rows
+
+
+def write_grid(rows: list[dict], path: Path) -> Path:
+    """``reconstructions.png``: one row per seed, the ground truth and then every method's reconstruction."""
+    seeds = list(dict.fromkeys(r["seed"] for r in rows))
+    truths = [next(r["truth"] for r in rows if r["seed"] == s) for s in seeds]
+    recons = {m: [r["recon"] for r in rows if r["method"] == m] for m in dict.fromkeys(r["method"] for r in rows)}
+    return reconstruction_grid(truths, recons, [f"seed {s}" for s in seeds], path)
 
 
 if __name__ == "__main__":

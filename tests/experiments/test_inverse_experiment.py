@@ -2,6 +2,7 @@
 
 import json
 
+import imageio.v3 as iio
 import numpy as np
 import pytest
 import torch
@@ -68,6 +69,8 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
     assert len(results["rows"]) == 16 and len(results["summary"]) == 8
     for seed in (0, 1):
         assert np.load(tmp_path / f"seed_{seed}" / "gaussian.npy").shape == (1, 16, 16)
+    grid = iio.imread(tmp_path / "reconstructions.png")  # 2 seeds × (ground truth + 8 methods): wider than tall
+    assert grid.shape[1] > 3 * grid.shape[0] and grid.std() > 10
     tv = [r for r in rows if r["method"] == "TV-regularised least squares"]
     assert all(0 <= r["psnr"] < 100 for r in tv) and tv[0]["steps"] == 5
 
