@@ -1,19 +1,22 @@
 """Fixtures shared by the test modules (under ``--import-mode=importlib`` a conftest is not importable, so the
-shared pieces are fixtures): a quiet trainer for a few steps, a tiny TensorBoard-logged trainer, the command
-line of a tiny image run; and a suite-wide guard: tests write under their tmp_path, never into the repository
-root or the working directory. Under pytest-xdist, each worker takes its share of the cores and the tests
-marked ``slow`` run first."""
+shared pieces are fixtures): the one quiet Trainer every test builds (the experiments' own), a fit of a few
+steps and a tiny TensorBoard-logged trainer made of it, the command line of a tiny image run; and a suite-wide
+guard: tests write under their tmp_path, never into the repository root or the working directory. Under
+pytest-xdist, each worker takes its share of the cores and the tests marked ``slow`` run first."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import lightning as L
 import pytest
 import torch
 from lightning.pytorch.loggers import TensorBoardLogger
+
+from inr.experiments import runner
 
 ROOT = Path(__file__).resolve().parents[1]
 # written by Python and pytest themselves, not by the code under test
@@ -105,19 +108,26 @@ def diverging_at() -> Callable[..., L.LightningModule]:
 
 
 @pytest.fixture(scope="session")
-def fit_steps() -> Callable[..., L.Trainer]:
-    """``fit_steps(model, datamodule, steps)``: ``steps`` optimisation steps with no logger, checkpoint,
-    validation or progress bar; returns the trainer."""
+def quiet_trainer() -> Callable[..., L.Trainer]:
+    """``quiet_trainer(steps=-1, logger=False, callbacks=(), **overrides)``: the experiments' quiet Trainer
+    (``inr.experiments.runner.quiet_trainer``): no progress bar, model summary, checkpoints, validation or
+    sanity pass, no logger unless given, one device. ``steps`` is ``max_steps`` (-1: bounded by ``max_epochs``
+    instead); any Trainer argument overrides, e.g. ``enable_checkpointing=True``, or ``limit_val_batches=1.0``
+    (with ``num_sanity_val_steps=2``, Lightning's own sanity pass) to validate."""
+
+    def make(steps: int = -1, logger: Any = False, callbacks: Sequence[L.Callback] = (), **overrides: Any) -> L.Trainer:
+        return runner.quiet_trainer(steps, logger=logger, callbacks=callbacks, **overrides)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def fit_steps(quiet_trainer) -> Callable[..., L.Trainer]:
+    """``fit_steps(model, datamodule, steps)``: ``steps`` optimisation steps of a ``quiet_trainer``; returns
+    the trainer."""
 
     def fit(model: L.LightningModule, datamodule: L.LightningDataModule, steps: int) -> L.Trainer:
-        trainer = L.Trainer(
-            max_steps=steps,
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            limit_val_batches=0,
-            enable_model_summary=False,
-        )
+        trainer = quiet_trainer(steps)
         trainer.fit(model, datamodule=datamodule)
         return trainer
 
@@ -125,20 +135,13 @@ def fit_steps() -> Callable[..., L.Trainer]:
 
 
 @pytest.fixture(scope="session")
-def tiny_trainer() -> Callable[..., L.Trainer]:
-    """``tiny_trainer(tmp_path, callbacks, max_epochs, name="run", **kwargs)``: a TensorBoard-logged trainer
-    under ``tmp_path/name`` without validation, checkpoints (unless asked), progress bar or summary."""
+def tiny_trainer(quiet_trainer) -> Callable[..., L.Trainer]:
+    """``tiny_trainer(tmp_path, callbacks, max_epochs, name="run", **overrides)``: a ``quiet_trainer`` of
+    ``max_epochs`` epochs logged to TensorBoard under ``tmp_path/name``."""
 
-    def trainer(tmp_path, callbacks, max_epochs: int, name: str = "run", **kwargs) -> L.Trainer:
-        return L.Trainer(
-            max_epochs=max_epochs,
-            logger=TensorBoardLogger(str(tmp_path), name=name),
-            callbacks=callbacks,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            limit_val_batches=0,
-            **{"enable_checkpointing": False, **kwargs},
-        )
+    def trainer(tmp_path, callbacks, max_epochs: int, name: str = "run", **overrides) -> L.Trainer:
+        logger = TensorBoardLogger(str(tmp_path), name=name)
+        return quiet_trainer(max_epochs=max_epochs, logger=logger, callbacks=callbacks, **overrides)
 
     return trainer
 

@@ -3,12 +3,10 @@
 import re
 from pathlib import Path
 
-import lightning as L
-
 EXTENDING = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 
 
-def test_new_task_example_trains():
+def test_new_task_example_trains(quiet_trainer):
     section = EXTENDING.read_text().split("## Writing a new task", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     namespace: dict = {}
@@ -17,9 +15,7 @@ def test_new_task_example_trains():
 
     model = namespace["L1Fitting"](encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=1)
     dm = namespace["HeightField"](split="every_other", batch_size=256, steps_per_epoch=10)
-    trainer = L.Trainer(
-        max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False
-    )
+    trainer = quiet_trainer(max_epochs=3, limit_val_batches=1.0, num_sanity_val_steps=2)  # validation as Lightning's default
     trainer.fit(model, datamodule=dm)
     assert "val/mae" in trainer.callback_metrics
     untrained = namespace["L1Fitting"](encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=2.0), out_channels=1)
@@ -28,7 +24,7 @@ def test_new_task_example_trains():
     assert model.evaluate()["test/mae"] < 0.5 * untrained_mae
 
 
-def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
+def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains(quiet_trainer):
     """The operator example of docs/extending.md: ⟨Ax, y⟩ = ⟨x, Aᵀy⟩ (float64) and an InverseFitting run through it."""
     from functools import partial
 
@@ -57,14 +53,7 @@ def test_inverse_example_operator_is_linear_with_its_adjoint_and_trains():
     )
     residuals = []
     for steps in (1, 60):
-        trainer = L.Trainer(
-            max_steps=steps,
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            limit_val_batches=0,
-        )
+        trainer = quiet_trainer(steps)
         trainer.fit(model, datamodule=dm)
         residuals.append(model.evaluate()["train/residual"])
     assert residuals[1] < 0.6 * residuals[0]

@@ -10,16 +10,9 @@ from inr.tasks import ImageFitting
 from inr.tasks.guards import NonFiniteLossGuard, TrainingDiverged
 
 
-def test_nan_loss_stops_before_the_weights_change(tmp_path, diverging_at):
+def test_nan_loss_stops_before_the_weights_change(tmp_path, diverging_at, quiet_trainer):
     model = diverging_at(7, encoder=GaussianEncoding(num_features=8), out_channels=3)
-    trainer = L.Trainer(
-        max_steps=20,
-        logger=False,
-        default_root_dir=tmp_path,
-        enable_progress_bar=False,
-        limit_val_batches=0,
-        enable_model_summary=False,
-    )
+    trainer = quiet_trainer(20, default_root_dir=tmp_path, enable_checkpointing=True)
     snapshot = {}
 
     class Snapshot(L.Callback):

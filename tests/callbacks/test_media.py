@@ -39,7 +39,7 @@ class ImageCapableLogger(Logger):
         self.images.append((key, images, step))
 
 
-def _fit(logger, tmp_path, steps=10):
+def _fit(quiet_trainer, logger, tmp_path, steps=10):
     L.seed_everything(0, verbose=False)
     dm = ImageDataModule(resolution=16, split="every_other")
     model = ImageFitting(
@@ -47,23 +47,15 @@ def _fit(logger, tmp_path, steps=10):
         network=partial(MLP, width=16, depth=2, output_activation="sigmoid"),
         optimizer=partial(torch.optim.Adam, lr=1e-2),
     )
-    trainer = L.Trainer(
-        max_steps=steps,
-        logger=logger,
-        default_root_dir=str(tmp_path),
-        callbacks=[ImageLogger(every_n_epochs=1), SpectralBiasCallback(figure_every_n_epochs=0)],
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-    )
+    callbacks = [ImageLogger(every_n_epochs=1), SpectralBiasCallback(figure_every_n_epochs=0)]
+    trainer = quiet_trainer(steps, logger=logger, callbacks=callbacks, default_root_dir=str(tmp_path))
     trainer.fit(model, datamodule=dm)
     return model, dm
 
 
-def test_csv_logger_runs_keep_their_images_and_figures_as_png_files(tmp_path):
+def test_csv_logger_runs_keep_their_images_and_figures_as_png_files(tmp_path, quiet_trainer):
     logger = CSVLogger(str(tmp_path), name="csv")
-    model, dm = _fit(logger, tmp_path)
+    model, dm = _fit(quiet_trainer, logger, tmp_path)
     media = tmp_path / "csv/version_0/media"
     pngs = sorted(p.relative_to(media).as_posix() for p in media.rglob("*.png"))
     # ImageLogger every epoch (10 steps) and at the end; the spectral figures when training ends
@@ -83,9 +75,9 @@ def test_csv_logger_runs_keep_their_images_and_figures_as_png_files(tmp_path):
     assert heatmap.ndim == 3 and heatmap.shape[2] == 3 and heatmap.std() > 0  # a drawn figure, not a blank
 
 
-def test_a_logger_with_log_image_gets_the_images_and_the_files_are_written_too(tmp_path):
+def test_a_logger_with_log_image_gets_the_images_and_the_files_are_written_too(tmp_path, quiet_trainer):
     logger = ImageCapableLogger(tmp_path / "run")
-    _fit(logger, tmp_path)
+    _fit(quiet_trainer, logger, tmp_path)
     keys = {key for key, _, _ in logger.images}
     assert {"images/reconstruction", "images/abs_error", "images/target", "spectral/heatmap", "spectral/spectra"} <= keys
     key, images, step = next(item for item in logger.images if item[0] == "images/reconstruction")

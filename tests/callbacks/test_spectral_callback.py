@@ -196,15 +196,15 @@ import lightning as L, torch
 from inr.callbacks import SpectralBiasCallback
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
+from inr.experiments.runner import quiet_trainer  # the quiet_trainer fixture's own: no fixture reaches this process
 from inr.networks import MLP
 from inr.tasks import ImageFitting
 if __name__ == "__main__":
     model = ImageFitting(encoder=GaussianEncoding(2, 16, 4.0), network=partial(MLP, width=16, depth=1), out_channels=3)
     dm = ImageDataModule(resolution=16, split="every_other", steps_per_epoch=2)
     cb = SpectralBiasCallback(num_bands=4, figure_every_n_epochs=1)
-    trainer = L.Trainer(accelerator="cpu", devices=2, strategy="ddp", max_epochs=2, default_root_dir=sys.argv[1],
-                        callbacks=[cb], enable_progress_bar=False, enable_model_summary=False,
-                        enable_checkpointing=False, limit_val_batches=0)
+    trainer = quiet_trainer(-1, logger=True, callbacks=[cb], accelerator="cpu", devices=2, strategy="ddp", max_epochs=2,
+                            default_root_dir=sys.argv[1])
     trainer.fit(model, datamodule=dm)
     print("rank", trainer.global_rank, "measured", len(cb.history["steps"]), flush=True)
 """

@@ -4,11 +4,9 @@ reused from full batches for signals, the rendered full grid for randomly batche
 
 from functools import partial
 
-import lightning as L
 import numpy as np
 import pytest
 import torch
-from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.callbacks import SpectralBiasCallback
 from inr.data import SignalDataModule, VolumeDataModule
@@ -18,28 +16,13 @@ from inr.spectral import band_relative_error
 from inr.tasks import SignalFitting, VolumeFitting
 
 
-def fit(tmp_path, model, data, epochs, callback):
-    trainer = L.Trainer(
-        max_epochs=epochs,
-        logger=TensorBoardLogger(str(tmp_path), name="run"),
-        callbacks=[callback],
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        enable_checkpointing=False,
-        num_sanity_val_steps=0,
-        limit_val_batches=0,
-    )
-    trainer.fit(model, datamodule=data)
-    return trainer
-
-
 @pytest.mark.slow
-def test_signal_spectral_bias_is_measured_low_band_first(tmp_path):
+def test_signal_spectral_bias_is_measured_low_band_first(tmp_path, tiny_trainer):
     # 2 + 40 cycles of equal amplitude on 256 samples: a plain ReLU MLP learns the low one first
     data = SignalDataModule(generator="sinusoids", length=256, frequencies=[2.0, 40.0], phases=[0.0, 0.0])
     model = SignalFitting(IdentityEncoding(1), partial(MLP, width=64, depth=3), 1, optimizer=partial(torch.optim.Adam, lr=1e-2))
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=4, figure_every_n_epochs=0)
-    fit(tmp_path, model, data, epochs=30, callback=callback)
+    tiny_trainer(tmp_path, [callback], max_epochs=30).fit(model, datamodule=data)
     h = callback.history_arrays()
     assert str(h["grid"]) == "train" and h["shape"].tolist() == [128]  # the reused full-batch prediction
     assert len(h["steps"]) == 31  # every epoch, plus the final measurement
@@ -51,7 +34,7 @@ def test_signal_spectral_bias_is_measured_low_band_first(tmp_path):
     np.testing.assert_allclose(h["errors"][-1], errors.numpy(), rtol=1e-4, equal_nan=True)
 
 
-def test_volume_with_random_batches_is_measured_on_its_rendered_grid(tmp_path):
+def test_volume_with_random_batches_is_measured_on_its_rendered_grid(tmp_path, tiny_trainer):
     data = VolumeDataModule(builtin="sphere", resolution=12, batch_size=512, steps_per_epoch=5)
     model = VolumeFitting(
         GaussianEncoding(in_dim=3, num_features=16, sigma=1.0, seed=0),
@@ -61,7 +44,7 @@ def test_volume_with_random_batches_is_measured_on_its_rendered_grid(tmp_path):
         mode="occupancy",
     )
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=3, figure_every_n_epochs=0)
-    fit(tmp_path, model, data, epochs=3, callback=callback)
+    tiny_trainer(tmp_path, [callback], max_epochs=3).fit(model, datamodule=data)
     h = callback.history_arrays()
     assert str(h["grid"]) == "full" and h["shape"].tolist() == [12, 12, 12]
     assert len(h["steps"]) == 3 and np.isfinite(h["errors"]).all()

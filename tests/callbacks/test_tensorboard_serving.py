@@ -10,9 +10,7 @@ import urllib.request
 from functools import partial
 from pathlib import Path
 
-import lightning as L
 import pytest
-from lightning.pytorch.loggers import TensorBoardLogger
 
 from inr.callbacks import SpectralBiasCallback
 from inr.data import ImageDataModule
@@ -31,17 +29,9 @@ def free_port() -> int:
 
 
 @pytest.mark.slow
-def test_tensorboard_serves_spectral_tags(tmp_path):
+def test_tensorboard_serves_spectral_tags(tmp_path, tiny_trainer):
     model = ImageFitting(encoder=GaussianEncoding(2, 16, 4.0), network=partial(MLP, width=16, depth=1), out_channels=3)
-    trainer = L.Trainer(
-        max_epochs=2,
-        logger=TensorBoardLogger(str(tmp_path), name="serve"),
-        enable_progress_bar=False,
-        callbacks=[SpectralBiasCallback(num_bands=4, figure_every_n_epochs=0)],
-        enable_model_summary=False,
-        enable_checkpointing=False,
-        limit_val_batches=0,
-    )
+    trainer = tiny_trainer(tmp_path, [SpectralBiasCallback(num_bands=4, figure_every_n_epochs=0)], max_epochs=2, name="serve")
     trainer.fit(model, datamodule=ImageDataModule(resolution=16, steps_per_epoch=2))
 
     port = free_port()

@@ -53,7 +53,7 @@ def test_coordinates_stay_graph_leaves_on_a_full_batch(tmp_path, monkeypatch):
         run(tmp_path / "cut", 2, *fourier)
 
 
-def test_a_target_that_is_not_the_field_is_not_compared_without_its_truth(tmp_path, monkeypatch):
+def test_a_target_that_is_not_the_field_is_not_compared_without_its_truth(tmp_path, monkeypatch, quiet_trainer):
     monkeypatch.syspath_prepend(str(ROOT))
     from examples.poisson_image import GradientFitting, ImageGradient
     from inr.tasks.base import INRModule
@@ -61,10 +61,8 @@ def test_a_target_that_is_not_the_field_is_not_compared_without_its_truth(tmp_pa
     monkeypatch.setattr(GradientFitting, "target_grid", INRModule.target_grid)  # the data's gradient, 2 channels
     callback = SpectralBiasCallback(every_n_epochs=1)
     with pytest.warns(UserWarning, match="target is not its field"):
-        import lightning as L
-
         model = GradientFitting(out_channels=2, encoder=None)
-        L.Trainer(max_steps=10, callbacks=[callback], logger=False, enable_checkpointing=False, enable_progress_bar=False).fit(
-            model, datamodule=ImageGradient(resolution=16, split="all")
-        )
+        # validation as Lightning's default
+        trainer = quiet_trainer(10, callbacks=[callback], limit_val_batches=1.0, num_sanity_val_steps=2)
+        trainer.fit(model, datamodule=ImageGradient(resolution=16, split="all"))
     assert callback.skipped and callback.history["steps"] == []

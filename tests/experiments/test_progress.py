@@ -25,7 +25,7 @@ def test_first_reach():
         HeldOutPSNRHistory(every_n_steps=0)
 
 
-def test_history_in_a_tiny_trainer(tmp_path):
+def test_history_in_a_tiny_trainer(tmp_path, quiet_trainer):
     L.seed_everything(0, verbose=False)
     dm = ImageDataModule(path="data/camera.png", resolution=16, split="every_other")
     model = ImageFitting(
@@ -35,16 +35,7 @@ def test_history_in_a_tiny_trainer(tmp_path):
         optimizer=partial(torch.optim.Adam, lr=1e-2),
     )
     progress = HeldOutPSNRHistory(every_n_steps=4)
-    trainer = L.Trainer(
-        max_steps=10,
-        logger=False,
-        callbacks=[progress],
-        limit_val_batches=0,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        devices=1,
-    )
+    trainer = quiet_trainer(10, callbacks=[progress])
     trainer.fit(model, datamodule=dm)
     h = progress.history
     assert h["steps"] == [0, 4, 8, 10]  # before training, every 4 steps, and the final step

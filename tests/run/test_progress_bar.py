@@ -53,7 +53,9 @@ class Tiny(L.LightningModule):
         (1e9, {"max_epochs": 1}, 2, 11),
     ],
 )
-def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatch, min_interval, limits, draws, last):
+def test_redraws_follow_the_clock_and_end_on_the_last_batch(
+    tmp_path, monkeypatch, quiet_trainer, min_interval, limits, draws, last
+):
     """12 batches an epoch: every batch is drawn when no time must pass; with an interval no run reaches,
     only each epoch's first batch (nothing drawn yet) and its last."""
     drawn = []
@@ -65,31 +67,24 @@ def test_redraws_follow_the_clock_and_end_on_the_last_batch(tmp_path, monkeypatc
 
     monkeypatch.setattr(TQDMProgressBar, "on_train_batch_end", record)
     bar = ProgressBar(min_interval=min_interval)
-    trainer = L.Trainer(
-        **limits,
-        callbacks=[bar],
-        logger=False,
-        enable_checkpointing=False,
-        default_root_dir=tmp_path,
-        enable_model_summary=False,
-    )
+    trainer = quiet_trainer(**limits, callbacks=[bar], default_root_dir=tmp_path, enable_progress_bar=True)
     trainer.fit(Tiny(), torch.utils.data.DataLoader(torch.rand(12, 2), batch_size=1))
     assert len(drawn) == draws and drawn[-1] == last
     assert bar.train_progress_bar.n == last + 1  # the bar ends at its total
 
 
-def test_a_max_steps_run_counts_the_runs_steps_and_a_resume_starts_at_its_step(tmp_path):
+def test_a_max_steps_run_counts_the_runs_steps_and_a_resume_starts_at_its_step(tmp_path, quiet_trainer):
     """30 steps over epochs of 12 batches: one bar of 30 steps, not three bars of an epoch's batches; a run
     resumed at step 12 starts its bar there."""
     data = torch.utils.data.DataLoader(torch.rand(12, 2), batch_size=1)
-    common = dict(logger=False, default_root_dir=tmp_path, enable_model_summary=False, max_epochs=-1)
+    common = dict(default_root_dir=tmp_path, max_epochs=-1, enable_progress_bar=True, enable_checkpointing=True)
     bar = ProgressBar(min_interval=0.0)
-    first = L.Trainer(max_steps=12, callbacks=[bar], **common)
+    first = quiet_trainer(12, callbacks=[bar], **common)
     first.fit(Tiny(), data)
     assert (bar.train_progress_bar.total, bar.train_progress_bar.n) == (12, 12)
     first.save_checkpoint(tmp_path / "step12.ckpt")
     bar = ProgressBar(min_interval=1e9)  # only the last step is drawn
-    L.Trainer(max_steps=30, callbacks=[bar], **common).fit(Tiny(), data, ckpt_path=tmp_path / "step12.ckpt")
+    quiet_trainer(30, callbacks=[bar], **common).fit(Tiny(), data, ckpt_path=tmp_path / "step12.ckpt")
     tqdm = bar.train_progress_bar
     assert (tqdm.total, tqdm.initial, tqdm.n) == (30, 12, 30)
     assert tqdm.desc.startswith("step (epoch ")

@@ -119,7 +119,7 @@ class _EpochErrors(L.Callback):
             self.logged.append(float(trainer.callback_metrics["train/psnr_epoch"]))
 
 
-def test_epoch_metric_is_the_psnr_of_the_epochs_pooled_errors_and_restarts_each_epoch():
+def test_epoch_metric_is_the_psnr_of_the_epochs_pooled_errors_and_restarts_each_epoch(quiet_trainer):
     """PSNR of the epoch = 10 log10(1 / mean of all its squared errors) over every batch of that epoch only
     (not the mean of the batches' PSNRs, not carried over from the epoch before); float64 reference,
     tolerance 1e-3 dB (float32 sums in the metric)."""
@@ -127,15 +127,7 @@ def test_epoch_metric_is_the_psnr_of_the_epochs_pooled_errors_and_restarts_each_
     model = _model()
     errors = _EpochErrors()
     dm = ImageDataModule(resolution=16, batch_size=32, steps_per_epoch=4)
-    trainer = L.Trainer(
-        max_epochs=3,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        limit_val_batches=0,
-        enable_model_summary=False,
-        callbacks=[errors],
-    )
+    trainer = quiet_trainer(max_epochs=3, callbacks=[errors])
     trainer.fit(model, datamodule=dm)
     errors.logged.append(float(trainer.callback_metrics["train/psnr_epoch"]))
     assert len(errors.psnr_by_epoch) == len(errors.logged) == 3

@@ -2,7 +2,6 @@
 
 from functools import partial
 
-import lightning as L
 import pytest
 import torch
 
@@ -121,23 +120,14 @@ def test_cli_trains_the_conv_config(tmp_path, capsys):
     assert list(tmp_path.glob("conv/version_0/events.out.tfevents.*"))
 
 
-def test_spectral_callback_reuses_the_step_prediction(tmp_path):
+def test_spectral_callback_reuses_the_step_prediction(tmp_path, quiet_trainer):
     """The spectral callback measures ConvFitting from its training-grid prediction, like a coordinate MLP."""
     from inr.callbacks.spectral import SpectralBiasCallback
 
     callback = SpectralBiasCallback(every_n_epochs=1, num_bands=4, figure_every_n_epochs=0)
     # 32² -> a 16² training grid: band 0 of 4 holds |k| = 1 besides DC (on an 8² grid it holds DC alone, and DC is apart)
     model, dm = _model(), ImageDataModule(resolution=32, split="every_other")
-    trainer = L.Trainer(
-        max_steps=20,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        limit_val_batches=0,
-        enable_model_summary=False,
-        callbacks=[callback],
-        default_root_dir=str(tmp_path),
-    )
+    trainer = quiet_trainer(20, callbacks=[callback], default_root_dir=str(tmp_path))
     trainer.fit(model, datamodule=dm)
     errors = torch.as_tensor(callback.history["errors"])
     assert errors.shape[1] == 4 and len(errors) >= 2 and callback.history["grid"] == "train"

@@ -3,7 +3,6 @@
 import re
 from functools import partial
 
-import lightning as L
 import numpy as np
 import pytest
 import torch
@@ -195,18 +194,6 @@ def test_bad_measurement_files_exit_2_with_one_line_and_leave_nothing(tmp_path, 
     )
 
 
-def _fit(model, dm, steps):
-    trainer = L.Trainer(
-        max_steps=steps,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        limit_val_batches=0,
-        enable_model_summary=False,
-    )
-    trainer.fit(model, datamodule=dm)
-
-
 def _model(in_dim=2, channels=1, lr=3e-3):
     torch.manual_seed(0)
     return InverseFitting(
@@ -217,12 +204,12 @@ def _model(in_dim=2, channels=1, lr=3e-3):
     )
 
 
-def test_step_keeps_the_field_for_callbacks_and_holds_out_measurements():
+def test_step_keeps_the_field_for_callbacks_and_holds_out_measurements(fit_steps):
     """The grid prediction the spectral callback reuses is the reconstruction (C, *shape), never the sinogram;
     held-out angles stay out of the loss and are scored as val/residual."""
     dm = CTDataModule(resolution=16, angles=8, heldout_every=4)
     model = _model()
-    _fit(model, dm, steps=3)
+    fit_steps(model, dm, steps=3)
     assert model.last_train_grid_prediction.shape == (1, 16, 16)
     train, held = dm.measurement_split()
     assert held.tolist() == [3, 7] and train.tolist() == [0, 1, 2, 4, 5, 6]
@@ -232,7 +219,7 @@ def test_step_keeps_the_field_for_callbacks_and_holds_out_measurements():
     assert {"train/residual", "test/residual", "full/psnr", "full/ssim"} <= set(metrics)
 
 
-def test_image_degradations_train_and_a_config_operator_is_accepted():
+def test_image_degradations_train_and_a_config_operator_is_accepted(fit_steps):
     for dm in (
         InpaintingDataModule(resolution=16, keep=0.3),
         SuperResolutionDataModule(resolution=16, factor=2),
@@ -240,9 +227,9 @@ def test_image_degradations_train_and_a_config_operator_is_accepted():
     ):
         model = _model(channels=3, lr=1e-2)
         dm.setup("fit")
-        _fit(model, dm, steps=1)
+        fit_steps(model, dm, steps=1)
         start = model.evaluate()["train/residual"]
-        _fit(model, dm, steps=25)
+        fit_steps(model, dm, steps=25)
         assert model.evaluate()["train/residual"] < 0.7 * start, type(dm).__name__
 
 

@@ -42,18 +42,17 @@ def in_float64(dm):
     return dm
 
 
-def fit(model, dm, steps=STEPS, **kwargs):
-    trainer = L.Trainer(
-        max_steps=steps,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        limit_val_batches=0,
-        enable_model_summary=False,
-        **{"precision": "64-true", **kwargs},
-    )
-    trainer.fit(model, datamodule=in_float64(dm) if trainer.precision == "64-true" else dm)
-    return trainer
+@pytest.fixture(scope="module")
+def fit(quiet_trainer):
+    """``fit(model, dm, steps=STEPS, **overrides)``: ``steps`` steps of a quiet trainer, in float64 unless
+    ``precision`` says otherwise; returns the trainer."""
+
+    def run(model, dm, steps=STEPS, **kwargs):
+        trainer = quiet_trainer(steps, **{"precision": "64-true", **kwargs})
+        trainer.fit(model, datamodule=in_float64(dm) if trainer.precision == "64-true" else dm)
+        return trainer
+
+    return run
 
 
 def max_difference(a: torch.nn.Module, b: torch.nn.Module) -> float:
@@ -79,7 +78,7 @@ CASES = {  # the members' seeds, Gaussian σ and image of each member
 
 
 @pytest.mark.parametrize("case, batch_size", [("seed", None), ("sigma", None), ("target", None), ("target", 37)])
-def test_stacked_members_follow_their_single_runs(case, batch_size, images):
+def test_stacked_members_follow_their_single_runs(case, batch_size, images, fit):
     """Full batches, and random batches of 37 pixels (the members share each step's draw, as single runs of one
     data seed do)."""
     seeds, sigmas, targets = CASES[case]
@@ -97,29 +96,29 @@ def test_stacked_members_follow_their_single_runs(case, batch_size, images):
         assert max_difference(stacked.member(k), single) <= PARAM_TOL, (case, k)
 
 
-def scores(model, dm):
-    """``validate()``'s values and ``evaluate()`` of a model trained in float64, scored in float32 as a run is."""
+def scores(model, dm, trainer):
+    """``trainer.validate()``'s values and ``evaluate()`` of a model trained in float64, scored in float32 as a
+    run is."""
     model.float()
-    trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
     values = {k: float(v) for k, v in trainer.validate(model, datamodule=dm, verbose=False)[0].items()}
     return values, model.evaluate()
 
 
-def test_heldout_metrics_of_members_are_those_of_the_single_runs(images):
+def test_heldout_metrics_of_members_are_those_of_the_single_runs(images, fit, quiet_trainer):
     """val/... of validate() and evaluate()'s test/... and full/... per member, against the single runs' own."""
     sigmas, dm = [3.0, 8.0], partial(ImageDataModule, resolution=16, steps_per_epoch=5)
     stacked = ImageFitting(
         member_encoders=[GaussianEncoding(num_features=8, sigma=s) for s in sigmas], network=NET, optimizer=ADAM
     )
     fit(stacked, dm(path=images[:2]), 20)
-    stacked_val, stacked_eval = scores(stacked, dm(path=images[:2]))
+    stacked_val, stacked_eval = scores(stacked, dm(path=images[:2]), quiet_trainer(limit_val_batches=1.0))
     assert {"val/psnr/m0", "val/psnr/m1", "val/psnr/mean", "val/psnr/std", "val/ssim/mean"} <= set(stacked_val)
     psnrs = []
     for k, sigma in enumerate(sigmas):
         torch.manual_seed(k)
         single = ImageFitting(encoder=GaussianEncoding(num_features=8, sigma=sigma), network=NET, optimizer=ADAM)
         fit(single, dm(path=images[k]), 20)
-        single_val, single_eval = scores(single, dm(path=images[k]))
+        single_val, single_eval = scores(single, dm(path=images[k]), quiet_trainer(limit_val_batches=1.0))
         for name in ("psnr", "ssim"):
             assert stacked_val[f"val/{name}/m{k}"] == pytest.approx(single_val[f"val/{name}"], abs=1e-4)
         for key, value in single_eval.items():  # train/ and test/psnr, full/psnr and full/ssim
@@ -157,7 +156,7 @@ def test_member_seeds_default_to_zero_to_k_and_set_each_init():
     assert torch.equal(torch.random.get_rng_state(), state)  # building members leaves the global random state alone
 
 
-def test_a_member_whose_loss_turns_nan_is_named():
+def test_a_member_whose_loss_turns_nan_is_named(fit):
     class PoisonMember(L.Callback):
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
             if trainer.global_step == 7:
@@ -168,13 +167,13 @@ def test_a_member_whose_loss_turns_nan_is_named():
         fit(stacked, ImageDataModule(resolution=16, steps_per_epoch=5), 20, precision="32-true", callbacks=[PoisonMember()])
 
 
-def test_guard_reads_member_losses_on_the_lagged_path_too():
+def test_guard_reads_member_losses_on_the_lagged_path_too(quiet_trainer):
     from inr.tasks.guards import NonFiniteLossGuard
 
     stacked = ImageFitting(members=3, encoder=GaussianEncoding(num_features=8), network=NET)
     guard = NonFiniteLossGuard(lagged=True)
     stacked.member_losses = torch.tensor([0.1, float("inf"), float("nan")])
-    trainer = L.Trainer(logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    trainer = quiet_trainer()
     guard.on_before_backward(trainer, stacked, stacked.member_losses.sum())
     with pytest.raises(TrainingDiverged, match=r"the loss of members 1, 2 is inf, nan at step 0"):
         guard.read_pending(trainer)
@@ -206,7 +205,7 @@ def test_what_cannot_be_stacked_is_refused_in_one_line(make, message):
     assert "\n" not in str(err.value)
 
 
-def test_data_and_trainer_settings_that_do_not_fit_members_are_refused(images):
+def test_data_and_trainer_settings_that_do_not_fit_members_are_refused(images, fit):
     two = partial(ImageDataModule, path=images[:2], resolution=16, steps_per_epoch=5)
     with pytest.raises(InputError, match=r"holds 2 targets, one per member; set model.members: 2"):
         fit(ImageFitting(network=NET), two(), 1, precision="32-true")
@@ -230,7 +229,7 @@ TASKS = {  # task, coordinate dimensions, data, output activation, task argument
 
 
 @pytest.mark.parametrize("name", list(TASKS))
-def test_fixed_grid_tasks_train_members_as_single_runs(name):
+def test_fixed_grid_tasks_train_members_as_single_runs(name, fit):
     """Two members differing in seed and σ, 10 float64 Adam steps, against two single runs; then each member's
     closing evaluation (in float32) is the single run's."""
     cls, ndim, data, out, kwargs = TASKS[name]
@@ -258,7 +257,7 @@ class HostReadingLoss(ImageFitting):
         return scale * torch.nn.functional.mse_loss(raw, target)
 
 
-def test_a_loss_vmap_cannot_map_is_taken_member_by_member(images):
+def test_a_loss_vmap_cannot_map_is_taken_member_by_member(images, fit):
     encoders = [GaussianEncoding(num_features=8, sigma=s) for s in (3.0, 7.0)]
     stacked = HostReadingLoss(member_encoders=encoders, network=NET, optimizer=ADAM)
     fit(stacked, ImageDataModule(path=images[:2], resolution=16, steps_per_epoch=5), 10)
@@ -288,7 +287,7 @@ def test_a_stacked_task_copies_and_pickles_with_its_members():
     [partial(SIREN, width=16, depth=2), partial(MLP, width=16, depth=2, activation="tanh", output_activation="none")],
     ids=["siren", "mlp-tanh-torch-init"],
 )
-def test_siren_and_torch_initialised_members_follow_their_single_runs(network):
+def test_siren_and_torch_initialised_members_follow_their_single_runs(network, fit):
     stacked = ImageFitting(members=2, member_seeds=[7, 8], network=network, optimizer=ADAM)  # identity encoding
     fit(stacked, ImageDataModule(resolution=16, steps_per_epoch=5), STEPS)
     for k, seed in enumerate((7, 8)):

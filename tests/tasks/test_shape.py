@@ -7,7 +7,6 @@ import sys
 from functools import partial
 from pathlib import Path
 
-import lightning as L
 import numpy as np
 import pytest
 import torch
@@ -40,9 +39,8 @@ class Oracle(nn.Module):
         return torch.from_numpy(out).float()[:, None]
 
 
-def attached(model, dm):
-    """The model attached to the data through a Trainer (a validation pass: the oracle has nothing to train)."""
-    trainer = L.Trainer(logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+def attached(model, dm, trainer):
+    """The model attached to the data through ``trainer`` (a validation pass: the oracle has nothing to train)."""
     trainer.validate(model, datamodule=dm, verbose=False)
     return model
 
@@ -55,7 +53,7 @@ def trefoil():
 
 
 @pytest.mark.parametrize("mode", ["occupancy", "sdf"])
-def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil, mode):
+def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil, mode, quiet_trainer):
     trefoil.mode = mode  # the labels of the fixture's held-out sets are recomputed for this mode
     trefoil._heldout = {}
     model = ShapeFitting(
@@ -65,7 +63,7 @@ def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil,
         geometry_resolution=48,
         fscore_tau=0.02,
     )
-    scores = attached(model, trefoil).evaluate()
+    scores = attached(model, trefoil, quiet_trainer(limit_val_batches=1.0)).evaluate()
     assert scores["test/iou_easy"] == 1.0 and scores["test/iou_hard"] == 1.0
     if mode == "sdf":
         # labelled at the float64 points, predicted at their float32 copies: equal to float32 rounding
@@ -81,7 +79,7 @@ def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil,
     trefoil.mode, trefoil._heldout = "occupancy", {}
 
 
-def test_the_sdf_losses_train_and_keep_their_terms(trefoil):
+def test_the_sdf_losses_train_and_keep_their_terms(trefoil, quiet_trainer):
     dm = MeshDataModule(
         mode="sdf",
         sampling="pool",
@@ -101,15 +99,7 @@ def test_the_sdf_losses_train_and_keep_their_terms(trefoil):
         geometry_resolution=None,
         optimizer=partial(torch.optim.Adam, lr=3e-3),
     )
-    trainer = L.Trainer(
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        max_steps=60,
-        log_every_n_steps=1,
-        num_sanity_val_steps=0,
-        check_val_every_n_epoch=6,
-    )
+    trainer = quiet_trainer(60, log_every_n_steps=1, limit_val_batches=1.0, check_val_every_n_epoch=6)
     trainer.fit(model, datamodule=dm)
     logged = trainer.callback_metrics
     assert {"train/fit", "train/surface", "train/normal", "train/eikonal", "val/iou_easy", "val/mae_hard"} <= set(logged)
