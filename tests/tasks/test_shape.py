@@ -80,7 +80,7 @@ def test_a_perfect_predictor_scores_iou_1_and_a_surface_within_the_grid(trefoil,
 
 
 def test_the_sdf_losses_train_and_keep_their_terms(trefoil, quiet_trainer):
-    torch.manual_seed(0)  # the network's initialisation: unseeded runs ranged 0.044–0.053 below
+    torch.manual_seed(0)  # the network's initialisation and the pool: one fixed run
     dm = MeshDataModule(
         mode="sdf",
         sampling="pool",
@@ -100,13 +100,15 @@ def test_the_sdf_losses_train_and_keep_their_terms(trefoil, quiet_trainer):
         geometry_resolution=None,
         optimizer=partial(torch.optim.Adam, lr=3e-3),
     )
+    quiet_trainer(1).fit(model, datamodule=dm)
+    start = model.evaluate()["test/mae_easy"]
     trainer = quiet_trainer(60, log_every_n_steps=1, limit_val_batches=1.0, check_val_every_n_epoch=6)
     trainer.fit(model, datamodule=dm)
     logged = trainer.callback_metrics
     assert {"train/fit", "train/surface", "train/normal", "train/eikonal", "val/iou_easy", "val/mae_hard"} <= set(logged)
-    first = model.evaluate()
-    # mean |f − d| in the normalised frame after 60 steps (d spans about ±0.5; an untrained field: about 0.25)
-    assert first["test/mae_easy"] < 0.06
+    end = model.evaluate()["test/mae_easy"]
+    # mean |f − d| in the normalised frame: measured 0.083 after one step and 0.045 after 60 more (seed 0)
+    assert end < 0.7 * start and end < 0.05, (start, end)
 
 
 @pytest.mark.slow
