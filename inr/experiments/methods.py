@@ -15,8 +15,8 @@ Nyquist frequency ν no band edge lies above ν/2 — the positional encoding's 
 MFN's input scale (its release's 256 sits at that edge of its own 256² grid, so it scales as 256 ν/128 below
 it). At the paper's size nothing changes. A combination that leaves the positional encoding under one cycle
 per unit (below the basic mapping) is refused with one line. Fresh points (the shape protocol) have no training
-grid, and their bands stay as given. Why this rule and not another (scaling every band by ν/ν_paper fails
-whole-grid inverse problems): docs/spectral.md, "Settings that follow the grid".
+grid, and their bands stay as given. Why a cap and not a ratio (scaling every band by ν/ν_paper would move CT's
+σ = 4, chosen for the phantoms' edges, to σ = 1 at 128²): docs/spectral.md, "Settings that follow the grid".
 
     spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
     spec.overlay()                     # the model.init_args block of a config

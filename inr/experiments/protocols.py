@@ -88,10 +88,9 @@ class MappingSettings:
         """These settings on training samples of Nyquist frequency ν = ``nyquist`` (cycles per unit), by the grid
         rule: each band keeps the paper's cycles per unit, but no band edge lies above ν/2 (``BAND_CAP``) — the
         positional top frequency 2^s − 1 ≤ ν/2, the Gaussian's 3σ ≤ ν/2 (99.7 % of its per-axis frequencies
-        below it). At the paper's own size every band is already below it (at most 0.49 ν_paper), so nothing
-        changes there, and values given for a grid (``given_bands``) are kept on it; the grid rule's
-        measurements are in docs/spectral.md. Refused (``InputError``) where the
-        positional band would end under one cycle per unit, below the basic mapping's.
+        below it). At the ν the values were chosen (or given, ``given_bands``) for, they are kept as they are;
+        the rule and what was measured with it: docs/spectral.md, "Settings that follow the grid". Refused
+        (``InputError``) where the positional band would end under one cycle per unit, below the basic mapping's.
 
         Example:
             >>> at = PROTOCOLS["natural"].at(32)   # 128² every other pixel: 64² training pixels

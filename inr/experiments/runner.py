@@ -168,6 +168,8 @@ def cell(value: Optional[Any], spec: str, std: Optional[float] = None) -> str:
     Example:
         >>> cell(float("inf"), ".2f"), cell(float("nan"), ".0f"), cell(0, ","), cell(12.345, ".2f"), cell(12.345, ".2f", 0.51)
         ('∞', '—', '—', '12.35', '12.35 ± 0.51')
+        >>> cell(133123.0, ",")
+        '133,123'
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
@@ -175,7 +177,7 @@ def cell(value: Optional[Any], spec: str, std: Optional[float] = None) -> str:
         return "∞"
     if spec == "," and value == 0:  # a baseline has no parameters
         return "—"
-    if spec == "d":
+    if spec == "d" or (spec == "," and float(value).is_integer()):  # a count summarised as a float mean
         value = int(round(value))
     text = format(value, spec)
     if std is not None and not math.isnan(std) and spec not in ("s", ","):
