@@ -117,7 +117,12 @@ class IndexBatches(IterableDataset):
     def __len__(self) -> int:
         if self.batch_size is not None and not self.shuffle:
             return math.ceil(len(self.split_index) / self.batch_size)
-        return math.ceil(self.steps / self.group)
+        if self.group > 1:
+            # no length: Lightning then ends the epoch when the groups run out, not after a count of them. A
+            # group cut short by max_steps is one Lightning batch that trained only part of its steps, and a run
+            # resumed from there has its remaining steps (and one batch more) to train in that epoch.
+            raise TypeError("an epoch of grouped steps has no fixed number of batches")
+        return self.steps
 
     def draws(self, epoch: int) -> Iterator[Optional[Tensor]]:
         """The indices of every step of ``epoch`` in order (None: the whole split)."""

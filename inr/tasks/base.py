@@ -306,11 +306,11 @@ class INRModule(L.LightningModule):
             values = self.postprocess_measurement(raw) if out.raw is out.field else self.postprocess(out.field.detach())
             self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
 
-    def log_group(self, logged: list[tuple[int, dict[str, Tensor]]], closes: bool) -> None:
-        """Writes the group's logging steps (``inr.tasks.steps.write_logs``); a group that ends the epoch or the
-        run also hands Lightning the training metrics, whose epoch values it computes (``<key>_epoch``)."""
+    def log_group(self, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
+        """Writes the group's logging steps (``inr.tasks.steps.write_logs``) and, when it has any, hands Lightning
+        the training metrics, whose epoch values it computes (``<key>_epoch``) from every step's update."""
         steps.write_logs(self, logged)
-        if closes and len(self.train_metrics):
+        if logged and len(self.train_metrics):
             self.log_dict({f"{key}_epoch": metric for key, metric in self.train_metrics.items()}, on_step=False, on_epoch=True)
 
     def divergence_guard(self) -> Optional[NonFiniteLossGuard]:

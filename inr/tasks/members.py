@@ -287,13 +287,15 @@ def update_group_metrics(self: INRModule, raws: list[Tensor], targets_list: list
 
 def record_grid_prediction(self: INRModule, batch: dict[str, Any], out: StepLoss) -> None:
     if batch["full_batch"]:
-        grid_values = self.postprocess_measurement(out.raw.detach()) if out.raw is out.field else self.postprocess(out.field.detach())
+        grid_values = (
+            self.postprocess_measurement(out.raw.detach()) if out.raw is out.field else self.postprocess(out.field.detach())
+        )
         self.last_train_grid_prediction = grid_values.transpose(1, 2).reshape(
             self.members, self.out_channels, *self.data.train_shape
         )  # (K, N, C) -> (K, C, *train_shape)
 
 
-def log_group(self: INRModule, logged: list, closes: bool) -> None:
+def log_group(self: INRModule, logged: list) -> None:
     write_logs(self, logged)
 
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 import lightning as L
-import torch
 from torch import Tensor
 
 from inr.errors import InputError
@@ -148,11 +147,11 @@ def run_group(task: INRModule, group: Any) -> None:
     count = steps_allowed(trainer, len(group))
     first = trainer.global_step
     observers = inner_observers(trainer)
-    # every log_every_n_steps-th step reaches the loggers; the group that ends the run or the epoch also takes
-    # its last step's values (progress bar, callback_metrics) and closes the epoch's values, as K = 1 does
-    closes = trainer.should_stop or group_ends_epoch(trainer) or first + count >= max(trainer.max_steps, 0) > 0
+    # every log_every_n_steps-th step reaches the loggers; the group that ends the epoch (or a stop) also takes its
+    # last step's values (progress bar, callback_metrics) and so closes the epoch's values, as K = 1 does
     to_logger = set(logging_steps(first, count, trainer.log_every_n_steps))
-    logs = to_logger | ({first + count - 1} if count and closes else set())
+    closes = count > 0 and (trainer.should_stop or group_ends_epoch(trainer))
+    logs = to_logger | ({first + count - 1} if closes else set())
     metrics, logged, watched = GroupMetrics(task), [], None
     out = batch = None
     for j in range(count):
@@ -193,7 +192,7 @@ def run_group(task: INRModule, group: Any) -> None:
     metrics.flush()
     if count:
         task.record_grid_prediction(batch, out)
-        task.log_group(logged, closes)
+        task.log_group(logged)
         guard = task.divergence_guard()
         if guard is not None:
             guard.watch_group(trainer, task, watched, first, logs=bool(logged))
@@ -216,7 +215,6 @@ def write_logs(task: INRModule, logged: list[tuple[int, dict[str, Tensor], bool]
         for logger in trainer.loggers:
             logger.log_metrics({**scalars, "epoch": float(epoch)}, step=step)
     task.log_dict({key: value.detach() for key, value in logged[-1][1].items()}, prog_bar=True, logger=False)
-
 
 
 AUTOMATIC_KEY = "epoch_loop.automatic_optimization.optim_progress"
