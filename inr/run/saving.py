@@ -79,4 +79,5 @@ class RunCheckpoint(ModelCheckpoint):
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         super().on_train_epoch_end(trainer, pl_module)
         if final_step_done(trainer) and not self._should_skip_saving_checkpoint(trainer):
-            self.save_now(trainer)  # the final state, before the closing callbacks and evaluation
+            # the final state as last.ckpt (as Lightning's save_last at the end), before the closing work
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
