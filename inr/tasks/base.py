@@ -39,7 +39,7 @@ from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.modes import eval_mode
 from inr.networks import MLP
-from inr.tasks import steps
+from inr.tasks import graphs, steps
 from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.members import install as install_members
 from inr.tasks.members import resolve_members
@@ -75,6 +75,8 @@ class INRModule(L.LightningModule):
         inner_steps: optimizer steps per Lightning training step (``inr.tasks.steps``): K > 1 trains K
             consecutive batches of the sampler inside one ``training_step``, so Lightning's per-batch cost is paid
             once per K steps; the steps, ``global_step``, logging, checkpoints and resumes are those of K = 1.
+        cuda_graphs: capture the inner steps' training step as a CUDA graph and replay it (``inr.tasks.graphs``;
+            on a CUDA device with inner_steps > 1, otherwise one log line says why not and the steps run eagerly).
     """
 
     default_in_dim = 2
@@ -94,11 +96,14 @@ class INRModule(L.LightningModule):
         member_seeds: Optional[list[int]] = None,
         member_encoders: Optional[list[Encoder]] = None,
         inner_steps: int = 1,
+        cuda_graphs: bool = False,
     ) -> None:
         super().__init__()
         if render_chunk < 1:
             raise InputError(f"model.render_chunk must be ≥ 1 coordinates, got {render_chunk}")
         self.inner_steps = steps.check_inner_steps(inner_steps)
+        self.cuda_graphs = bool(cuda_graphs)
+        self._graph_backend: Any = None  # a stand-in for torch.cuda.CUDAGraph (tests: graphs.EagerGraph)
         stacked = members is not None or member_seeds is not None or member_encoders is not None
         if stacked:
             members, member_seeds = resolve_members(members, member_seeds, member_encoders)
@@ -285,8 +290,8 @@ class INRModule(L.LightningModule):
 
     def group_log_values(self, batch: dict[str, Any], out: steps.StepLoss) -> dict[str, Tensor]:
         """A logging step's values: ``train/loss`` and each training metric of the batch (``<key>_step``; the
-        metrics' states take the batch in)."""
-        loss = out.loss.detach()
+        metrics' states take the batch in). A copy of the loss: a CUDA graph's next replay rewrites its output."""
+        loss = out.loss.detach().clone()
         if self._shard_weight is not None:  # the full batch's loss: the mean over ranks of the weighted losses
             loss = self.trainer.strategy.reduce(loss * self._shard_weight, reduce_op="mean")
         values = {"train/loss": loss}
@@ -312,6 +317,10 @@ class INRModule(L.LightningModule):
         steps.write_logs(self, logged)
         if logged and len(self.train_metrics):
             self.log_dict({f"{key}_epoch": metric for key, metric in self.train_metrics.items()}, on_step=False, on_epoch=True)
+
+    def graphed_steps(self) -> Optional[graphs.GraphedSteps]:
+        """The captured training step of this run (``cuda_graphs``), or None: the steps run eagerly."""
+        return graphs.graphed_steps(self, self.trainer) if self.cuda_graphs else None
 
     def divergence_guard(self) -> Optional[NonFiniteLossGuard]:
         return next((cb for cb in self.trainer.callbacks if isinstance(cb, NonFiniteLossGuard)), None)

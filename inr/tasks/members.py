@@ -268,8 +268,8 @@ def step_loss(self: INRModule, batch: dict[str, Any]) -> StepLoss:
 def group_log_values(self: INRModule, batch: dict[str, Any], out: StepLoss) -> dict[str, Tensor]:
     """``train/loss`` (the sum), and per member its loss and training metrics of the batch (the states take it in)."""
     values, channels, targets = batch["values"], self.out_channels, data_targets(self)
-    logged = {"train/loss": out.loss.detach()}
-    logged.update({member_key("train/loss", k): value for k, value in enumerate(out.watched.detach())})
+    logged = {"train/loss": out.loss.detach().clone()}  # copies: a CUDA graph's next replay rewrites its outputs
+    logged.update({member_key("train/loss", k): value for k, value in enumerate(out.watched.detach().clone())})
     pred = self.postprocess_measurement(out.raw.detach())  # (K, N, C)
     for k, metrics in enumerate(self.member_train_metrics):
         step_values = metrics(pred[k], member_target(values, k, targets, channels))

@@ -152,12 +152,18 @@ def run_group(task: INRModule, group: Any) -> None:
     to_logger = set(logging_steps(first, count, trainer.log_every_n_steps))
     closes = count > 0 and (trainer.should_stop or group_ends_epoch(trainer))
     logs = to_logger | ({first + count - 1} if closes else set())
+    graphed = task.graphed_steps()
     metrics, logged, watched = GroupMetrics(task), [], None
     out = batch = None
     for j in range(count):
-        batch = group[j]
-        out = task.step_loss(batch)
-        if direct:
+        if graphed is not None:  # forward, backward, clipping and the update: one replay (inr.tasks.graphs)
+            out, values = graphed.step(group, j)
+            batch = {"values": values, "full_batch": graphed.full_batch}
+            progress.increment_ready()
+            progress.increment_completed()
+        elif direct:
+            batch = group[j]
+            out = task.step_loss(batch)
             raw_optimizer.zero_grad(set_to_none=True)
             strategy.pre_backward(out.loss)
             task.backward(out.loss)
@@ -168,6 +174,8 @@ def run_group(task: INRModule, group: Any) -> None:
             progress.increment_ready()
             progress.increment_completed()
         else:  # Lightning's manual path: the scaler scales, unscales and skips steps with inf gradients
+            batch = group[j]
+            out = task.step_loss(batch)
             optimizer.zero_grad(set_to_none=True)
             task.manual_backward(out.loss)
             if clip_val:
@@ -184,13 +192,18 @@ def run_group(task: INRModule, group: Any) -> None:
         step = first + j
         if step in logs:
             logged.append((step, task.group_log_values(batch, out), step in to_logger))
-        else:
+        elif graphed is None:
             metrics.add(out.raw.detach(), batch["values"])
+        else:  # a graph's outputs (and a random batch's targets) are rewritten by its next replay
+            metrics.add(out.raw.detach().clone(), batch["values"] if graphed.full_batch else batch["values"].clone())
         if j < count - 1:
             for observer in observers:
                 observer.on_inner_step_end(trainer, task)
     metrics.flush()
     if count:
+        if graphed is not None:  # kept past the group: a copy of the graph's outputs
+            raw = out.raw.detach().clone()
+            out = StepLoss(out.loss, out.watched, raw, raw if out.field is out.raw else out.field.detach().clone())
         task.record_grid_prediction(batch, out)
         task.log_group(logged)
         guard = task.divergence_guard()

@@ -162,3 +162,10 @@ def test_settings_k_steps_cannot_take_are_refused():
     trainer = L.Trainer(max_steps=4, logger=False, accumulate_grad_batches=2, enable_progress_bar=False)
     with pytest.raises(InputError, match="trainer.accumulate_grad_batches 2: with model.inner_steps > 1"):
         trainer.fit(model, datamodule=dm)
+
+
+@pytest.mark.slow
+def test_compiled_k_steps_end_where_compiled_single_steps_end():
+    one, trainer_one = fit(volume, 1, model_kwargs={"compile": True})
+    grouped, trainer_grouped = fit(volume, K, model_kwargs={"compile": True})
+    assert_same_state(one, grouped, trainer_one, trainer_grouped)
