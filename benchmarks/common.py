@@ -44,6 +44,7 @@ from inr.networks import MLP
 from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.run.gpu_probe import skip_failing_gpu_probe
 from inr.tasks.members import build_members
+from inr.tasks.optimizers import make_optimizer
 
 T = TypeVar("T")
 
@@ -114,7 +115,8 @@ class HandStep:
         self.encoder, self.network = take(model.encoder).to(device), take(model.network).to(device)
         self.loss_fn = model.loss
         trainable = [p for m in (self.encoder, self.network) for p in m.parameters() if p.requires_grad]
-        self.optimizer = model.optimizer_factory(trainable)  # the config's optimizer and its settings
+        # the config's optimizer and its settings, in the implementation the framework picks for the device
+        self.optimizer = make_optimizer(model.optimizer_factory, trainable)
         self.grid, self.batch_size = dm.grid, dm.batch_size
         self.train_index, self.values = dm.train_index.to(device), dm.values.to(device)
         self.generator = torch.Generator(device=device).manual_seed(seed)
@@ -328,13 +330,14 @@ def whole_run(config: str, steps: int, extra: Sequence[str]) -> tuple[float, flo
 
 
 class InterleavedHandLoop(L.Callback):
-    """After every ``every``-th training step from ``start`` on, ``burst`` timed steps of a ``HandStep`` on copies
-    of the run's encoder and network (the config's optimizer, the same data, a generator of its own), so hand
-    steps and the run's steps meet the same machine state within milliseconds. Records the run's batch starts
-    and the time taken out after each step; at the end of training writes ``{"run_step", "hand_step"}``
-    (seconds) to ``out``, a JSON file, since the command builds this callback from its class path
-    (``interleaved_callback_argument``) and keeps no handle to it. Where it stands among the run's callbacks does
-    not matter: each gap between two of its batch starts holds exactly one step's worth of every hook.
+    """After every ``every``-th optimizer step from ``start`` on (after the Lightning step that took it, when a
+    Lightning step takes several: ``inner_steps``), ``burst`` timed steps of a ``HandStep`` on copies of the run's
+    encoder and network (the config's optimizer, the same data, a generator of its own), so hand steps and the
+    run's steps meet the same machine state within milliseconds. Records the run's batch starts, the optimizer
+    step at each, and the time taken out after each; at the end of training writes ``{"run_step", "hand_step"}``
+    (seconds per optimizer step) to ``out``, a JSON file, since the command builds this callback from its class
+    path (``interleaved_callback_argument``) and keeps no handle to it. Where it stands among the run's callbacks
+    does not matter: each gap between two of its batch starts holds exactly one Lightning step's worth of every hook.
 
     ``hand``: a HandStep to use instead (for a module that is not an ``INRModule``)."""
 
@@ -342,6 +345,7 @@ class InterleavedHandLoop(L.Callback):
         self.out, self.every, self.burst, self.start = out, every, burst, start
         self.hand: Optional[HandStep] = None
         self.batch_starts: list[float] = []
+        self.start_steps: list[int] = []
         self.taken_out: list[float] = []
         self.hand_steps: list[float] = []
 
@@ -351,10 +355,11 @@ class InterleavedHandLoop(L.Callback):
 
     def on_train_batch_start(self, trainer, *args) -> None:
         self.batch_starts.append(time.perf_counter())
+        self.start_steps.append(trainer.global_step)
 
     def on_train_batch_end(self, trainer, *args) -> None:
-        step = trainer.global_step
-        if step < self.start or step % self.every:
+        step, before = trainer.global_step, self.start_steps[-1]
+        if step < self.start or step // self.every == before // self.every:  # no multiple of `every` reached
             self.taken_out.append(0.0)
             return
         begin = time.perf_counter()
@@ -368,10 +373,14 @@ class InterleavedHandLoop(L.Callback):
         Path(self.out).write_text(json.dumps({"run_step": self.run_step(), "hand_step": statistics.mean(self.hand_steps)}))
 
     def run_step(self) -> float:
-        """Mean seconds per training step of the run from ``start`` on, the hand steps taken out."""
-        starts = self.batch_starts
-        gaps = [b - a - out for a, b, out in zip(starts[:-1], starts[1:], self.taken_out)]
-        return statistics.mean(gaps[self.start :])
+        """Mean seconds per optimizer step of the run from step ``start`` on, the hand steps taken out."""
+        starts, steps = self.batch_starts, self.start_steps
+        spans = [
+            (b - a - out, n - m)
+            for a, b, m, n, out in zip(starts[:-1], starts[1:], steps[:-1], steps[1:], self.taken_out)
+            if m >= self.start
+        ]
+        return sum(t for t, _ in spans) / sum(n for _, n in spans)
 
 
 def interleaved_callback_argument(out: str, every: int, burst: int) -> str:

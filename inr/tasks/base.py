@@ -134,6 +134,8 @@ class INRModule(L.LightningModule):
         self._shard_weight: Optional[float] = None
         # (first step, losses so far, steps taken) of the group in progress (inner_steps > 1), read by the guard
         self.inner_progress: Optional[tuple[int, Tensor, int]] = None
+        # (batch, StepLoss) of the latest step of the group in progress, for ``refresh_grid_prediction``
+        self.inner_output: Optional[tuple[dict[str, Any], steps.StepLoss]] = None
 
     # --- what subclasses override -------------------------------------------------------------------
     def field(self, batch: dict[str, Any]) -> Tensor:
@@ -310,6 +312,12 @@ class INRModule(L.LightningModule):
             raw = out.raw.detach()
             values = self.postprocess_measurement(raw) if out.raw is out.field else self.postprocess(out.field.detach())
             self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
+
+    def refresh_grid_prediction(self) -> None:
+        """``last_train_grid_prediction`` from the step just taken, between two steps of a group (a callback that
+        measures there); at a group's end it is already the group's last step's."""
+        if self.inner_output is not None:
+            self.record_grid_prediction(*self.inner_output)
 
     def log_group(self, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
         """Writes the group's logging steps (``inr.tasks.steps.write_logs``) and, when it has any, hands Lightning

@@ -196,7 +196,8 @@ def run_group(task: INRModule, group: Any) -> None:
             metrics.add(out.raw.detach(), batch["values"])
         else:  # a graph's outputs (and a random batch's targets) are rewritten by its next replay
             metrics.add(out.raw.detach().clone(), batch["values"] if graphed.full_batch else batch["values"].clone())
-        if j < count - 1:
+        if j < count - 1 and observers:
+            task.inner_output = (batch, out)
             for observer in observers:
                 observer.on_inner_step_end(trainer, task)
     metrics.flush()
@@ -209,7 +210,7 @@ def run_group(task: INRModule, group: Any) -> None:
         guard = task.divergence_guard()
         if guard is not None:
             guard.watch_group(trainer, task, watched, first, logs=bool(logged))
-    task.inner_progress = None
+    task.inner_progress = task.inner_output = None
     # Lightning's logging step counts its batches; keep it on the optimizer steps (what K = 1 logs against)
     trainer.fit_loop.epoch_loop._batches_that_stepped = trainer.global_step - 1
 
