@@ -20,6 +20,6 @@ setup(
     package_data={
         "inr.share.configs": ["*.yaml"],
         **{name: ["*.yaml"] for name in CONFIG_FOLDERS},
-        "inr.share.data": ["*.png", "README.md"],
+        "inr.share.data": ["*.png", "*.obj", "README.md"],
     },
 )

@@ -69,15 +69,12 @@ def test_the_two_radial_frequencies_differ_by_their_unit():
 
 def test_spectra_have_one_home_and_the_conv_decoder_analysis_says_so():
     import importlib
-    import importlib.util
 
     import inr.spectral as spectral
     from inr.spectral import bands, plots
 
     assert spectral.band_relative_error is bands.band_relative_error and callable(plots.comparison_figure)
     assert set(spectral.__all__) <= set(dir(bands))
-    for gone in ("inr.spectral_plots", "inr.frequency"):
-        assert importlib.util.find_spec(gone) is None, gone
     assert importlib.import_module("inr.conv_decoders").radial_frequency_per_sample
 
 

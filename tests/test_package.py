@@ -157,7 +157,10 @@ def test_the_wheel_ships_configs_and_data_and_its_commands_run_from_an_empty_dir
     import zipfile
 
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {p.relative_to(ROOT).as_posix() for p in [*ROOT.glob("configs/**/*.yaml"), *ROOT.glob("data/*.png")]}
+    shipped = {
+        p.relative_to(ROOT).as_posix()
+        for p in [*ROOT.glob("configs/**/*.yaml"), *ROOT.glob("data/*.png"), *ROOT.glob("data/*.obj")]
+    }
     assert {f"inr/share/{name}" for name in shipped} <= names
     assert not any(name.startswith(("configs/", "data/", "tests/")) for name in names)
 

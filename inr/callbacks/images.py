@@ -12,6 +12,7 @@ from torch import Tensor
 
 from inr.callbacks.budget import budget_of
 from inr.callbacks.media import MEDIA_DIR, log_image
+from inr.callbacks.spectral import target_is_field
 from inr.data.grid import Grid
 from inr.errors import InputError
 from inr.io.run_dir import run_dir
@@ -136,7 +137,7 @@ class ImageLogger(L.Callback):
         with eval_mode(pl_module):
             pred = slice_predictions(pl_module, shape) if slices else pl_module.render(self.resolution)
         step = trainer.global_step
-        with_target = self.resolution is None and getattr(pl_module.data, "has_ground_truth", True)
+        with_target = self.resolution is None and getattr(pl_module.data, "has_ground_truth", True) and target_is_field(pl_module)
         target = pl_module.target_grid() if with_target else None
         members = getattr(pl_module, "members", None)
         pred_views = pred if slices else spatial_views(pred, len(shape))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import imageio.v3 as iio
 import lightning as L
@@ -43,6 +43,30 @@ def image_file(root: Union[str, Path], tag: str, step: int) -> Path:
     parts = [re.sub(r"[^\w.-]", "_", p) for p in tag.split("/") if p]
     parts = ["_" if p in (".", "..") else p for p in parts] or ["_"]
     return Path(root, MEDIA_DIR, *parts, f"step_{step:06d}.png")
+
+
+def latest_reconstruction(root: Union[str, Path]) -> Optional[Path]:
+    """The run's newest picture of its reconstruction: the video of a 3-D grid written at the end of training
+    (``media/reconstruction.<ext>``), else the PNG of the latest logged step (``media/images/reconstruction/…``,
+    the first slice of a volume); ``None`` when the run logged no image.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> for step in (10, 200):
+        ...     _ = write_png(image_file(root, "images/reconstruction", step), np.zeros((2, 2, 1), np.uint8))
+        >>> latest_reconstruction(root).relative_to(root).as_posix()
+        'media/images/reconstruction/step_000200.png'
+    """
+    media = Path(root, MEDIA_DIR)
+    videos = sorted(media.glob("reconstruction.*"))
+    if videos:
+        return videos[0]
+    frames = list((media / "images" / "reconstruction").rglob("step_*.png"))
+    if not frames:
+        return None
+    latest = max(p.name for p in frames)
+    return min(p for p in frames if p.name == latest)  # the first slice of that step
 
 
 def _hwc(image: Union[Tensor, np.ndarray]) -> np.ndarray:

@@ -17,6 +17,7 @@ from inr.callbacks.budget import budget_of
 from inr.callbacks.media import log_figure
 from inr.errors import InputError
 from inr.io.files import atomic_write
+from inr.io.run_dir import shared_run_dir
 from inr.modes import eval_mode
 from inr.spectral import BandPartition, MaxFrequency, grid_dft, resolve_max_frequency, summarise_band_errors
 from inr.spectral.plots import band_spread_figure, heatmap_figure, spectra_figure
@@ -32,6 +33,25 @@ FIGURE_COST_IN_MEASUREMENTS = 100
 def dc_bin(spectrum: Tensor) -> Tensor:
     """The DC bin of every channel of a (C, *shape) spectrum -> (C,)."""
     return spectrum.reshape(spectrum.shape[0], -1)[:, 0]  # (C, *shape) -> (C, numel); k = 0 is flat index 0
+
+
+def target_is_field(pl_module: L.LightningModule) -> bool:
+    """Whether the task's field can be compared with a ground truth: its data's target is the field, or the task
+    gives the field's truth through ``target_grid()`` (e.g. gradient supervision: the image whose gradient the
+    data holds)."""
+    channels = getattr(pl_module, "target_channels", lambda: pl_module.out_channels)()
+    return channels == pl_module.out_channels or pl_module.target_grid().shape[0] == pl_module.out_channels
+
+
+def field_truth(pl_module: L.LightningModule, grid: str) -> Tensor:
+    """The field's ground truth on the ``train`` grid (C, *train_shape) or the task's render grid (``target_grid``)."""
+    dm = pl_module.data
+    if grid != "train":
+        return pl_module.target_grid()
+    if getattr(pl_module, "target_channels", lambda: pl_module.out_channels)() == pl_module.out_channels:
+        return dm.values_grid(dm.train_index, dm.train_shape)
+    full = pl_module.target_grid()  # (C, *shape): the truth of a task whose data is not the field
+    return full.reshape(full.shape[0], -1)[:, dm.train_index.to(full.device)].reshape(full.shape[0], *dm.train_shape)
 
 
 def measurement_bytes(numel: int, channels: int) -> int:
@@ -126,8 +146,8 @@ class SpectralBiasCallback(L.Callback):
 
     # --- hooks (every rank) ---------------------------------------------------------------------------
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        # trainer.log_dir broadcasts from rank 0: it must be read here, on all ranks, never in rank-0 code
-        self.run_dir = trainer.log_dir or trainer.default_root_dir
+        # a broadcast from rank 0: it must be read here, on all ranks, never in rank-0 code
+        self.run_dir = str(shared_run_dir(trainer))
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
         self._measure_at_step(trainer, pl_module, ends_batch=True)
@@ -181,6 +201,14 @@ class SpectralBiasCallback(L.Callback):
         """Measure the current field, log it, append it to the history and save the history file. ``epochs_done``:
         the training epochs completed (default: this epoch's end, or when training ends the counter's value)."""
         if self.skipped:
+            return
+        if not target_is_field(pl_module):
+            rank_zero_warn(
+                f"SpectralBiasCallback: {type(pl_module).__name__}'s target is not its field ({pl_module.target_channels()} "
+                f"channels for {pl_module.out_channels} outputs) and its target_grid() does not give the field's "
+                "ground truth; spectral logging is skipped"
+            )
+            self.skipped = True
             return
         dm, members = pl_module.data, getattr(pl_module, "members", None)
         grid = self._choose_grid(pl_module)
@@ -262,7 +290,7 @@ class SpectralBiasCallback(L.Callback):
         index = None if member is None else (member if targets > 1 else 0)
         key = (grid, shape, str(pl_module.device), index)
         if key not in self._targets:
-            target = dm.values_grid(dm.train_index, dm.train_shape) if grid == "train" else pl_module.target_grid()
+            target = field_truth(pl_module, grid)
             if index is not None:  # (T·C, *shape) of the data, or (K, C, *shape) of the task -> this member's (C, *shape)
                 target = target.reshape(-1, pl_module.out_channels, *shape)[index]
             target = target.to(pl_module.device)

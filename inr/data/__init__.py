@@ -5,6 +5,7 @@ from inr.data.grid import SPLITS, Grid, grid_coordinates, split_indices, subgrid
 from inr.data.image import ImageDataModule, read_image
 from inr.data.kspace import MRIDataModule
 from inr.data.measurements import MeasurementDataModule
+from inr.data.mesh import MeshDataModule, read_mesh_file
 from inr.data.module import GridDataModule, IndexBatches
 from inr.data.phantoms import shepp_logan_phantom
 from inr.data.rays import RaysDataModule
@@ -42,6 +43,8 @@ __all__ = [
     "SimulatedMeasurementDataModule",
     "shepp_logan_phantom",
     "RaysDataModule",
+    "MeshDataModule",
+    "read_mesh_file",
     "render_text_image",
     "save_text_image",
 ]

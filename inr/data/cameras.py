@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
 
 import torch
 from torch import Tensor
+
+from inr.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -126,3 +130,48 @@ def turntable_poses(frames: int, elevation_deg: float, radius: float) -> Tensor:
     """``frames`` cameras evenly around a full circle at one elevation, (frames, 4, 4), starting at azimuth 0."""
     azimuths = torch.arange(frames, dtype=torch.float32) * (2 * math.pi / frames)
     return orbit_poses(azimuths, torch.full_like(azimuths, math.radians(elevation_deg)), radius)
+
+
+def spiral_poses(frames: int, radius: float, low_deg: float = 10.0, high_deg: float = 50.0, turns: float = 1.0) -> Tensor:
+    """``frames`` cameras circling ``turns`` times while their elevation rises and falls once between ``low_deg``
+    and ``high_deg`` (e = mid + half·sin 2πt), looking at the origin, (frames, 4, 4)."""
+    t = torch.arange(frames, dtype=torch.float32) / frames
+    mid, half = math.radians((low_deg + high_deg) / 2), math.radians((high_deg - low_deg) / 2)
+    return orbit_poses(2 * math.pi * turns * t, mid + half * torch.sin(2 * math.pi * t), radius)
+
+
+CAMERA_PATHS = ("views", "orbit", "spiral")
+
+
+def read_camera_path(path: str | Path) -> tuple[Tensor, Optional[float]]:
+    """Camera-to-world poses (N, 4, 4) and the frame rate (or None) of a camera-path JSON file.
+
+    Two layouts are read: ``{"frames": [{"camera_to_world": 4×4 or 16 numbers}, ...], "fps": 24}`` and
+    nerfstudio's ``camera_path.json`` (``{"camera_path": [{"camera_to_world": 16 numbers, row-major}, ...],
+    "fps": 24}``). Poses are in the training cameras' convention (OpenGL: the camera looks along −z), as both
+    nerfstudio's and the blender scenes' are.
+    """
+    import json
+
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise InputError(f"--camera_path {file}: file not found (or name one of {', '.join(CAMERA_PATHS)})") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"--camera_path {file}: not a JSON camera path ({exc})") from None
+    frames = data.get("frames", data.get("camera_path")) if isinstance(data, dict) else None
+    if not isinstance(frames, list) or not frames:
+        raise InputError(f"--camera_path {file}: expected a list of poses under 'frames' or 'camera_path'")
+    poses = []
+    for i, frame in enumerate(frames):
+        matrix = frame.get("camera_to_world", frame.get("transform_matrix")) if isinstance(frame, dict) else None
+        try:
+            pose = torch.tensor(matrix, dtype=torch.float32).reshape(4, 4)
+        except (TypeError, ValueError, RuntimeError):
+            raise InputError(f"--camera_path {file}: frame {i} has no 4×4 camera_to_world") from None
+        if not torch.isfinite(pose).all():
+            raise InputError(f"--camera_path {file}: frame {i} holds NaN or inf")
+        poses.append(pose)
+    fps = data.get("fps") if isinstance(data, dict) else None
+    return torch.stack(poses), float(fps) if isinstance(fps, (int, float)) and fps > 0 else None

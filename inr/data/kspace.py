@@ -12,6 +12,7 @@ from torch import Tensor
 
 from inr.data.measurements import MeasurementDataModule, check_grid_memory, read_array, square_shape, unit_values
 from inr.data.phantoms import shepp_logan_phantom
+from inr.data.scans import scan_truth
 from inr.errors import InputError
 from inr.operators.kspace import PAPER_MRI_SIGMA_FRACTION, KSpaceSampling, gaussian_kspace_mask
 
@@ -23,7 +24,10 @@ class MRIDataModule(MeasurementDataModule):
     Simulated (default, the paper's protocol): a modified Shepp–Logan phantom with perturbed ellipsoids
     (``phantom_seed``), its k-space read at a Gaussian mask (``gaussian_kspace_mask``: ``samples`` draws,
     default the paper's 200,000 scaled by N^d/96³, spread σ = ``sigma_fraction`` · N, default the paper's
-    √192/96), with optional complex noise. Measured: ``kspace`` is a complex ``.npy`` on the full centred
+    √192/96), with optional complex noise; ``scan`` replaces the phantom by your own scan (NIfTI, DICOM
+    series, fastMRI HDF5 — its reconstruction, else the magnitude of its k-space — or ``.npy``; a 3D scan
+    whole for ``ndim: 3``, its slice ``slice_index`` for ``ndim: 2``: ``inr.data.scans.scan_truth``), whose
+    k-space is then simulated through the mask. Measured: ``kspace`` is a complex ``.npy`` on the full centred
     grid (N^d; values outside the mask are ignored), ``mask`` a boolean (or 0/1) ``.npy`` of the same shape,
     ``truth`` an optional N^d ``.npy`` in [0, 1].
 
@@ -32,6 +36,8 @@ class MRIDataModule(MeasurementDataModule):
         samples, sigma_fraction, mask_seed: the simulated mask.
         phantom_seed: seed of the phantom's perturbation.
         kspace, mask, truth: measured data (see above).
+        scan, slice_index, value_range: a scan as the simulated ground truth, its slice for a 2D grid (default
+            the middle one) and the window mapped onto [0, 1] (default min–max).
         noise_std, heldout_every, seed, eval_chunk: as in ``MeasurementDataModule`` (held out: k-space samples).
     """
 
@@ -46,6 +52,9 @@ class MRIDataModule(MeasurementDataModule):
         kspace: Optional[Union[str, Path]] = None,
         mask: Optional[Union[str, Path]] = None,
         truth: Optional[Union[str, Path]] = None,
+        scan: Optional[Union[str, Path]] = None,
+        slice_index: Optional[int] = None,
+        value_range: Optional[list[float]] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -59,22 +68,27 @@ class MRIDataModule(MeasurementDataModule):
             raise InputError("data.kspace and data.mask come together: give both or neither")
         if kspace is None and truth is not None:
             raise InputError("data.truth describes measured k-space; give data.kspace and data.mask too")
+        if scan is not None and kspace is not None:
+            raise InputError("data.scan is the ground truth of a simulation; measured data.kspace excludes it")
         self.shape_arg = square_shape(resolution, ndim)
         self.samples, self.sigma_fraction, self.mask_seed, self.phantom_seed = samples, sigma_fraction, mask_seed, phantom_seed
         self.kspace_path, self.mask_path, self.truth_path = kspace, mask, truth
+        self.scan, self.slice_index, self.value_range = scan, slice_index, value_range
         self.has_ground_truth = kspace is None or truth is not None
         self._mask: Optional[Tensor] = None
         self._kspace: Optional[Tensor] = None
 
     def describe(self) -> str:
-        if self.kspace_path:
-            return str(self.kspace_path)
+        if self.kspace_path or self.scan:
+            return str(self.kspace_path or self.scan)
         return f"Shepp–Logan phantom {self.shape_arg[0]}^{len(self.shape_arg)} (seed {self.phantom_seed})"
 
     def load_values(self) -> Tensor:
         check_grid_memory(self, self.shape_arg, 1)
         if self.kspace_path is None:
             self._mask = gaussian_kspace_mask(self.shape_arg, self.samples, self.sigma_fraction, self.mask_seed)
+            if self.scan is not None:
+                return scan_truth(self.scan, self.shape_arg, self.slice_index, self.value_range)[..., None]  # (*shape, 1)
             return shepp_logan_phantom(self.shape_arg, seed=self.phantom_seed)[..., None]  # (*shape) -> (*shape, 1)
         kspace = read_array(self.kspace_path, "k-space", complex_ok=True)
         mask = read_array(self.mask_path, "mask")

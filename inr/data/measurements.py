@@ -98,7 +98,7 @@ class MeasurementDataModule(GridDataModule):
             measured = self.load_measurements()
             if measured is None:
                 with torch.no_grad():
-                    clean = self.operator(self.values_grid())
+                    clean = self.operator.simulate(self.values_grid(), self.seed)
                 measured = AdditiveNoise(self.noise_std, self.seed)(clean)
             expected = self.operator.measurement_shape(self.out_channels)
             if tuple(measured.shape) != expected:
@@ -164,3 +164,10 @@ def square_shape(resolution: int, ndim: int, name: str = "data.resolution") -> t
 
 def check_grid_memory(module: GridDataModule, shape: tuple[int, ...], channels: int) -> None:
     module.check_size(math.prod(shape), channels, len(shape))
+
+
+def checked_operator(operator: Operator, shape: tuple[int, ...]) -> Operator:
+    """An operator given in the config, refused with one line unless it acts on the data's grid."""
+    if tuple(operator.field_shape) != tuple(shape):
+        raise InputError(f"data.operator acts on a {tuple(operator.field_shape)} grid but data.resolution gives {tuple(shape)}")
+    return operator

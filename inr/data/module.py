@@ -307,10 +307,14 @@ class GridDataModule(L.LightningDataModule):
         if self.targets == 1:
             return self
         view = copy.copy(self)
-        channels = self.out_channels
-        view._values = self.values[:, k * channels : (k + 1) * channels].contiguous()  # (N, T·C) -> (N, C)
-        view.targets, view._device_cache = 1, {}
+        view.keep_target(k)
         return view
+
+    def keep_target(self, k: int) -> None:
+        """Hold target k alone from now on (used on a copy by ``member_data``): (N, T·C) -> (N, C) values."""
+        channels = self.out_channels
+        self._values = self.values[:, k * channels : (k + 1) * channels].contiguous()
+        self.targets, self._device_cache = 1, {}
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -379,7 +383,7 @@ class GridDataModule(L.LightningDataModule):
             epoch_fn=(lambda: trainer.current_epoch) if trainer is not None else (lambda: 0),
             rank=trainer.global_rank if trainer is not None else 0,
             group=self.inner_steps,
-            step_fn=(lambda: trainer.global_step) if trainer is not None else (lambda: 0),
+            step_fn=lambda: getattr(trainer, "global_step", 0),  # 0 without a Trainer (or a stand-in without one)
         )
         if trainer is None:
             done = lambda: 0
@@ -391,7 +395,8 @@ class GridDataModule(L.LightningDataModule):
             # optimizer steps of this epoch: the global step counts every step of a group as it is taken, so a
             # checkpoint saved between the steps of a group (before Lightning counts the group) is exact too
             done = lambda: trainer.global_step - batches.pass_start
-        device = trainer.lightning_module.device if trainer is not None and trainer.lightning_module is not None else None
+        module = getattr(trainer, "lightning_module", None)
+        device = module.device if module is not None else None
         return ResumableLoader(batches, done, pin_memory=device is not None and device.type == "cuda")
 
     def val_dataloader(self) -> DataLoader:

@@ -11,9 +11,18 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.data.measurements import MeasurementDataModule, check_grid_memory, read_array, square_shape, unit_values
+from inr.data.measurements import (
+    MeasurementDataModule,
+    check_grid_memory,
+    checked_operator,
+    read_array,
+    square_shape,
+    unit_values,
+)
 from inr.data.phantoms import shepp_logan_phantom
+from inr.data.scans import scan_truth
 from inr.errors import InputError, check_memory
+from inr.operators.base import Operator
 from inr.operators.tomography import ParallelBeamProjection, even_angles
 
 # |θ| above 2π is no angle of a parallel-beam scan in radians ([0, π) suffices); such files hold degrees
@@ -25,7 +34,10 @@ class CTDataModule(MeasurementDataModule):
 
     Simulated (default, the paper's protocol): a modified Shepp–Logan phantom with perturbed ellipses
     (``phantom_seed``), projected at ``angles`` angles evenly spaced in [0, π) (the paper: 20), with optional
-    noise. Measured: ``sinogram`` is a (K, D) ``.npy`` of line integrals in this operator's geometry
+    noise; ``scan`` replaces the phantom by a slice of your own scan (NIfTI, DICOM series, fastMRI HDF5 or
+    ``.npy``: ``inr.data.scans.scan_truth``). ``operator`` replaces ``ParallelBeamProjection`` by any operator
+    on the (resolution × resolution) grid, e.g. a deepinv physics (``inr.operators.DeepinvOperator``).
+    Measured: ``sinogram`` is a (K, D) ``.npy`` of line integrals in this operator's geometry
     (``ParallelBeamProjection``: skimage's ``radon`` convention, divided by the grid width), ``angles_path`` a
     (K,) ``.npy`` of its angles in radians (or, without it, ``angles`` = K evenly spaced ones), ``truth`` an
     optional (resolution, resolution) ``.npy`` in [0, 1] to score against.
@@ -36,6 +48,9 @@ class CTDataModule(MeasurementDataModule):
         phantom_seed: seed of the phantom's perturbation.
         sinogram, angles_path, truth: measured data (see above).
         detectors: detector bins D of a simulated sinogram (default ⌈√2 N⌉).
+        scan, slice_index, value_range: a scan as the simulated ground truth, its slice (default the middle
+            one) and the window mapped onto [0, 1] (default min–max).
+        operator: the measurement operator instead of ``ParallelBeamProjection``.
         noise_std, heldout_every, seed, eval_chunk: as in ``MeasurementDataModule`` (held out: angles).
     """
 
@@ -48,6 +63,10 @@ class CTDataModule(MeasurementDataModule):
         angles_path: Optional[Union[str, Path]] = None,
         truth: Optional[Union[str, Path]] = None,
         detectors: Optional[int] = None,
+        scan: Optional[Union[str, Path]] = None,
+        slice_index: Optional[int] = None,
+        value_range: Optional[list[float]] = None,
+        operator: Optional[Operator] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -57,19 +76,20 @@ class CTDataModule(MeasurementDataModule):
             raise InputError(f"data.detectors must be ≥ 1 (or null: ⌈√2·resolution⌉), got {detectors}")
         if sinogram is None and (angles_path is not None or truth is not None):
             raise InputError("data.angles_path and data.truth describe a measured sinogram; give data.sinogram too")
+        if scan is not None and sinogram is not None:
+            raise InputError("data.scan is the ground truth of a simulation; a measured data.sinogram excludes it")
         self.shape_arg = square_shape(resolution, 2)
         self.angle_count, self.phantom_seed, self.detectors = angles, phantom_seed, detectors
         self.sinogram_path, self.angles_path, self.truth_path = sinogram, angles_path, truth
+        self.scan, self.slice_index, self.value_range, self.given_operator = scan, slice_index, value_range, operator
         self.has_ground_truth = sinogram is None or truth is not None
         self._sinogram: Optional[Tensor] = None
         self._angles: Optional[Tensor] = None
 
     def describe(self) -> str:
-        return (
-            str(self.sinogram_path)
-            if self.sinogram_path
-            else f"Shepp–Logan phantom {self.shape_arg[0]}² (seed {self.phantom_seed})"
-        )
+        if self.sinogram_path or self.scan:
+            return str(self.sinogram_path or self.scan)
+        return f"Shepp–Logan phantom {self.shape_arg[0]}² (seed {self.phantom_seed})"
 
     def load_values(self) -> Tensor:
         check_grid_memory(self, self.shape_arg, 1)
@@ -83,6 +103,8 @@ class CTDataModule(MeasurementDataModule):
                     f"{self.truth_path}: ground truth of shape {truth.shape}, expected {self.shape_arg} (data.resolution)"
                 )
             return unit_values(truth, str(self.truth_path))
+        if self.scan is not None:
+            return scan_truth(self.scan, self.shape_arg, self.slice_index, self.value_range)[..., None]  # (N, N, 1)
         return shepp_logan_phantom(self.shape_arg, seed=self.phantom_seed)[..., None]  # (N, N) -> (N, N, 1)
 
     def _read_measured(self) -> None:
@@ -111,7 +133,9 @@ class CTDataModule(MeasurementDataModule):
         self._sinogram = torch.from_numpy(sinogram.astype(np.float32))[None]  # (K, D) -> (1, K, D)
         self._angles = angles
 
-    def build_operator(self) -> ParallelBeamProjection:
+    def build_operator(self) -> Operator:
+        if self.given_operator is not None:
+            return checked_operator(self.given_operator, self.shape)
         angles = self._angles if self.sinogram_path is not None else even_angles(self.angle_count)
         detectors = self._sinogram.shape[-1] if self.sinogram_path is not None else self.detectors
         bins = detectors or math.ceil(math.sqrt(2) * max(self.shape))

@@ -1,4 +1,5 @@
-"""3D voxel volumes as targets: reading .npy/.npz/TIFF stacks, the built-in shapes, and ``VolumeDataModule``.
+"""3D voxel volumes as targets: reading .npy/.npz/TIFF stacks and medical scans (NIfTI, DICOM series, fastMRI
+HDF5: ``inr.data.medical``), the built-in shapes, and ``VolumeDataModule``.
 
 Voxel (i, j, k) of a (D, H, W) grid sits at v = (i/D, j/H, k/W) (the core grid convention). Values are
 mapped into [0, 1] before use: with ``value_range = [lo, hi]``, v' = clip((v − lo)/(hi − lo), 0, 1);
@@ -19,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from inr.data.medical import SCAN_FORMATS, is_scan, read_scan
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
@@ -33,9 +35,12 @@ FULL_BATCH_LIMIT = 2**20
 
 
 def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.ndarray:
-    """The array stored in a .npy, .npz (array ``key``, or the only one) or multi-page TIFF file, unchanged."""
+    """The array stored in a .npy, .npz (array ``key``, or the only one) or multi-page TIFF file, unchanged; a
+    medical scan (``is_scan``; ``key``: an HDF5 dataset) as ``read_scan`` gives it, float64 (slices, rows, columns)."""
     path = Path(path)
-    check_file(path, VOLUME_EXTENSIONS)
+    if is_scan(path):
+        return read_scan(path, key)
+    check_file(path, VOLUME_EXTENSIONS, hint=f"use one of {', '.join(VOLUME_EXTENSIONS)}, or {SCAN_FORMATS}")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
@@ -116,15 +121,16 @@ class VolumeDataModule(GridDataModule):
     """A voxel grid (D, H, W) of occupancy or density: a .npy/.npz/TIFF file, or a built-in shape.
 
     Args:
-        path: a ``.npy``, ``.npz`` or multi-page ``.tif``/``.tiff`` volume (D, H, W) or (D, H, W, C);
-            ``None`` uses the built-in shape.
+        path: a ``.npy``, ``.npz`` or multi-page ``.tif``/``.tiff`` volume (D, H, W) or (D, H, W, C), a
+            NIfTI file, a DICOM series (folder) or a fastMRI ``.h5`` (``inr.data.medical``: float values in
+            physical units, so min–max or ``value_range``); ``None`` uses the built-in shape.
         builtin: ``bumpy`` (a rippled sphere with a ring and a bore: detail at several scales) or
             ``sphere`` (radius 0.35 at the centre), rendered at ``resolution``.
         resolution: an int r (r³) or [D, H, W]; for files, the volume is resampled to it (``None``: native).
         mode: ``occupancy`` (0/1 targets, one channel) or ``density`` (values in [0, 1]).
         threshold: occupancy level on the [0, 1] values of a file.
         value_range: [low, high] mapped onto [0, 1] (see the module docstring).
-        key: array name inside a ``.npz`` holding several.
+        key: array name inside a ``.npz`` holding several, or dataset of an HDF5 file.
         full_batch_limit: most training points allowed with ``batch_size: null``.
         split, batch_size, steps_per_epoch, eval_chunk, seed: as in ``GridDataModule``.
 

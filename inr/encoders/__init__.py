@@ -1,5 +1,6 @@
 """Coordinate encodings: every one an ``Encoder`` with ``in_dim`` and ``out_dim``."""
 
+from inr.encoders.affine import AffineEncoding
 from inr.encoders.base import Encoder
 from inr.encoders.composite import CompositeEncoding, EncoderPart
 from inr.encoders.fourier import BasicEncoding, FourierEncoding, GaussianEncoding, PositionalEncoding, fourier_features
@@ -19,4 +20,5 @@ __all__ = [
     "NeRFEncoding",
     "CompositeEncoding",
     "EncoderPart",
+    "AffineEncoding",
 ]

@@ -15,7 +15,8 @@ The comparisons, each a protocol plus its rows and columns:
 - ``compare_encoders``: methods on an image with the paper's 2D protocol, beside interpolation, with the
   spectral-bias heatmaps side by side; ``compare_fields``: the same on a 1D signal or a 3D volume;
   ``inverse``: CT, MRI, inpainting and super-resolution against the classical reconstructions;
-  ``view_synthesis``: radiance fields from posed views; ``band_timeline``: when each band was learned.
+  ``view_synthesis``: radiance fields from posed views; ``shapes``: 3D shape occupancy from a mesh, beside a
+  voxel grid and the nearest training point; ``band_timeline``: when each band was learned.
 - ``ntk_1d``: the 1D NTK figures: kernel profiles and spectra of the encodings, and the training and test
   loss of a wide network under gradient descent against the kernel's closed-form prediction.
 - ``conv_bottlenecks``: gains, padding and upsampling of randomly initialised conv decoders, and per-band

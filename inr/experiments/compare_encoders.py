@@ -155,7 +155,15 @@ def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataMo
     spectral = SpectralBiasCallback(num_bands=protocol.num_bands)
     progress = HeldOutPSNRHistory(every_n_steps=protocol.steps_per_epoch)
     logger = TensorBoardLogger(str(out / "tb"), name=name, version=f"seed_{protocol.seed}")
-    seconds = fit_row(model, dm, protocol.steps, [spectral, progress], logger, log_every_n_steps=protocol.steps_per_epoch)
+    seconds = fit_row(
+        model,
+        dm,
+        protocol.steps,
+        [spectral, progress],
+        logger,
+        label=f"{name} (seed {protocol.seed})",
+        log_every_n_steps=protocol.steps_per_epoch,
+    )
     scores = score_prediction(model.render(), dm.values_grid(), dm, protocol.num_bands)
     h = spectral.history_arrays()
     return {

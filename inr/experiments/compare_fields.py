@@ -186,7 +186,9 @@ def run_method(name: str, p: FieldProtocol, data: Callable[[], GridDataModule], 
     spectral = SpectralBiasCallback(num_bands=p.num_bands)
     progress = HeldOutPSNRHistory(every_n_steps=p.steps_per_epoch, data_range=p.domain.data_range)
     logger = TensorBoardLogger(str(out / "tb"), name=name, version=f"seed_{p.seed}")
-    seconds = fit_row(model, dm, p.steps, [spectral, progress], logger, log_every_n_steps=p.steps_per_epoch)
+    seconds = fit_row(
+        model, dm, p.steps, [spectral, progress], logger, label=f"{name} (seed {p.seed})", log_every_n_steps=p.steps_per_epoch
+    )
     scores = score_field(model.render(), dm.values_grid(), dm, p.domain.data_range, p.num_bands)
     h = spectral.history_arrays()
     return {

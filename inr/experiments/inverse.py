@@ -131,7 +131,7 @@ def fit_network(spec: Resolved, dm: MeasurementDataModule, steps: int) -> torch.
     torch.manual_seed(0)
     encoder, network, optimizer = spec.build()
     model = InverseFitting(encoder=encoder, network=network, out_channels=dm.out_channels, optimizer=optimizer)
-    fit_row(model, dm, steps)
+    fit_row(model, dm, steps, label=spec.name)
     return model.render().cpu()
 
 

@@ -1,11 +1,12 @@
 """Every method of the package, named once with its settings: the one registry that comparisons, tables and the
 config overlays (``configs/methods/*.yaml``) read.
 
-A method is an input mapping and a network with its optimiser. Its settings can depend on where it runs —
-the dimension of the coordinates, the training grid (a hash grid's finest level, BACON's band limit), the
-task's protocol (the paper's learning rate and scale per mapping and task, ``inr.experiments.protocols``),
-the output activation the target needs, the seed — so each method resolves, for a ``Setting``, into a
-``Resolved``: ``class_path``/``init_args`` of its encoder, network and optimiser, exactly as a config gives them.
+A method is an input mapping and a network with its optimiser (and, where the protocol decays the learning
+rate, its scheduler). Its settings can depend on where it runs — the dimension of the coordinates, the training
+grid (a hash grid's finest level, BACON's band limit), the task's protocol (the paper's learning rate and scale
+per mapping and task, ``inr.experiments.protocols``), the output activation the target needs, the seed — so each
+method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder, network,
+optimiser and scheduler, exactly as a config gives them.
 
     spec = METHODS["wire"].resolve(Setting(in_dim=1, train_side=512, output_activation="none"))
     spec.overlay()                     # the model.init_args block of a config
@@ -44,6 +45,8 @@ class Setting:
     ``protocol``: the task's mapping settings (``PROTOCOLS``: learning rates, positional scale, σ, m);
     ``hash_levels``/``hash_base``: the hash grid's level count and coarsest resolution (its finest is the
     training grid); ``width``/``depth``/``init``: the paper-style MLP of the four mappings.
+    ``hash_finest``: the hash grid's finest resolution where it is not the training grid's (a protocol of fresh
+    points has none); ``hash_log2_cap``: a cap on the hash grids' table size, T ≤ 2^k (None: each method's own T).
     """
 
     in_dim: int = 2
@@ -56,6 +59,8 @@ class Setting:
     seed: int = 0
     hash_levels: int = 16
     hash_base: int = 16
+    hash_finest: Optional[int] = None
+    hash_log2_cap: Optional[int] = None
 
     @property
     def nyquist(self) -> float:
@@ -65,28 +70,39 @@ class Setting:
 
 @dataclass(frozen=True)
 class Component:
-    """A class and its arguments, as a config's ``class_path`` and ``init_args``."""
+    """A class and its arguments, as a config's ``class_path`` and ``init_args``; an argument may itself be a
+    ``Component`` (an encoder wrapped in ``AffineEncoding``)."""
 
     class_path: str
     init_args: Mapping[str, Any] = field(default_factory=dict)
 
     def as_config(self) -> dict[str, Any]:
-        return {"class_path": self.class_path, "init_args": dict(self.init_args)}
+        args = {k: v.as_config() if isinstance(v, Component) else v for k, v in self.init_args.items()}
+        return {"class_path": self.class_path, "init_args": args}
 
     def cls(self) -> type:
         module, _, name = self.class_path.rpartition(".")
         return getattr(importlib.import_module(module), name)
 
+    def instantiate(self) -> Any:
+        """The object, its ``Component`` arguments built first."""
+        return self.cls()(**{k: v.instantiate() if isinstance(v, Component) else v for k, v in self.init_args.items()})
+
 
 @dataclass(frozen=True)
 class Resolved:
-    """A method for one ``Setting``: its encoder, network (built by the task as network(in, out)) and optimiser."""
+    """A method for one ``Setting``: its encoder, network (built by the task as network(in, out)), optimiser and
+    learning-rate scheduler (None: a constant rate). ``states_scheduler``: the overlay names the scheduler even
+    when there is none (``scheduler: null``), so that a method without one also replaces the scheduler of a base
+    config whose protocol decays the rate."""
 
     name: str
     encoder: Component
     network: Component
     optimizer: Component
     describe: str = ""
+    scheduler: Optional[Component] = None
+    states_scheduler: bool = False
 
     @property
     def lr(self) -> float:
@@ -94,33 +110,57 @@ class Resolved:
 
     def overlay(self) -> dict[str, Any]:
         """The ``model.init_args`` entries of a config (``--config image.yaml --config methods/<name>.yaml``)."""
-        return {"encoder": self.encoder.as_config(), "network": self.network.as_config(), "optimizer": self.optimizer.as_config()}
+        out = {"encoder": self.encoder.as_config(), "network": self.network.as_config(), "optimizer": self.optimizer.as_config()}
+        if self.scheduler is not None or self.states_scheduler:
+            out["scheduler"] = None if self.scheduler is None else self.scheduler.as_config()
+        return out
 
     def build(self) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
         """(encoder instance, network factory (in_dim, out_dim) -> module, optimizer factory params -> optimizer)."""
         optimizer_args = {k: tuple(v) if isinstance(v, list) else v for k, v in self.optimizer.init_args.items()}
         return (
-            self.encoder.cls()(**self.encoder.init_args),
+            self.encoder.instantiate(),
             partial(self.network.cls(), **self.network.init_args),
             partial(self.optimizer.cls(), **optimizer_args),
         )
 
+    def build_scheduler(self) -> Optional[Callable[..., Any]]:
+        """The scheduler factory, optimizer -> scheduler (a task's ``scheduler``), or None for a constant rate."""
+        return None if self.scheduler is None else partial(self.scheduler.cls(), **self.scheduler.init_args)
+
 
 @dataclass(frozen=True)
 class Method:
-    """A named method: ``resolve(setting)`` gives its settings there; ``summary`` says what it is and its source."""
+    """A named method: ``resolve(setting)`` gives its settings there; ``summary`` says what it is and its source.
+    ``scheduled``: its learning rate follows the protocol's decay (``lr_schedule``), as the paper's mappings do."""
 
     name: str
     summary: str
     resolve_fn: Callable[[Setting], tuple[Component, Component, float, dict, str]]
     dims: tuple[int, ...] = (1, 2, 3)
+    scheduled: bool = False
 
     def resolve(self, setting: Setting) -> Resolved:
         if setting.in_dim not in self.dims:
             raise ValueError(f"method {self.name!r} is defined for {', '.join(f'{d}-D' for d in self.dims)} coordinates only")
         encoder, network, lr, adam, describe = self.resolve_fn(setting)
         optimizer = Component("torch.optim.Adam", {"lr": lr, **adam})
-        return Resolved(self.name, encoder, network, optimizer, describe)
+        scheduler = lr_schedule(setting.protocol) if self.scheduled else None
+        decays = setting.protocol.lr_decay is not None
+        return Resolved(self.name, encoder, network, optimizer, describe, scheduler, states_scheduler=decays)
+
+
+def lr_schedule(p: MappingSettings) -> Optional[Component]:
+    """lr_t = lr·d^(t / (steps/2)), per step: the protocol's decay d per half run (the shape notebook's
+    ``optimizers.exponential_decay(lr, 5000, .1)``, lr = 5e-4, over its 10,000 steps); None for a constant rate.
+
+    Example:
+        >>> lr_schedule(PROTOCOLS["shape"]).init_args["gamma"] == 0.1 ** (1 / 5000)
+        True
+    """
+    if p.lr_decay is None:
+        return None
+    return Component("torch.optim.lr_scheduler.ExponentialLR", {"gamma": p.lr_decay ** (1 / max(1, p.steps // 2))})
 
 
 def identity(s: Setting) -> Component:
@@ -135,9 +175,34 @@ def paper_mlp(s: Setting) -> Component:
     )
 
 
+def frequencies(encoder: Component) -> int:
+    """m, the number of frequencies of a Fourier-feature encoder (out_dim = 2m).
+
+    Example:
+        >>> frequencies(Component("inr.encoders.PositionalEncoding", {"in_dim": 3, "num_frequencies": 85}))
+        255
+    """
+    args = encoder.init_args
+    if "num_features" in args:
+        return int(args["num_features"])
+    return int(args["in_dim"]) * int(args.get("num_frequencies", 1))
+
+
 def _mapping(name: str, encoder: Callable[[Setting], Component], describe: Callable[[Setting], str] = lambda s: ""):
+    """One of the paper's mappings into its MLP at the protocol's learning rate; where the protocol asks (the shape
+    notebook's ``input_encoder``), "none" feeds 2v − 1 and the Fourier features are divided by ‖a‖ = √m."""
+
     def resolve(s: Setting):
-        return encoder(s), paper_mlp(s), s.protocol.learning_rate(name), {}, describe(s)
+        enc, text, p = encoder(s), [describe(s)], s.protocol
+        if name == "none" and p.centred_input:
+            enc, text = Component("inr.encoders.AffineEncoding", {"encoder": enc, "scale": 2.0, "shift": -1.0}), ["2v − 1"]
+        elif name != "none" and p.normalised_features:
+            m = frequencies(enc)
+            enc = Component("inr.encoders.AffineEncoding", {"encoder": enc, "scale": 1 / math.sqrt(m)})
+            text.append(f"features ÷ √{m}")
+        if p.lr_decay is not None:
+            text.append(f"lr ×{p.lr_decay:g} per {max(1, p.steps // 2):,} steps")
+        return enc, paper_mlp(s), p.learning_rate(name), {}, ", ".join(t for t in text if t)
 
     return resolve
 
@@ -177,12 +242,15 @@ def hash_levels_text(n_levels: int, log2_size: int, base: int, finest: int, dim:
     return f"T = 2^{log2_size}: " + ", ".join(parts)
 
 
-def _hashgrid(log2_size: int):
-    """tiny-cuda-nn's HashGrid (2 features per level) with the finest level at the training grid's resolution,
-    a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam."""
+def _hashgrid(own_log2_size: int):
+    """tiny-cuda-nn's HashGrid (2 features per level) with the finest level at the training grid's resolution
+    (or the setting's ``hash_finest``), a 2 × 64 ReLU MLP (PyTorch init) and Instant-NGP's Adam; its table
+    T = 2^own_log2_size, or the setting's cap where that is smaller."""
 
     def resolve(s: Setting):
-        base = min(s.hash_base, s.train_side)
+        finest = s.hash_finest or s.train_side
+        log2_size = min(own_log2_size, s.hash_log2_cap or own_log2_size)
+        base = min(s.hash_base, finest)
         encoder = Component(
             "inr.encoders.HashGridEncoding",
             {
@@ -191,31 +259,37 @@ def _hashgrid(log2_size: int):
                 "n_features_per_level": 2,
                 "log2_hashmap_size": log2_size,
                 "base_resolution": base,
-                "finest_resolution": s.train_side,
+                "finest_resolution": finest,
             },
         )
         network = Component(
             "inr.networks.MLP", {"width": 64, "depth": 2, "activation": "relu", "output_activation": s.output_activation}
         )
         levels = f"{s.hash_levels} levels × 2, " if s.hash_levels != 16 else ""
+        levels += f"capped at 2^{log2_size}, " if log2_size < own_log2_size else ""
         return (
             encoder,
             network,
             1e-2,
             INSTANT_NGP_ADAM,
-            levels + hash_levels_text(s.hash_levels, log2_size, base, s.train_side, s.in_dim),
+            levels + hash_levels_text(s.hash_levels, log2_size, base, finest, s.in_dim),
         )
 
     return resolve
 
 
 def _siren(s: Setting):
-    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates; lr 5e-4
+    # SIREN's image network: 4 sine layers, ω₀ = 30 (Sitzmann et al. 2020), on raw coordinates; lr 5e-4. On fresh
+    # points (the shape protocol): lr 1e-4, the rate of SIREN's own shape fitting on fresh points per step
+    # (vsitzmann/siren experiment_scripts/train_sdf.py), and the depth of the setting's MLP, so that the shape
+    # comparison sets networks of one size side by side
+    fresh = s.protocol.sampling == "fresh"
+    depth, lr = (s.depth, 1e-4) if fresh else (4, 5e-4)
     network = Component(
         "inr.networks.SIREN",
-        {"width": s.width, "depth": 4, "first_omega_0": 30.0, "hidden_omega_0": 30.0, "output_activation": "none"},
+        {"width": s.width, "depth": depth, "first_omega_0": 30.0, "hidden_omega_0": 30.0, "output_activation": "none"},
     )
-    return identity(s), network, 5e-4, {}, f"4 × {s.width}, ω₀ = 30"
+    return identity(s), network, lr, {}, f"{depth} × {s.width}, ω₀ = 30"
 
 
 def _wire(s: Setting):
@@ -296,11 +370,12 @@ def _mfn(s: Setting):
 METHODS: dict[str, Method] = {
     m.name: m
     for m in [
-        Method("none", "raw coordinates into the paper's ReLU MLP", _mapping("none", identity)),
+        Method("none", "raw coordinates into the paper's ReLU MLP", _mapping("none", identity), scheduled=True),
         Method(
             "basic",
             "γ(v) = [cos 2πv, sin 2πv]",
             _mapping("basic", lambda s: Component("inr.encoders.BasicEncoding", {"in_dim": s.in_dim})),
+            scheduled=True,
         ),
         Method(
             "positional",
@@ -310,11 +385,13 @@ METHODS: dict[str, Method] = {
                 _positional,
                 lambda s: f"scale {s.protocol.positional_scale:g}, {s.protocol.positional_per_axis} per axis",
             ),
+            scheduled=True,
         ),
         Method(
             "gaussian",
             "Gaussian Fourier features B ~ N(0, σ²) (Tancik et al. 2020)",
             _mapping("gaussian", _gaussian, lambda s: f"σ = {s.protocol.gaussian_sigma:g}, m = {s.protocol.num_features}"),
+            scheduled=True,
         ),
         Method("siren", "SIREN: sine layers, ω₀ = 30 (Sitzmann et al. 2020)", _siren),
         # T = 2^19 holds every level of a 128² training grid densely; T = 2^12 hashes the finer ones
@@ -343,11 +420,29 @@ def method_names(text: str, available: Optional[tuple[str, ...]] = None) -> list
 
 
 # --- the config overlays ------------------------------------------------------------------------------
-# configs/methods/<name>.yaml: each method for image.yaml (256², every_other: a 128² training grid), and
-# configs/methods/text/<mapping>.yaml: the four mappings with the paper's text settings for image_text.yaml.
-# Each overlay also names the run's logger after its method, so runs of different methods keep their own
-# directories (and ``--ckpt_path last`` resumes the method's own run).
+# configs/methods/<name>.yaml: each method for image.yaml (256², every_other: a 128² training grid),
+# configs/methods/text/<mapping>.yaml: the four mappings with the paper's text settings for image_text.yaml, and
+# configs/methods/shape/<row>.yaml, configs/methods/shape_cpu/<row>.yaml: the shape comparison's rows for
+# shape_paper.yaml and shape.yaml (``SHAPE_SETTINGS``). Each overlay also names the run's logger after its method,
+# so runs of different methods keep their own directories (and ``--ckpt_path last`` resumes the method's own run).
 IMAGE_SETTING = Setting(in_dim=2, train_side=128)
+# The 3D shape protocols (``PROTOCOLS["shape"]``, the paper's sizes; ``"shape_cpu"``, CPU size): occupancy logits
+# (a linear output) of 3-D points; fresh points leave no training grid, so the hash grid's 16 levels run from N 16
+# to 512 per axis, its table capped at 2^17 at CPU size (3.2 M parameters, against 10.5 M at 2^19)
+SHAPE_ROWS = ("none", "basic", "positional", "gaussian", "siren", "hashgrid")
+SHAPE_SETTINGS: dict[str, Setting] = {
+    kind: Setting(
+        in_dim=3,
+        protocol=PROTOCOLS[kind],
+        output_activation="none",
+        width=PROTOCOLS[kind].width,
+        depth=PROTOCOLS[kind].depth,
+        init=PROTOCOLS[kind].init,
+        hash_finest=512,
+        hash_log2_cap=cap,
+    )
+    for kind, cap in (("shape", None), ("shape_cpu", 17))
+}
 OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
     **{f"{name}.yaml": (name, IMAGE_SETTING, "image.yaml", f"image_{name}") for name in METHODS},
     **{
@@ -358,6 +453,11 @@ OVERLAYS: dict[str, tuple[str, Setting, str, str]] = {
             f"image_text_{name}",
         )
         for name in MAPPING_METHODS
+    },
+    **{
+        f"{kind}/{name}.yaml": (name, SHAPE_SETTINGS[kind], base, f"{base.removesuffix('.yaml')}_{name}")
+        for kind, base in (("shape", "shape_paper.yaml"), ("shape_cpu", "shape.yaml"))
+        for name in SHAPE_ROWS
     },
 }
 

@@ -34,6 +34,7 @@ import lightning as L
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
 from inr.io.files import atomic_write
+from inr.io.progress import advance, reporting
 
 ROW_KEYS = ("method", "kind", "seed", "seconds", "steps")
 
@@ -57,18 +58,28 @@ def quiet_trainer(steps: int, logger: Any = False, callbacks: Sequence[L.Callbac
     return L.Trainer(**settings)
 
 
+class StepProgress(L.Callback):
+    """Tells the open progress report (``inr.io.progress``) how many of the run's steps are done."""
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        advance(trainer.global_step, trainer.max_steps)
+
+
 def fit_row(
     model: L.LightningModule,
     datamodule: L.LightningDataModule,
     steps: int,
     callbacks: Sequence[L.Callback] = (),
     logger: Any = False,
+    label: Optional[str] = None,
     **trainer_kwargs: Any,
 ) -> float:
-    """Train one row through ``quiet_trainer``; returns the fit's wall seconds and leaves the model in eval mode."""
-    trainer = quiet_trainer(steps, logger=logger, callbacks=callbacks, **trainer_kwargs)
+    """Train one row through ``quiet_trainer``; returns the fit's wall seconds and leaves the model in eval mode.
+    ``label``: the row's name in a progress line on stderr every few seconds while it trains (steps, ETA)."""
+    trainer = quiet_trainer(steps, logger=logger, callbacks=[*callbacks, StepProgress()], **trainer_kwargs)
     start = time.perf_counter()
-    trainer.fit(model, datamodule=datamodule)
+    with reporting(f"{label}: training" if label else "training"):
+        trainer.fit(model, datamodule=datamodule)
     seconds = time.perf_counter() - start
     model.eval()
     return seconds

@@ -115,7 +115,7 @@ def image_rows(name: str, table: Table, paths: list[Path], out: Path) -> list[di
         out_channels=3,
     )
     data = ImageDataModule(path=[str(p) for p, _ in members], resolution=table.resolution, split="every_other")
-    seconds = fit_row(task, data, table.steps)
+    seconds = fit_row(task, data, table.steps, label=f"{name}, {len(members)} members")
     rows = []
     for k, (path, seed) in enumerate(members):
         single = task.member(k)
@@ -168,7 +168,7 @@ def ct_rows(name: str, table: Table, phantom: int, dm: CTDataModule) -> list[dic
         optimizer=optimizer,
         out_channels=dm.out_channels,
     )
-    seconds = fit_row(task, dm, table.steps)
+    seconds = fit_row(task, dm, table.steps, label=f"{name}, phantom {phantom}")
     truth = dm.values_grid()
     rows = []
     for k, seed in enumerate(table.seeds):

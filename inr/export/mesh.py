@@ -5,10 +5,13 @@
 
 The command is ``inr-mesh`` (``inr.run.mesh``).
 
-Vertices are given in the grid's coordinates: a vertex at fractional voxel index (i, j, k) of a (D, H, W)
-render sits at (i/D, j/H, k/W) ∈ [0, 1)³, the same positions the network was trained on (axis order
-(z, y, x) = the grid's axes). Faces are oriented with normals pointing to lower field values: out of an
-occupancy or density shape, into the positive side of a signed distance.
+Files hold vertices in x, y, z order, as MeshLab, Blender and trimesh read them. A grid task's coordinates are
+its array's axes (z, y, x) (``INRModule.coordinate_axes``): a vertex at fractional voxel index (i, j, k) of a
+(D, H, W) render is written as (x, y, z) = (k/W, j/H, i/D), in [0, 1)³. A shape task (``ShapeFitting``) works in
+its mesh's own x, y, z (the normalised frame of ``inr.geometry.normalize``) and is meshed over its box, closed
+where the shape meets the box. Triangles turn counter-clockwise seen from outside: their normals
+(b − a) × (c − a) point to lower field values, out of an occupancy or density shape (and out of the negative
+side of a signed distance). Written and read through trimesh.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import torch
 from torch import Tensor
 
 from inr.errors import InputError, check_memory
+from inr.geometry.level_set import level_set_mesh, marching_cubes
 from inr.io.files import atomic_write
 from inr.modes import eval_mode
 from inr.sizes import grid_size
@@ -30,19 +34,26 @@ MESH_EXTENSIONS = (".ply", ".obj")
 
 
 def marching_cubes_mesh(volume: Union[Tensor, np.ndarray], level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The ``level`` iso-surface of a (D, H, W) grid of v = i / N samples -> vertices (V, 3) float32 in
-    grid coordinates and triangles (F, 3) int64 (scikit-image ``marching_cubes``, Lewiner et al. 2003)."""
-    from skimage.measure import marching_cubes
-
+    """The ``level`` iso-surface of a (D, H, W) grid of v = i / N samples -> vertices (V, 3) float32 in the
+    grid's axis order and coordinates, and triangles (F, 3) int64 whose normals point to lower values
+    (``inr.geometry.level_set.marching_cubes``: scikit-image, Lewiner et al. 2003)."""
     grid = volume.detach().cpu().numpy() if isinstance(volume, Tensor) else np.asarray(volume)
     if grid.ndim != 3 or min(grid.shape) < 2:
         raise InputError(f"marching cubes needs a (D, H, W) grid with at least 2 samples per axis, got {grid.shape}")
-    lo, hi = float(grid.min()), float(grid.max())
-    if not lo < level < hi:
-        raise InputError(f"the field never crosses level {level:g} (its values lie in [{lo:.3g}, {hi:.3g}]); no surface")
-    verts, faces, _, _ = marching_cubes(grid.astype(np.float32), level=level)
-    verts = verts / np.asarray(grid.shape, dtype=np.float32)  # voxel index -> coordinate v = i / N
-    return verts.astype(np.float32), faces.astype(np.int64)
+    try:
+        return marching_cubes(grid, level, np.zeros(3), 1.0 / np.asarray(grid.shape, dtype=np.float64))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def to_xyz(verts: np.ndarray, faces: np.ndarray, axes: str) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of coordinates in ``axes`` order ("zyx" or "xyz") -> x, y, z order. Reversing the axes is a
+    reflection, so the triangles' corners are reversed too and their normals keep pointing outward."""
+    if axes == "xyz":
+        return verts, faces
+    if axes != "zyx":
+        raise ValueError(f"coordinate axes must be 'zyx' or 'xyz', got {axes!r}")
+    return np.ascontiguousarray(verts[:, ::-1]), np.ascontiguousarray(faces[:, ::-1])
 
 
 @torch.no_grad()
@@ -53,11 +64,14 @@ def extract_mesh(
     channel: int = 0,
     chunk: Optional[int] = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Render ``model`` (an ``INRModule`` on 3-D coordinates) on a ``resolution``³ grid in chunks of
-    ``chunk`` coordinates and return the mesh of its ``level`` set of ``channel``.
+    """The ``level`` set of ``channel`` of ``model`` (an ``INRModule`` on 3-D coordinates): vertices (V, 3) in x, y, z
+    and outward triangles (F, 3).
 
-    ``level`` defaults to 0.5 (the decision boundary of an occupancy probability, the midpoint of a
-    density in [0, 1]); use 0 for a signed distance. Peak memory: one render chunk plus the D·H·W output.
+    A grid task is rendered on a ``resolution``³ grid of [0, 1)³ in chunks of ``chunk`` coordinates; a model with
+    a ``box`` (a shape task) is sampled over that box, both faces included, slab by slab, and its mesh closed.
+    ``level`` defaults to the model's ``level`` or 0.5 (the decision boundary of an occupancy probability, the
+    midpoint of a density in [0, 1]); use 0 for a signed distance. Peak memory: one render chunk (or slab) plus
+    the D·H·W output.
     """
     size = grid_size(resolution, 3, name="mesh resolution")
     if chunk is not None and chunk < 1:
@@ -67,51 +81,71 @@ def extract_mesh(
     check_memory(f"a mesh at resolution {size}", numel * 4 * (model.out_channels + 3), advice="choose a smaller --resolution")
     if model.encoder.in_dim != 3:
         raise InputError(f"a mesh needs a field on 3-D coordinates; this model takes {model.encoder.in_dim}-D")
+    level = float(getattr(model, "level", 0.5)) if level is None else level
+    box = getattr(model, "box", None)
     with eval_mode(model):
+        if box is not None:
+            if len(set(size)) != 1:
+                raise InputError(f"a shape is meshed on a cube of samples; give one --resolution, got {size}")
+            try:
+                verts, faces = level_set_mesh(
+                    lambda p: model.predict(p, chunk)[:, channel],
+                    box.detach().cpu().numpy(),
+                    size[0],
+                    level,
+                    getattr(model, "inside", "above"),
+                    model.device,
+                )
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            return to_xyz(verts, faces, getattr(model, "coordinate_axes", "xyz"))
         grid = model.render(size, chunk=chunk)[channel]  # (C, D, H, W) -> (D, H, W)
-    return marching_cubes_mesh(grid, 0.5 if level is None else level)
+    verts, faces = marching_cubes_mesh(grid, level)
+    return to_xyz(verts, faces, getattr(model, "coordinate_axes", "zyx"))
 
 
 def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray) -> Path:
-    """Write a triangle mesh as binary little-endian PLY (``.ply``) or Wavefront OBJ (``.obj``)."""
+    """Write a triangle mesh, vertices (V, 3) in x, y, z, as binary little-endian PLY (``.ply``) or Wavefront OBJ
+    (``.obj``) through trimesh; the file appears whole or not at all."""
+    import trimesh
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in MESH_EXTENSIONS:
         raise InputError(f"{path}: unsupported mesh extension {path.suffix!r}; use .ply or .obj")
     path.parent.mkdir(parents=True, exist_ok=True)
-    verts = np.ascontiguousarray(verts, dtype="<f4")
-    if suffix == ".ply":
-        header = (
-            "ply\nformat binary_little_endian 1.0\ncomment inr: vertices in grid coordinates [0,1)^3\n"
-            f"element vertex {len(verts)}\nproperty float x\nproperty float y\nproperty float z\n"
-            f"element face {len(faces)}\nproperty list uchar int vertex_indices\nend_header\n"
-        )
-        rows = np.empty(len(faces), dtype=[("n", "u1"), ("v", "<i4", (3,))])  # one record per triangle
-        rows["n"], rows["v"] = 3, faces
-        with atomic_write(path, "wb") as f:
-            f.write(header.encode("ascii"))
-            f.write(verts.tobytes())
-            f.write(rows.tobytes())
-    else:
-        with atomic_write(path, "w") as f:
-            f.write("# inr: vertices in grid coordinates [0,1)^3\n")
-            np.savetxt(f, verts, fmt="v %.6f %.6f %.6f")
-            np.savetxt(f, np.asarray(faces) + 1, fmt="f %d %d %d")  # OBJ indices start at 1
+    mesh = trimesh.Trimesh(np.asarray(verts, dtype=np.float32), np.asarray(faces, dtype=np.int64), process=False)
+    data = mesh.export(file_type=suffix[1:], **({"encoding": "binary"} if suffix == ".ply" else {"include_normals": False}))
+    with atomic_write(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
     return path
 
 
 def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
-    """Read back a mesh written by ``write_mesh``: vertices (V, 3) float32, triangles (F, 3) int64."""
-    path = Path(path)
-    if path.suffix.lower() == ".obj":
-        lines = path.read_text().splitlines()
-        verts = np.array([ln.split()[1:4] for ln in lines if ln.startswith("v ")], dtype=np.float32)
-        faces = np.array([ln.split()[1:4] for ln in lines if ln.startswith("f ")], dtype=np.int64) - 1
-        return verts.reshape(-1, 3), faces.reshape(-1, 3)
-    data = path.read_bytes()
-    end = data.index(b"end_header\n") + len(b"end_header\n")
-    header = data[:end].decode("ascii").splitlines()
-    count = {ln.split()[1]: int(ln.split()[2]) for ln in header if ln.startswith("element")}
-    verts = np.frombuffer(data, dtype="<f4", count=3 * count["vertex"], offset=end).reshape(-1, 3)
-    rows = np.frombuffer(data, dtype=[("n", "u1"), ("v", "<i4", (3,))], count=count["face"], offset=end + verts.nbytes)
-    return verts.copy(), rows["v"].astype(np.int64)
+    """Read a mesh file through trimesh, as stored (nothing merged): vertices (V, 3) float32 in x, y, z, triangles (F, 3) int64."""
+    import trimesh
+
+    mesh = trimesh.load(str(path), force="mesh", process=False)
+    return np.asarray(mesh.vertices, dtype=np.float32), np.asarray(mesh.faces, dtype=np.int64)
+
+
+def mesh_report(verts: np.ndarray, faces: np.ndarray) -> str:
+    """One line on a mesh: vertices, triangles, watertight or not (with its open edges), connected components.
+
+    Example:
+        >>> from inr.geometry.procedural import torus_mesh
+        >>> mesh_report(*torus_mesh(1.0, 0.3, segments=16, sides=8))
+        '128 vertices, 256 triangles, watertight, 1 connected component'
+    """
+    import trimesh
+
+    mesh = trimesh.Trimesh(verts, faces, process=True)  # merged vertices: edges shared by position
+    components = len(trimesh.graph.connected_components(mesh.face_adjacency, nodes=np.arange(len(mesh.faces))))
+    if mesh.is_watertight:
+        closed = "watertight"
+    else:
+        edges = trimesh.grouping.group_rows(mesh.edges_sorted, require_count=1)
+        closed = f"not watertight ({len(edges):,} open edges)"
+    return (
+        f"{len(verts):,} vertices, {len(faces):,} triangles, {closed}, {components} connected component{'s' * (components != 1)}"
+    )

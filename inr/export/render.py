@@ -4,7 +4,10 @@
 - a 1-D field (a signal): ``field.png``, each channel plotted over v;
 - a 2-D field (an image): ``image.png``, 8-bit, with 1, 3 or 4 channels as rendered;
 - a video: ``frames/frame_0000.png``… and ``video.<mp4|webm|gif>``;
-- a volume: ``slices/slice_0000.png``… along the first axis and ``slices.<mp4|webm|gif>``, a sweep through them.
+- a volume: ``slices/slice_0000.png``… along the first axis and ``slices.<mp4|webm|gif>``, a sweep through them;
+- the views of a radiance field (channels colour, depth, accumulation): ``frames/frame_0000.png``… and
+  ``video.<ext>`` of the colour, ``depth.<ext>`` (near: bright, far and empty: dark, scaled over the pixels the
+  field covers) and ``accumulation.<ext>`` (the opacity along each ray), as nerfstudio's render writes them.
 
 PNGs and videos show values in [0, 1]; a field that leaves [0, 1] (a signed distance, a raw regression) is
 shown mapped linearly from its own [min, max], and the ``.npy`` keeps the values. The files are staged in a
@@ -28,7 +31,7 @@ from inr.errors import InputError
 from inr.io.files import atomic_write
 from inr.io.video import pyav_available, require_pyav, to_uint8, write_video
 
-KINDS = ("signal", "image", "video", "volume")
+KINDS = ("signal", "image", "video", "volume", "views")
 VIDEO_CHOICES = ("auto", "mp4", "webm", "gif", "none")
 
 
@@ -57,7 +60,7 @@ def choose_video(video: str) -> Optional[str]:
     return None if video == "none" else video
 
 
-FRAME_FOLDERS = {"video": ("frames", "frame"), "volume": ("slices", "slice")}
+FRAME_FOLDERS = {"video": ("frames", "frame"), "volume": ("slices", "slice"), "views": ("frames", "frame")}
 
 
 def check_frame_folder(out: Path, kind: str) -> None:
@@ -105,6 +108,42 @@ def _plot(path: Path, field: np.ndarray) -> None:
         fig.savefig(f, format="png", dpi=110)
 
 
+def depth_display(depth: np.ndarray, opacity: np.ndarray) -> np.ndarray:
+    """Depth (V, H, W) shown in [0, 1]: near bright, far dark, scaled over the pixels whose accumulated opacity
+    exceeds ½ (empty pixels: 0), so the object, not the far plane, spans the range.
+
+    Example:
+        >>> depth_display(np.array([[[2.0, 4.0, 9.0]]]), np.array([[[1.0, 1.0, 0.0]]])).round(2).tolist()
+        [[[1.0, 0.0, 0.0]]]
+    """
+    covered = opacity > 0.5
+    if not covered.any():
+        return np.zeros_like(depth)
+    near, far = float(depth[covered].min()), float(depth[covered].max())
+    shown = 1.0 - (depth - near) / max(far - near, 1e-12)
+    return np.where(covered, np.clip(shown, 0.0, 1.0), 0.0)
+
+
+def _views(stage: Path, values: np.ndarray, video: Optional[str], fps: float) -> list[str]:
+    """The files of a radiance field's views, values (C + 2, V, H, W): colour, then depth and accumulation."""
+    colour, depth, opacity = values[:-2], values[-2], values[-1]
+    frames = to_uint8(np.moveaxis(np.clip(colour, 0.0, 1.0), 0, -1))  # (C, V, H, W) -> (V, H, W, C)
+    (stage / "frames").mkdir()
+    for i, frame in enumerate(frames):
+        _png(stage / "frames" / f"frame_{i:04d}.png", frame)
+    names = ["frames"]
+    if video is not None:
+        grey = lambda x: np.repeat(to_uint8(x)[..., None], 3, axis=-1)  # (V, H, W) -> (V, H, W, 3)
+        for name, clip in (
+            ("video", frames),
+            ("depth", grey(depth_display(depth, opacity))),
+            ("accumulation", grey(np.clip(opacity, 0, 1))),
+        ):
+            write_video(stage / f"{name}.{video}", clip, fps=fps)
+            names.append(f"{name}.{video}")
+    return names
+
+
 def write_field(
     field: Tensor, out: Path, kind: Literal["signal", "image", "video", "volume"], video: Optional[str] = None, fps: float = 8.0
 ) -> list[Path]:
@@ -122,7 +161,9 @@ def write_field(
         with atomic_write(stage / "field.npy") as f:
             np.save(f, np.moveaxis(values, 0, -1))  # (C, *shape) -> (*shape, C)
         shown = (values - lo) / (hi - lo)
-        if kind == "signal":
+        if kind == "views":
+            names += _views(stage, values, video, fps)
+        elif kind == "signal":
             _plot(stage / "field.png", values)
             names.append("field.png")
         elif kind == "image":

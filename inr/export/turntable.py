@@ -18,8 +18,8 @@ def turntable_frames(
 ) -> np.ndarray:
     """Frames (T, size, size, 3) uint8 of the mesh seen from azimuths 360°·t/T at ``elevation`` degrees.
 
-    The grid's axes (z, y, x) are drawn as (x, y) horizontal and z up; the view is centred on the mesh
-    and scaled to its largest extent, the same for every frame.
+    Vertices are x, y, z (as ``inr.export.mesh`` writes them), drawn with x, y horizontal and z up; the view is
+    centred on the mesh and scaled to its largest extent, the same for every frame.
     """
     if frames < 1 or size < 16:
         raise InputError(f"a turntable needs frames ≥ 1 and size ≥ 16, got {frames} and {size}")
@@ -32,7 +32,7 @@ def turntable_frames(
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     step = max(1, -(-len(faces) // max_triangles))  # ceil: keep every step-th triangle
-    points = np.asarray(verts, dtype=np.float64)[:, [2, 1, 0]]  # (z, y, x) -> (x, y, z): z drawn upwards
+    points = np.asarray(verts, dtype=np.float64)  # (x, y, z): z drawn upwards
     triangles = points[np.asarray(faces)[::step]]  # (F, 3, 3)
     centre = (points.max(0) + points.min(0)) / 2
     half = float((points.max(0) - points.min(0)).max()) / 2 or 0.5

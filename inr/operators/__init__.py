@@ -19,3 +19,16 @@ __all__ = [
     "Downsample",
     "AdditiveNoise",
 ]
+
+
+def __getattr__(name: str):
+    """``DeepinvOperator`` on first use: it imports deepinv (an optional extra, seconds to import)."""
+    if name == "DeepinvOperator":
+        try:
+            from inr.operators.deepinv_physics import DeepinvOperator
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] != "deepinv":
+                raise
+            raise ImportError("inr.operators.DeepinvOperator needs deepinv: pip install 'inr[interop]'") from None
+        return DeepinvOperator
+    raise AttributeError(f"module 'inr.operators' has no attribute {name!r}")

@@ -46,6 +46,11 @@ class Operator(nn.Module):
         _, pullback = vjp(self.forward, x0)
         return pullback(y)[0]
 
+    def simulate(self, x: Tensor, seed: int = 0) -> Tensor:
+        """The measurements a simulation records from the field x: A x here; an operator that carries its own
+        noise model (``DeepinvOperator``) draws it with ``seed``."""
+        return self(x)
+
     def measurement_shape(self, channels: int) -> tuple[int, ...]:
         """Shape of A x for a field of ``channels`` channels (computed by one forward pass of zeros)."""
         with torch.no_grad():

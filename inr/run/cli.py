@@ -120,6 +120,9 @@ def condense_config_error(text: str) -> str:
     keys, classes, leaf = [], [], None
     for raw in text.splitlines():
         line = raw.strip()
+        if m := re.match(r"Given value: Namespace\(class_path='([^']+)'", line):
+            classes.append(m.group(1))  # a class that failed to build: its own exception is the complaint
+            continue
         if not line or line.lstrip("- ").startswith(_STRUCTURE):
             continue
         if m := re.match(r'Parser key "([^"]+)":', line):
@@ -172,6 +175,11 @@ class INRCLI(LightningCLI):
         if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= SEED_MAX:
             raise InputError(f"seed_everything must be between 0 and {SEED_MAX} (or true: a random seed), got {seed}")
         super()._set_seed()
+
+    def _parse_ckpt_path(self) -> None:
+        """Nothing: LightningCLI would parse a checkpoint's hyper-parameters into the command's config, importing the
+        classes they name. Here the command's config defines the model, and a checkpoint is data checked against it
+        (``inr.run.checkpoints``); this CLI has no subcommand key, so Lightning's version returns early anyway."""
 
     def before_instantiate_classes(self) -> None:
         """Refuse a ``model.mode`` that contradicts ``data.mode`` (the link would silently replace it), and a model
@@ -246,6 +254,13 @@ def add_predict_arguments(parser) -> None:
     )
     parser.add_argument("--fps", type=Union[int, float], default=8, help="frames per second of that video")
     parser.add_argument("--member", type=Optional[int], default=None, help="k: the member rendered, for a model with members")
+    parser.add_argument(
+        "--camera_path",
+        type=Optional[str],
+        default=None,
+        help="a radiance field's cameras: views (the data's, default), orbit, spiral, or a camera-path JSON file",
+    )
+    parser.add_argument("--frames", type=int, default=60, help="frames of an orbit or spiral camera path")
 
 
 def build_cli(args: list[str], command: str = "fit") -> INRCLI:

@@ -27,9 +27,9 @@ import yaml
 
 from inr.errors import EXIT_INPUT, InputError
 from inr.io.files import atomic_write, fsync_directory
+from inr.io.trusted import check_trusted_config
 from inr.run.checkpoints import CheckpointError, read_checkpoint
 from inr.run.config_loader import load_config_text
-from inr.run.trusted import check_trusted_config
 
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
 

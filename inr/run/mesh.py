@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Optional, Union
 
 from inr.errors import EXIT_INPUT, InputError
-from inr.export.mesh import MESH_EXTENSIONS, extract_mesh, write_mesh
+from inr.export.mesh import MESH_EXTENSIONS, extract_mesh, mesh_report, write_mesh
 from inr.export.turntable import turntable_frames
+from inr.io.progress import reporting
 from inr.io.video import ENCODERS, WRITABLE, require_pyav, write_video
 from inr.run.model_loader import load_model
 from inr.run.program import program_name
@@ -34,14 +35,14 @@ def check_video_target(path: Union[str, Path], frames: int) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> Path:
-    """``inr-mesh`` / ``python -m inr.export.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
+    """``inr-mesh`` / ``python -m inr.run.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
     prog = program_name("inr-mesh", "python -m inr.run.mesh")
     parser = argparse.ArgumentParser(prog=prog, description="Mesh the level set of a trained 3D field.")
     parser.add_argument("--ckpt", required=True, help="checkpoint of a VolumeFitting (or other 3-D) run")
     parser.add_argument("--out", required=True, help="output mesh, .ply or .obj")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
     parser.add_argument("--resolution", type=int, default=128, help="render grid per axis (default 128)")
-    parser.add_argument("--level", type=float, default=None, help="iso-level (default 0.5; 0 for a signed distance)")
+    parser.add_argument("--level", type=float, default=None, help="iso-level (default: the model's, 0.5 or 0 for a distance)")
     parser.add_argument("--chunk", type=int, default=None, help="coordinates per forward pass")
     parser.add_argument("--turntable", default=None, help="also a turntable video of the mesh (.mp4, .webm or .gif)")
     parser.add_argument("--frames", type=int, default=36, help="frames of the turntable (default 36, one per 10°)")
@@ -56,7 +57,8 @@ def main(argv: Optional[list[str]] = None) -> Path:
         if args.turntable is not None:
             check_video_target(args.turntable, args.frames)
         model = load_model(args.ckpt, args.config)
-        verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
+        with reporting(f"mesh: sampling the field at {args.resolution}³"):
+            verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
         out = write_mesh(args.out, verts, faces)
         if args.turntable is not None:
             write_video(args.turntable, turntable_frames(verts, faces, args.frames), fps=12)
@@ -67,7 +69,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
     except OSError as exc:
         print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
         raise SystemExit(EXIT_INPUT) from None
-    print(f"mesh: {len(verts):,} vertices, {len(faces):,} triangles -> {out}")
+    print(f"mesh: {mesh_report(verts, faces)} -> {out}")
     return out
 
 

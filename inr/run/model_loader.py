@@ -5,7 +5,7 @@
 
 Used by ``inr-mesh``, the turntable command and notebooks. The weights are read with
 ``torch.load(weights_only=True)``; the config beside them builds only classes of the trusted packages and
-imports nothing from the run directory (``inr.run.trusted``).
+imports nothing from the run directory (``inr.io.trusted``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Optional, Union
 
 from inr.errors import InputError
+from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
 from inr.run.checkpoints import check_finite, check_matches_model, read_checkpoint
 from inr.run.config_loader import load_config_text
-from inr.run.trusted import check_trusted_config, refuse_untrusted_imports
 
 
 def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
@@ -45,6 +45,9 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
     state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
     # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
     model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
+    # so is a task's mode (occupancy, density, sdf): without it an sdf or density model would be rebuilt as occupancy
+    if state.get("hyper_parameters", {}).get("mode") is not None:
+        model_cfg["init_args"].setdefault("mode", state["hyper_parameters"]["mode"])
     parser = LightningArgumentParser(exit_on_error=False)
     parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
     try:

@@ -18,13 +18,15 @@ from inr.export.render import write_field
 
 
 def field_kind(pl_module: L.LightningModule, ndim: int) -> str:
-    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting`` (frames) and
-    ``RadianceFieldFitting`` (its views), else a ``volume``."""
+    """``signal`` / ``image`` for 1-D / 2-D grids; a 3-D grid is a ``video`` for ``VideoFitting`` (frames), the
+    ``views`` of a ``RadianceFieldFitting`` (colour, depth, accumulation), else a ``volume``."""
     from inr.tasks.radiance import RadianceFieldFitting
     from inr.tasks.video import VideoFitting
 
+    if isinstance(pl_module, RadianceFieldFitting):
+        return "views"
     if ndim == 3:
-        return "video" if isinstance(pl_module, (VideoFitting, RadianceFieldFitting)) else "volume"
+        return "video" if isinstance(pl_module, VideoFitting) else "volume"
     return {1: "signal", 2: "image"}.get(ndim, "volume")
 
 
@@ -48,7 +50,7 @@ class FieldWriter(BasePredictionWriter):
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         if self.output_dir is None:
-            from inr.run.resume import run_dir
+            from inr.io.run_dir import run_dir
 
             self.output_dir = str(run_dir(trainer) / "predictions")
 

@@ -24,7 +24,7 @@ from lightning.pytorch.loggers import Logger
 
 from inr.errors import InputError
 from inr.io.files import atomic_write
-from inr.io.run_dir import logger_root, run_dir
+from inr.io.run_dir import logger_root, run_dir, shared_run_dir
 from inr.run.checkpoints import (
     MODEL_CONFIG_KEY,
     CheckpointError,
@@ -248,16 +248,16 @@ class RunConfigRecorder(SaveConfigCallback):
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         if self.already_saved:
             return
-        log_dir = trainer.log_dir  # broadcasts from rank 0: read on every rank
-        if trainer.is_global_zero and not self.resume_in_place and log_dir is not None:
+        log_dir = shared_run_dir(trainer)  # broadcasts from rank 0: read on every rank
+        if trainer.is_global_zero and not self.resume_in_place:
             Path(log_dir).mkdir(parents=True, exist_ok=True)
             with atomic_write(Path(log_dir) / CONFIG_NAME, "w") as f:
                 f.write(self.parser.dump(self.config, skip_none=False))
         self.already_saved = True
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        log_dir = trainer.log_dir  # broadcasts from rank 0: read on every rank, or rank 0 waits there alone
-        if not self.resume_in_place or not trainer.is_global_zero or log_dir is None:
+        log_dir = shared_run_dir(trainer)  # broadcasts from rank 0: read on every rank, or rank 0 waits there alone
+        if not self.resume_in_place or not trainer.is_global_zero:
             return
         directory = Path(log_dir)
         text = self.parser.dump(self.config, skip_none=False)

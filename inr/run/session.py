@@ -21,7 +21,10 @@ from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
+from inr.callbacks.media import latest_reconstruction
+from inr.data.cameras import read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
+from inr.io.progress import reporting
 from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import (
@@ -126,6 +129,27 @@ def guard_restore(trainer: Any, checkpoint: str) -> None:
         setattr(connector, name, guarded(getattr(connector, name)))
 
 
+def camera_path_shape(model: Any, data: Any, camera_path: Optional[str], frames: int) -> tuple[tuple[int, ...], Optional[float]]:
+    """The grid a predict renders before ``--shape``/``--scale`` and the path's own frame rate (or None): the
+    data's grid, or for a radiance field with ``--camera_path`` (orbit, spiral or a JSON file) one view per
+    camera of the path (set as ``model.predict_camera_path``)."""
+    shape = tuple(data.shape)
+    if camera_path in (None, "views"):
+        return shape, None
+    if not hasattr(model, "predict_poses"):
+        raise InputError(
+            f"--camera_path {camera_path}: only a radiance field renders camera views; this model is a {type(model).__name__}"
+        )
+    if camera_path in ("orbit", "spiral"):
+        if not 1 <= frames <= 100_000:
+            raise InputError(f"--frames must be between 1 and 100,000, got {frames}")
+        model.predict_camera_path = (camera_path, frames)
+        return (frames, *shape[1:]), None
+    poses, fps = read_camera_path(camera_path)
+    model.predict_camera_path = poses
+    return (len(poses), *shape[1:]), fps
+
+
 class Session:
     """One command: the CLI, the checkpoint plan, the run's lock and the signal handling, and how it ends."""
 
@@ -206,7 +230,10 @@ class Session:
                 raise InputError(f"predict: the model holds {members} members; choose one with --member k (0..{members - 1})")
             model.predict_member = member
         fixed = tuple(getattr(model, "predict_fixed_axes", ()))
-        shape = data.predict_shape = render_shape(tuple(data.shape), config.get("shape"), config.get("scale"), fixed)
+        data_shape, path_fps = camera_path_shape(model, data, config.get("camera_path"), config.get("frames"))
+        if path_fps is not None and "--fps" not in self.args:  # the camera path's own frame rate, unless one is given
+            fps = path_fps
+        shape = data.predict_shape = render_shape(data_shape, config.get("shape"), config.get("scale"), fixed)
         if config.get("out") is not None:  # refused before rendering: predict never deletes files it did not write
             check_frame_folder(Path(config.get("out")), field_kind(model, len(shape)))
         # the render on the device, its host copy, the display copy and its 8-bit frames (float32 values)
@@ -225,7 +252,8 @@ class Session:
         if self.command == "fit":
             return trainer.fit(model, datamodule=data, ckpt_path=ckpt, weights_only=True)
         if self.command == "predict":
-            return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
+            with reporting("predict: rendering"):
+                return trainer.predict(model, datamodule=data, ckpt_path=ckpt, weights_only=True, return_predictions=False)
         run = trainer.validate if self.command == "validate" else trainer.test
         return run(model, datamodule=data, ckpt_path=ckpt, weights_only=True, verbose=False)
 
@@ -240,9 +268,14 @@ class Session:
                 file=sys.stderr,
                 flush=True,
             )
-            metrics = self.cli.model.evaluate()
+            with reporting("closing evaluation"):
+                metrics = self.cli.model.evaluate()
             parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
-            print(f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}", flush=True)
+            picture = latest_reconstruction(where)
+            shown = f" | reconstruction {picture}" if picture is not None else ""
+            print(
+                f"summary: {' | '.join(parts)} | {seconds:.1f} s | steps {trainer.global_step} | logs {where}{shown}", flush=True
+            )
         elif self.command == "predict":
             shapes = ", ".join("×".join(map(str, s)) for s in self.writer.shapes)
             files = ", ".join(p.name + ("/" if p.is_dir() else "") for p in self.writer.written)

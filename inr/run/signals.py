@@ -39,16 +39,15 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 from typing import Any, Optional
 
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
-from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from inr.errors import EXIT_SIGINT, EXIT_SIGTERM
+from inr.io.run_dir import run_dir
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 EXIT_CODES = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
@@ -232,11 +231,7 @@ def interrupt_checkpoint_path(trainer: L.Trainer) -> str:
     for cb in trainer.checkpoint_callbacks:
         if isinstance(cb, ModelCheckpoint) and cb.dirpath:
             return os.path.join(cb.dirpath, f"{cb.CHECKPOINT_NAME_LAST}{cb.FILE_EXTENSION}")
-    root = trainer.default_root_dir
-    if trainer.loggers:  # the directory Trainer.log_dir would give
-        logger = trainer.loggers[0]
-        root = (logger.log_dir if isinstance(logger, (TensorBoardLogger, CSVLogger)) else logger.save_dir) or root
-    return str(Path(root) / "checkpoints" / "last.ckpt")
+    return str(run_dir(trainer) / "checkpoints" / "last.ckpt")
 
 
 def pass_on_to_started_ranks(trainer: Optional[L.Trainer]) -> None:

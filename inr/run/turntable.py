@@ -34,11 +34,11 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--ckpt", required=True, help="checkpoint of a RadianceFieldFitting run")
     parser.add_argument("--out", required=True, help="output video: .gif, .mp4 or .webm")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
-    parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--frames", type=int, default=60, help="frames of one turn (default 60)")
     parser.add_argument("--elevation", type=float, default=30.0, help="camera elevation in degrees")
     parser.add_argument("--radius", type=float, default=None, help="camera distance (default: the training cameras')")
     parser.add_argument("--resolution", type=int, default=None, help="frame width in pixels (default: the training views')")
-    parser.add_argument("--fps", type=float, default=20.0)
+    parser.add_argument("--fps", type=float, default=20.0, help="frames per second of the video (default 20)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:

@@ -5,6 +5,7 @@ from inr.tasks.conv import ConvFitting
 from inr.tasks.image import ImageFitting
 from inr.tasks.inverse import InverseFitting
 from inr.tasks.radiance import RadianceFieldFitting
+from inr.tasks.shape import ShapeFitting
 from inr.tasks.signal import SignalFitting
 from inr.tasks.video import VideoFitting
 from inr.tasks.volume import VolumeFitting
@@ -16,6 +17,7 @@ __all__ = [
     "ConvFitting",
     "InverseFitting",
     "RadianceFieldFitting",
+    "ShapeFitting",
     "SignalFitting",
     "VolumeFitting",
     "VideoFitting",

@@ -21,6 +21,7 @@ Extension points (override only what differs):
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -34,16 +35,20 @@ from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
 
+import inr.tasks.graphs as graphs
+import inr.tasks.steps as steps
 from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
+from inr.io.progress import advance
+from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
 from inr.modes import eval_mode
 from inr.networks import MLP
-from inr.tasks import graphs, steps
 from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.members import install as install_members
 from inr.tasks.members import resolve_members
 from inr.tasks.optimizers import make_optimizer
+from inr.tasks.parts import build_parts, import_class
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
 # held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
@@ -81,6 +86,8 @@ class INRModule(L.LightningModule):
 
     default_in_dim = 2
     default_output_activation = "none"
+    # the world axes of the coordinates, in input order: grid tasks read (z, y, x) = the array's axes; meshes are written in x, y, z
+    coordinate_axes = "zyx"
 
     def __init__(
         self,
@@ -107,7 +114,9 @@ class INRModule(L.LightningModule):
         stacked = members is not None or member_seeds is not None or member_encoders is not None
         if stacked:
             members, member_seeds = resolve_members(members, member_seeds, member_encoders)
-        ignore = ["encoder", "network", "optimizer", "scheduler", "member_encoders"]
+        # Given by the command line, the parts are their configs (class_path / init_args), which Lightning's
+        # load_from_checkpoint rebuilds; built in Python, they are objects, which hyper-parameters cannot hold.
+        ignore = [] if given_as_config() else ["encoder", "network", "optimizer", "scheduler", "member_encoders"]
         self.save_hyperparameters(ignore=ignore if stacked else [*ignore, "members", "member_seeds"])
         if stacked:  # as resolved (the CLI gives the hyper-parameters as configured)
             self.hparams.update(members=members, member_seeds=member_seeds)
@@ -179,8 +188,22 @@ class INRModule(L.LightningModule):
         """(encoder, network) when the field is f(v) = network(encoder(v)), else None (``field`` overridden)."""
         return (self.encoder, self.network) if type(self).field is INRModule.field else None
 
+    # A task whose loss differentiates the field with respect to its coordinates (∂f/∂v: an eikonal term, gradient
+    # supervision) sets this: the full batch's encoding is then never cached, which would cut the graph at v.
+    needs_coordinate_gradients: bool = False
+
+    def target_channels(self) -> int:
+        """Channels of the data's target for this task: its output width, unless the target is something else than
+        the field (e.g. ∂f/∂v, d·C channels for C outputs), which a task says by overriding this."""
+        return self.out_channels
+
     def _encode_training_batch(self, coords: Tensor, full_batch: bool) -> Tensor:
-        fixed = full_batch and self.cache_encoding and not any(p.requires_grad for p in self.encoder.parameters())
+        fixed = (
+            full_batch
+            and self.cache_encoding
+            and not self.needs_coordinate_gradients
+            and not any(p.requires_grad for p in self.encoder.parameters())
+        )
         if not fixed:
             return self.encoder(coords)
         if self._encoding_cache is None or self._encoding_cache[0] is not coords:
@@ -210,6 +233,7 @@ class INRModule(L.LightningModule):
         for start in range(0, grid.numel, chunk):
             index = torch.arange(start, min(start + chunk, grid.numel), device=self.device)
             out[start : start + len(index)] = self.postprocess(self(grid.coords(index)))
+            advance(start + len(index), grid.numel)  # a command waiting on this render shows how far it is
         return out.T.reshape(self.out_channels, *shape)  # (N, C) -> (C, *shape)
 
     # --- the data the task is attached to -----------------------------------------------------------
@@ -242,8 +266,15 @@ class INRModule(L.LightningModule):
             raise InputError(
                 f"model.encoder expects {self.encoder.in_dim}-D coordinates but the data is {dm.ndim}-D; set in_dim: {dm.ndim}"
             )
-        if dm.out_channels != self.out_channels:
-            raise InputError(f"model.out_channels is {self.out_channels} but the data has {dm.out_channels} channels")
+        if dm.out_channels != self.target_channels():
+            expected = (
+                f"{self.target_channels()} (for {self.out_channels} outputs)"
+                if self.target_channels() != self.out_channels
+                else str(self.out_channels)
+            )
+            raise InputError(
+                f"model.out_channels is {self.out_channels}: the data needs {expected} channels, it has {dm.out_channels}"
+            )
         if getattr(dm, "targets", 1) > 1 and self.members is None:
             raise InputError(
                 f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
@@ -449,6 +480,39 @@ class INRModule(L.LightningModule):
         self._encoding_cache = None
         steps.carry_step_count(checkpoint, self.automatic_optimization)
 
+    @classmethod
+    def load_from_checkpoint(cls, checkpoint_path: Any, map_location: Any = None, strict: Optional[bool] = None, **kwargs: Any):
+        """Lightning's ``load_from_checkpoint``, reading the checkpoint as data: a run trained by the command line
+        is rebuilt from the configuration recorded in its hyper-parameters (or, for older checkpoints, in its
+        ``inr_model_config``), building only classes of ``inr``, ``torch`` and ``lightning``; ``kwargs`` override
+        recorded arguments (a model built in Python: pass its ``encoder=...``, ``network=...``).
+
+            model = ImageFitting.load_from_checkpoint("runs/image/version_0/checkpoints/last.ckpt")
+        """
+        path = str(checkpoint_path)
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
+        hparams = dict(checkpoint.get("hyper_parameters") or {})
+        recorded = checkpoint.get("inr_model_config") or {}
+        for key, value in (recorded.get("init_args") or {}).items():  # older runs: their parts from the run's config
+            hparams.setdefault(key, value)
+        hparams.pop("_instantiator", None)
+        class_path = hparams.pop("_class_path", None)
+        check_trusted_config({"class_path": class_path, **hparams} if class_path else hparams, path, "hyper_parameters")
+        target = import_class(class_path) if class_path is not None else cls
+        if not issubclass(target, cls):
+            raise InputError(f"{path}: a checkpoint of {class_path}, not of {cls.__name__}")
+        accepted = init_arguments(target)  # the CLI also records values linked into every model (``mode``)
+        hparams = {k: v for k, v in hparams.items() if k in accepted}
+        with refuse_untrusted_imports(path):
+            parts = {k: v for k, v in build_parts(hparams).items() if k not in kwargs}
+            model = target(**{**hparams, **parts, **kwargs})
+        model.hparams.update({k: hparams[k] for k in parts})  # the configs again, so a new checkpoint records them
+        state = checkpoint["state_dict"]
+        model.load_state_dict(state, strict=True if strict is None else strict)
+        if map_location is not None:
+            model = model.to(map_location)
+        return model.eval()
+
     # --- final report -------------------------------------------------------------------------------
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
@@ -462,11 +526,36 @@ class INRModule(L.LightningModule):
                 metrics = self.make_metrics().to(self.device)
                 for metric in metrics.values():  # local: rank 0 may evaluate alone after DDP training
                     metric.distributed_available_fn = not_distributed
+                done = 0
                 for chunk in index.split(self.render_chunk):
                     batch = dm.gather(chunk, self.device)
                     metrics.update(self.predict(batch["coords"]), batch["values"])
+                    done += len(chunk)
+                    advance(done, len(index))
                 results.update({f"{split}/{k}": float(v) for k, v in metrics.compute().items()})
         return results
+
+
+def init_arguments(cls: type) -> set[str]:
+    """Names a task's constructor accepts: its own and, through ``**kwargs``, its bases' up the MRO."""
+    names = set()
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass) and issubclass(klass, L.LightningModule):
+            names |= {
+                n
+                for n, p in inspect.signature(klass.__init__).parameters.items()
+                if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.KEYWORD_ONLY
+            }
+    return names - {"self"}
+
+
+def given_as_config() -> bool:
+    """Whether this task is being built by LightningCLI, which hands ``save_hyperparameters`` the config."""
+    try:
+        from lightning.pytorch.core.mixins.hparams_mixin import _given_hyperparameters
+    except ImportError:  # another Lightning: the parts are left out of the hyper-parameters, as objects are
+        return False
+    return _given_hyperparameters.get() is not None
 
 
 def not_distributed() -> bool:

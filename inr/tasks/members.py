@@ -144,7 +144,7 @@ def install(
     per-member metrics, and the methods of the module docstring bound to this instance. ``base`` is the task
     base class (``INRModule``, passed in by it: this module sits below it), whose hooks the stacked ones call."""
     INRModule = base
-    task._stack_base = INRModule
+    task.members_base = INRModule
     if type(task).field is not INRModule.field or type(task).forward is not INRModule.forward:
         raise InputError(f"model.members: {type(task).__name__}'s field is not network(encoder(v)); it cannot be stacked")
     count, seeds = members, list(member_seeds)
@@ -209,7 +209,7 @@ def setup(self: INRModule, stage: str) -> None:
 def field_and_measurement(self: INRModule, batch: dict[str, Any]) -> tuple[Tensor, Tensor]:
     """The members' field (K, N, C) and their raw predictions of the batch's values (K, ...)."""
     field = self.field(batch)  # (K, N, C)
-    if type(self).measure is self._stack_base.measure:
+    if type(self).measure is self.members_base.measure:
         return field, field
     return field, torch.stack([self.measure(member, batch) for member in field])  # A applied to each member
 
@@ -314,7 +314,7 @@ def validation_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> N
 
 
 def on_validation_epoch_end(self: INRModule) -> None:
-    INRModule = self._stack_base
+    INRModule = self.members_base
     chunks, self._heldout_chunks = self._heldout_chunks, []
     if not has_ground_truth(self):
         return
@@ -382,7 +382,8 @@ def member_module(self: INRModule, k: int) -> INRModule:
         raise InputError(f"member {k}: the model holds members 0..{self.members - 1}")
     encoders, factory = self._member_parts
     accepted = constructor_arguments(type(self))
-    settings = {key: value for key, value in self.hparams.items() if key in accepted and key not in MEMBER_ARGS}
+    parts = ("encoder", "network", "optimizer", "scheduler")  # given below; the hyper-parameters may hold their configs
+    settings = {key: value for key, value in self.hparams.items() if key in accepted and key not in (*MEMBER_ARGS, *parts)}
     settings["compile"] = False
     with torch.random.fork_rng(devices=[]):  # its initial draw is replaced at once; the global state stays
         single = type(self)(

@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torchmetrics import MetricCollection
 from torchmetrics.image import StructuralSimilarityIndexMeasure
 
-from inr.data.cameras import Intrinsics, view_rays
+from inr.data.cameras import Intrinsics, spiral_poses, turntable_poses, view_rays
 from inr.data.rays import RaysDataModule, evenly_spaced
 from inr.encoders import Encoder
 from inr.errors import InputError, check_memory
@@ -215,15 +215,32 @@ class RadianceFieldFitting(INRModule):
             self.render_chunk = saved
         return rgb.reshape(-1, *rgb.shape[2:])  # (V, C, H, W) -> (V·C, H, W)
 
-    # predict renders every view of the data (the grid's first axis), at the requested image size
+    # predict renders every view of the data (the grid's first axis), at the requested image size, or the
+    # cameras of ``predict_camera_path`` (set by predict --camera-path: "orbit"/"spiral" with a frame count, or
+    # poses (N, 4, 4) read from a JSON file)
     predict_fixed_axes = (0,)
+    predict_camera_path: Any = None
+
+    def predict_poses(self, views: int) -> Tensor:
+        """The cameras predict renders: the data's first ``views``, or the camera path's (on the model's device)."""
+        path = self.predict_camera_path
+        if path is None:
+            return self.data.poses[:views]
+        if isinstance(path, Tensor):
+            return path.to(self.device)
+        name, frames = path
+        radius = float(self.orbit_radius)  # the training cameras' mean distance, restored with the checkpoint
+        poses = turntable_poses(frames, 30.0, radius) if name == "orbit" else spiral_poses(frames, radius)
+        return poses.to(self.device)
 
     def predict_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
-        """A render request ``{"shape": [V, H', W']}`` -> every view of the data rendered at H'×W', (C, V, H', W')."""
+        """A render request ``{"shape": [V, H', W']}`` -> V views at H'×W' as (C + 2, V, H', W'): colour, then the
+        expected depth and the accumulated opacity of each pixel's ray."""
         views, height, width = batch["shape"]
         intrinsics = self.intrinsics.resized(int(height), int(width))
-        rgb = self.render_views(self.data.poses[:views], intrinsics)["rgb"]  # (V, C, H', W')
-        return rgb.transpose(0, 1)  # (V, C, H', W') -> (C, V, H', W')
+        out = self.render_views(self.predict_poses(int(views)), intrinsics)
+        stacked = torch.cat([out["rgb"], out["depth"][:, None], out["opacity"][:, None]], 1)  # (V, C + 2, H', W')
+        return stacked.transpose(0, 1)  # (V, C + 2, H', W') -> (C + 2, V, H', W')
 
     def target_grid(self) -> Tensor:
         """The held-out images in ``render``'s layout (C·V, H, W)."""

@@ -17,7 +17,7 @@ COMMANDS = sorted(
 
 
 def test_the_commands_are_found():
-    assert {"compare_encoders", "compare_fields", "inverse", "view_synthesis", "ntk_1d", "methods"} <= set(COMMANDS)
+    assert {"compare_encoders", "compare_fields", "inverse", "view_synthesis", "ntk_1d", "methods", "shapes"} <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -43,10 +43,10 @@ def test_help_names_the_command_and_documents_every_option(name, monkeypatch, ca
     assert undocumented == []
 
 
-REQUIRED = {"compare_fields": ["--signal"], "inverse": ["--task", "ct"]}
+REQUIRED = {"compare_fields": ["--signal"], "inverse": ["--task", "ct"], "shapes": ["--mesh", "data/trefoil.obj"]}
 
 
-@pytest.mark.parametrize("name", ["compare_encoders", "compare_fields", "inverse", "ntk_1d", "view_synthesis"])
+@pytest.mark.parametrize("name", ["compare_encoders", "compare_fields", "inverse", "ntk_1d", "shapes", "view_synthesis"])
 def test_an_unknown_option_is_one_line_and_exit_2(name, capsys):
     module = importlib.import_module(f"inr.experiments.{name}")
     with pytest.raises(SystemExit) as exc:

@@ -1,6 +1,7 @@
 """The method registry and the protocols: the notebooks' values, the overlays generated from the registry, the
 comparisons reading the same settings, and an overlay training through train.py."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 
 from inr.encoders import GaussianEncoding, PositionalEncoding
 from inr.experiments import compare_encoders, compare_fields, methods, view_synthesis
-from inr.experiments.methods import IMAGE_SETTING, METHODS, OVERLAYS, Setting, method_names, overlay_text
+from inr.experiments.methods import IMAGE_SETTING, METHODS, OVERLAYS, SHAPE_SETTINGS, Setting, method_names, overlay_text
 from inr.experiments.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
 from inr.networks import MLP, WIRE
 from inr.run.cli import cli_main
@@ -97,6 +98,88 @@ def test_the_image_configs_model_is_the_registrys_gaussian_method(name, kind):
     expected = METHODS["gaussian"].resolve(setting).overlay()
     model = config["model"]["init_args"]
     assert {k: model[k] for k in ("encoder", "network", "optimizer")} == expected
+
+
+def test_the_shape_notebooks_values():
+    # Experiments/3d_shape_occupancy.ipynb: lr 5e-4 decayed ×0.1 per 5,000 of 10,000 steps, posenc scale 6 with
+    # 256 // 3 per axis, Gaussian σ 12, make_network(8, 256); Table 1's "3D Shape (IoU)" row
+    shape = PAPER_SETTINGS["shape"]
+    assert [shape.lr[m] for m in MAPPINGS] == [5e-4] * 4 and shape.lr_decay == 0.1 and shape.steps == 10_000
+    assert (shape.positional_scale, shape.positional_per_axis, shape.gaussian_sigma, shape.num_features) == (6, 85, 12, 256)
+    assert (shape.width, shape.depth, shape.init, shape.sampling) == (256, 7, "paper", "fresh")
+    assert shape.centred_input and shape.normalised_features
+    assert paper_row("shape").endswith("reports IoU: none 0.864, basic 0.892, positional 0.960, gaussian 0.973.")
+    cpu = PROTOCOLS["shape_cpu"]  # this package's CPU size (docs/shapes.md): a constant 1e-3, 4 × 128
+    assert "shape_cpu" not in PAPER_SETTINGS and cpu.lr_decay is None and [cpu.lr[m] for m in MAPPINGS] == [1e-3] * 4
+    assert (cpu.width, cpu.depth, cpu.steps) == (128, 4, 400)
+
+
+def test_the_shape_protocol_decays_the_mappings_rate_tenfold_per_half_run():
+    setting = replace(SHAPE_SETTINGS["shape"], protocol=replace(PROTOCOLS["shape"], steps=40))
+    weight = torch.zeros(1, requires_grad=True)
+    for name in MAPPINGS:
+        spec = METHODS[name].resolve(setting)
+        _, _, optimizer_factory = spec.build()
+        optimizer = optimizer_factory([weight])
+        scheduler = spec.build_scheduler()(optimizer)
+        rates = [optimizer.param_groups[0]["lr"]]
+        for _ in range(40):
+            optimizer.step()
+            scheduler.step()
+            rates.append(optimizer.param_groups[0]["lr"])
+        # lr_t = 5e-4 · 0.1^(t / 20): ×0.1 at the half run, ×0.01 at its end
+        assert rates[0] == 5e-4 and rates[20] == pytest.approx(5e-5, rel=1e-9) and rates[40] == pytest.approx(5e-6, rel=1e-9)
+    for name in ("siren", "hashgrid"):  # not the paper's mappings: a constant rate, and the overlay says so
+        spec = METHODS[name].resolve(setting)
+        assert spec.build_scheduler() is None and spec.overlay()["scheduler"] is None
+    assert all(METHODS[m].resolve(SHAPE_SETTINGS["shape_cpu"]).build_scheduler() is None for m in MAPPINGS)
+    # no other protocol decays: its overlays name no scheduler
+    assert "scheduler" not in METHODS["gaussian"].resolve(IMAGE_SETTING).overlay()
+
+
+def test_siren_and_the_hash_grid_on_fresh_points():
+    # SIREN: the MLP's size and SIREN's shape rate 1e-4 on fresh points; 4 × width and 5e-4 on a grid
+    cpu, paper = SHAPE_SETTINGS["shape_cpu"], SHAPE_SETTINGS["shape"]
+    for setting, depth in ((cpu, 4), (paper, 7)):
+        siren = METHODS["siren"].resolve(setting)
+        assert (siren.network.init_args["depth"], siren.network.init_args["width"], siren.lr) == (depth, setting.width, 1e-4)
+    assert (METHODS["siren"].resolve(IMAGE_SETTING).network.init_args["depth"], METHODS["siren"].resolve(IMAGE_SETTING).lr) == (
+        4,
+        5e-4,
+    )
+    # the hash grid: N 16 -> 512 without a training grid; T = 2^19, capped at 2^17 at CPU size
+    hashed = {k: METHODS["hashgrid"].resolve(s).encoder.init_args for k, s in (("cpu", cpu), ("paper", paper))}
+    assert [(h["base_resolution"], h["finest_resolution"], h["log2_hashmap_size"]) for h in hashed.values()] == [
+        (16, 512, 17),
+        (16, 512, 19),
+    ]
+    assert (
+        METHODS["hashgrid_hashed"].resolve(replace(IMAGE_SETTING, hash_log2_cap=17)).encoder.init_args["log2_hashmap_size"] == 12
+    )
+
+
+@pytest.mark.parametrize("name,kind", [("shape.yaml", "shape_cpu"), ("shape_paper.yaml", "shape")])
+def test_the_shape_configs_model_is_the_registrys_gaussian_method(name, kind):
+    config = yaml.safe_load((CONFIGS / name).read_text())
+    protocol = replace(PROTOCOLS[kind], steps=config["trainer"]["max_steps"])
+    expected = METHODS["gaussian"].resolve(replace(SHAPE_SETTINGS[kind], protocol=protocol)).overlay()
+    model = config["model"]["init_args"]
+    assert {k: model.get(k) for k in ("encoder", "network", "optimizer", "scheduler")} == {"scheduler": None, **expected}
+
+
+@pytest.mark.parametrize("name", ["siren", "positional"])
+def test_a_shape_overlay_replaces_the_paper_configs_scheduler(name, capsys):
+    # shape_paper.yaml decays its Gaussian row's rate; SIREN's overlay removes the scheduler, positional's keeps its own
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["--config", "shape_paper.yaml", "--config", f"methods/shape/{name}.yaml", "--print_config"])
+    assert exc.value.code in (0, None)
+    model = yaml.safe_load(capsys.readouterr().out)["model"]["init_args"]
+    expected = METHODS[name].resolve(SHAPE_SETTINGS["shape"]).overlay()
+    assert model["network"]["class_path"] == expected["network"]["class_path"]
+    if name == "siren":
+        assert model["scheduler"] is None and expected["scheduler"] is None
+    else:  # the printed config adds the class's defaults (last_epoch)
+        assert model["scheduler"]["init_args"]["gamma"] == expected["scheduler"]["init_args"]["gamma"] == 0.1 ** (1 / 5000)
 
 
 def test_wire_is_read_from_one_place_by_every_comparison():

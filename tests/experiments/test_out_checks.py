@@ -1,14 +1,18 @@
 """The comparisons check --out before their first row (``runner.prepare_out``): an existing file or a location
 no process can write is one line and exit 2, with nothing trained; a bad --override key is one line too."""
 
+from pathlib import Path
+
 import pytest
 
-from inr.experiments import compare_encoders, inverse, view_synthesis
+from inr.experiments import compare_encoders, inverse, shapes, view_synthesis
 
+TREFOIL = str(Path(__file__).resolve().parents[2] / "data" / "trefoil.obj")
 COMMANDS = {
     "inverse": (inverse.main, ["--task", "ct", "--resolution", "16", "--steps", "1"]),
     "view_synthesis": (view_synthesis.main, ["--steps", "1"]),
     "compare_encoders": (compare_encoders.main, ["--resolution", "16", "--steps", "1"]),
+    "shapes": (shapes.main, ["--mesh", TREFOIL, "--steps", "1", "--test-points", "64"]),
 }
 
 

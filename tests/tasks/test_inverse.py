@@ -18,9 +18,12 @@ from inr.tasks import InverseFitting
 SMALL_NET = ["--model.init_args.network.init_args.width", "32", "--model.init_args.encoder.init_args.num_features", "32"]
 
 
+def _summary_line(capsys) -> str:
+    return [l for l in capsys.readouterr().out.splitlines() if l.startswith("summary:")][-1]
+
+
 def _summary(capsys) -> dict[str, float]:
-    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("summary:")][-1]
-    return {k: float(v) for k, v in re.findall(r"(\w+/\w+) ([-\d.einf]+)", line)}
+    return {k: float(v) for k, v in re.findall(r"(\w+/\w+) ([-\d.einf]+)", _summary_line(capsys))}
 
 
 def _cli(config, tmp_path, steps, *extra):
@@ -54,7 +57,10 @@ def test_ct_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     _cli("ct.yaml", tmp_path, 1, *args)
     start = _summary(capsys)
     _cli("ct.yaml", tmp_path, 40, *args, "--trainer.check_val_every_n_epoch", "2")
-    end = _summary(capsys)
+    line = _summary_line(capsys)
+    end = {k: float(v) for k, v in re.findall(r"(\w+/\w+) ([-\d.einf]+)", line)}
+    picture = tmp_path / "ct" / "version_1" / "media" / "images" / "reconstruction" / "step_000040.png"
+    assert line.endswith(f" | reconstruction {picture}") and picture.is_file()  # the summary names the final picture
     assert end["train/residual"] < 0.5 * start["train/residual"]
     assert end["full/psnr"] > start["full/psnr"] + 3.0
     tags = _tags(tmp_path / "ct" / "version_1")
@@ -77,7 +83,10 @@ def test_mri_config_trains_through_the_cli_and_improves(tmp_path, capsys):
     _cli("mri.yaml", tmp_path, 1, *args)
     start = _summary(capsys)
     _cli("mri.yaml", tmp_path, 30, *args, "--trainer.check_val_every_n_epoch", "1")
-    end = _summary(capsys)
+    line = _summary_line(capsys)
+    end = {k: float(v) for k, v in re.findall(r"(\w+/\w+) ([-\d.einf]+)", line)}
+    picture = tmp_path / "mri" / "version_1" / "media" / "images" / "reconstruction" / "slice_0" / "step_000030.png"
+    assert line.endswith(f" | reconstruction {picture}") and picture.is_file()
     assert end["train/residual"] < 0.5 * start["train/residual"]
     assert end["full/psnr"] > start["full/psnr"] + 3.0
     assert {

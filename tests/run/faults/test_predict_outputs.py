@@ -129,7 +129,8 @@ def test_predict_of_a_radiance_field_renders_every_view(tmp_path, run_cli, nerf_
     outcome = run_cli([*args, "--out", str(out), "--video", "none", "--scale", "2"])
     assert outcome.code == 0, outcome.stderr[-2000:]
     field = np.load(out / "field.npy")
-    assert field.shape == (6, 16, 16, 3) and np.isfinite(field).all()  # 4 + 2 views at twice their 8×8
+    assert field.shape == (6, 16, 16, 5) and np.isfinite(field).all()  # 4 + 2 views at twice their 8×8
+    assert (0 <= field[..., 4]).all() and (field[..., 4] <= 1 + 1e-6).all()  # colour, depth, accumulation
     assert len(list((out / "frames").glob("frame_*.png"))) == 6
 
 
@@ -169,3 +170,42 @@ def test_turntable_shows_progress(tmp_path, capsys, nerf_run):
     turntable_main(["--ckpt", str(ckpt), "--out", str(tmp_path / "t.gif"), "--frames", "3", "--resolution", "8"])
     assert "turntable: frame 3/3" in capsys.readouterr().err
     assert (tmp_path / "t.gif").stat().st_size > 0
+
+
+def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tmp_path, run_cli, nerf_run):
+    """An orbit of 5 frames and a nerfstudio-style JSON path: each view is the model's render of that camera, and
+    the files are frames and a video of the colour, the depth and the accumulation."""
+    import json
+
+    import torch
+
+    from inr.data.cameras import turntable_poses
+    from inr.run.model_loader import load_model
+
+    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    orbit = tmp_path / "orbit"
+    outcome = run_cli([*args, "--out", str(orbit), "--camera_path", "orbit", "--frames", "5", "--video", "gif"])
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    assert sorted(p.name for p in orbit.iterdir()) == ["accumulation.gif", "depth.gif", "field.npy", "frames", "video.gif"]
+    field = np.load(orbit / "field.npy")
+    assert field.shape == (5, 8, 8, 5) and len(list((orbit / "frames").glob("frame_*.png"))) == 5
+    model = load_model(next(nerf_run.rglob("last.ckpt")))
+    expected = model.render_view(turntable_poses(5, 30.0, float(model.orbit_radius))[2])
+    np.testing.assert_allclose(field[2, ..., :3], expected["rgb"].permute(1, 2, 0).numpy(), atol=1e-5)
+    np.testing.assert_allclose(field[2, ..., 3], expected["depth"].numpy(), atol=1e-4)
+
+    path = tmp_path / "path.json"
+    first = torch.eye(4)
+    first[2, 3] = float(model.orbit_radius)  # a camera on the z axis looking down at the scene's centre
+    path.write_text(json.dumps({"camera_path": [{"camera_to_world": first.flatten().tolist()}], "fps": 12}))
+    out = tmp_path / "json"
+    outcome = run_cli([*args, "--out", str(out), "--camera_path", str(path), "--video", "none"])
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    np.testing.assert_allclose(
+        np.load(out / "field.npy")[0, ..., :3], model.render_view(first)["rgb"].permute(1, 2, 0).numpy(), atol=1e-5
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"frames": [{"camera_to_world": [1, 2, 3]}]}')
+    outcome = run_cli([*args, "--out", str(tmp_path / "no"), "--camera_path", str(bad)])
+    assert outcome.code == 2 and outcome.errors == [f"error: --camera_path {bad}: frame 0 has no 4×4 camera_to_world"]
+    assert not (tmp_path / "no").exists()

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from inr.errors import InputError
+from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
 from inr.run.model_loader import load_model
-from inr.run.trusted import check_trusted_config, refuse_untrusted_imports
 
 PAYLOAD = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\n\nclass Evil:\n    pass\n\ndef make(*a, **k):\n    pass\n"
 

@@ -1,0 +1,162 @@
+"""``DeepinvOperator``: any ``deepinv.physics.LinearPhysics`` (CT, MRI, blur, inpainting, ... and its noise
+model) used as an ``Operator`` here, its batch axis mapped onto the fields' lack of one. Needs the optional
+``interop`` extra (``pip install 'inr[interop]'``)."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Sequence
+from typing import Any, Optional, Union
+
+import torch
+from deepinv.physics import LinearPhysics
+from deepinv.utils.mixins import MRIMixin
+from torch import Tensor
+
+from inr.operators.base import Operator
+
+
+def build_physics(spec: Union[dict[str, Any], LinearPhysics]) -> LinearPhysics:
+    """A physics from its config {class_path, init_args}; values that are themselves {class_path, init_args}
+    (a noise model) are built first, unless LightningCLI built them already. An instance is returned as it is.
+    An argument the physics does not take is refused (deepinv's constructors would only warn)."""
+    if isinstance(spec, LinearPhysics):
+        return spec
+    if not isinstance(spec, dict) or not isinstance(spec.get("class_path"), str) or set(spec) - {"class_path", "init_args"}:
+        raise ValueError(f"DeepinvOperator: physics must be {{class_path, init_args}} or a LinearPhysics, got {spec!r}")
+    cls = _import(spec["class_path"])
+    if not (isinstance(cls, type) and issubclass(cls, LinearPhysics)):
+        raise ValueError(f"DeepinvOperator: physics {spec['class_path']} is not a deepinv.physics.LinearPhysics")
+    kwargs = {k: _build(v) for k, v in (spec.get("init_args") or {}).items()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            physics = cls(**kwargs)
+        except Exception as exc:  # the physics' own checks: TypeError, ValueError, RuntimeError
+            raise ValueError(f"DeepinvOperator: {spec['class_path']}: {type(exc).__name__}: {_one_line(exc)}") from None
+    for w in caught:
+        if "are passed to" in str(w.message) and "ignored" in str(w.message):  # deepinv.physics.Physics.__init__
+            raise ValueError(f"DeepinvOperator: {spec['class_path']}: {_one_line(w.message)}")
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return physics
+
+
+def _build(value: Any) -> Any:
+    """A nested {class_path, init_args} built (recursively); anything else unchanged."""
+    if isinstance(value, dict) and isinstance(value.get("class_path"), str) and set(value) <= {"class_path", "init_args"}:
+        return _import(value["class_path"])(**{k: _build(v) for k, v in (value.get("init_args") or {}).items()})
+    return value
+
+
+def _import(path: str) -> Any:
+    module, _, name = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
+        raise ValueError(f"DeepinvOperator: cannot import {path}") from None
+
+
+def _one_line(message: Any) -> str:
+    return " ".join(str(message).split())[:400]
+
+
+def physics_field_shape(physics: LinearPhysics) -> Optional[tuple[int, ...]]:
+    """The grid a physics reads, when it says: ``img_width`` (Tomography: a square (w, w)) or the spatial
+    axes of ``img_size`` (MRI: the mask's (2, [D,] H, W) without its real/imaginary axis); else None."""
+    width = getattr(physics, "img_width", None)
+    if isinstance(width, int):
+        return (width, width)
+    size = getattr(physics, "img_size", None)
+    if isinstance(physics, MRIMixin) and size is not None:
+        return tuple(int(s) for s in size)[-(3 if getattr(physics, "three_d", False) else 2) :]
+    return None
+
+
+class DeepinvOperator(Operator):
+    """y = A(x) of a deepinv ``LinearPhysics``, noiseless; Aᵀy = its ``A_adjoint``; (C, *grid) -> (C', *m).
+
+    deepinv works on batches (B, C, *grid); a field here is (C, *grid) with no batch axis, so the field
+    is a batch of one whose channels are deepinv's channels: x -> x[None] -> A -> [0]. A real-valued
+    physics therefore measures (C, *m) exactly as deepinv measures one image (Tomography: (C, detectors,
+    angles), deepinv's layout). A complex physics (deepinv's MRI family, which holds complex images and
+    k-space as (real, imaginary) pairs on its channel axis, C = 2) reads the real field (1, *grid) as
+    (1, 2, *grid) with zero imaginary part and returns complex measurements (1, *m), the layout of
+    ``KSpaceSampling``; its adjoint keeps the real part, Aᵀy = Re Aᴴy, the transpose for the real inner
+    product ⟨u, v⟩ = Re Σ conj(u) v.
+
+    The noise model of the physics (``noise_model``, e.g. ``deepinv.physics.GaussianNoise``) is not part
+    of A; ``simulate`` applies it, seeded, when a data module simulates its measurements.
+
+    The adjoint is as exact as the physics': deepinv's ``Tomography`` is exact with its default
+    ``adjoint_via_backprop: true``; with false, both its ``A_adjoint`` and the gradient through its ``A`` (a
+    custom autograd function) use an interpolated back-projection that is not the transpose.
+
+    In a config the physics is a mapping {class_path, init_args} that this class builds (``build_physics``),
+    so the run's saved config holds what was written, not every default of deepinv's constructors (some of
+    which, a device and lambdas, do not serialise); an override on the command line replaces the whole
+    mapping (``--data.init_args.operator.init_args.physics '{class_path: ..., init_args: {...}}'``).
+
+    Args:
+        physics: the deepinv physics, or its class_path and init_args.
+        field_shape: the grid the physics reads, without channels; default from the physics
+            (``physics_field_shape``); required for a physics that does not say.
+        complex_pairs: the physics' channels are (real, imaginary) pairs; default: true for deepinv's MRI
+            physics (``MRIMixin``), false otherwise.
+
+    Example:
+        >>> from deepinv.physics import Tomography
+        >>> A = DeepinvOperator(Tomography(angles=4, img_width=8, normalize=False))
+        >>> A.field_shape, tuple(A(torch.ones(1, 8, 8)).shape)
+        ((8, 8), (1, 12, 4))
+    """
+
+    def __init__(
+        self,
+        physics: Union[dict[str, Any], LinearPhysics],
+        field_shape: Optional[Sequence[int]] = None,
+        complex_pairs: Optional[bool] = None,
+    ) -> None:
+        physics = build_physics(physics)
+        shape = field_shape if field_shape is not None else physics_field_shape(physics)
+        if shape is None:
+            raise ValueError(f"DeepinvOperator: {type(physics).__name__} does not give its image size; set field_shape")
+        super().__init__(shape)
+        self.physics = physics
+        self.complex_pairs = isinstance(physics, MRIMixin) if complex_pairs is None else bool(complex_pairs)
+
+    def _to_physics(self, x: Tensor) -> Tensor:
+        """A field (C, *grid) as deepinv's batch of one: (1, C, *grid), or (1, 2, *grid) for complex pairs."""
+        if not self.complex_pairs:
+            return x[None]
+        if x.shape[0] != 1:
+            raise ValueError(f"DeepinvOperator: a complex physics measures one-channel fields, got {x.shape[0]} channels")
+        return torch.cat([x, torch.zeros_like(x)])[None]  # (1, *grid) -> (2, *grid) -> (1, 2, *grid)
+
+    def _from_physics(self, y: Tensor) -> Tensor:
+        """deepinv's measurements (1, C', *m) as ours: (C', *m), or complex (1, *m) from (1, 2, *m)."""
+        if not self.complex_pairs:
+            return y[0]
+        return torch.complex(y[:, 0], y[:, 1])  # (1, 2, *m) -> (1, *m)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self._from_physics(self.physics.A(self._to_physics(x)))
+
+    def adjoint(self, y: Tensor) -> Tensor:
+        if not self.complex_pairs:
+            return self.physics.A_adjoint(y[None])[0]
+        pairs = torch.stack([y.real, y.imag], dim=1)  # (1, *m) -> (1, 2, *m)
+        return self.physics.A_adjoint(pairs)[:, 0]  # (1, 2, *grid) -> real part (1, *grid)
+
+    def simulate(self, x: Tensor, seed: int = 0) -> Tensor:
+        """N(A x): the measurements with the physics' noise model (and sensor model), drawn with ``seed``."""
+        noise = self.physics.noise_model
+        if getattr(noise, "rng", None) is not None:
+            noise.rng_manual_seed(seed)
+        with torch.random.fork_rng(devices=[x.device] if x.device.type == "cuda" else []):
+            torch.manual_seed(seed)  # a noise model without its own generator draws from torch's global one
+            return self._from_physics(self.physics(self._to_physics(x)))
+
+    def display(self, y: Tensor) -> Tensor:
+        """|y| as an image scaled by its maximum; log(1 + |y|) for complex (k-space) measurements."""
+        return super().display(torch.log1p(y.abs()) if y.is_complex() else y)

@@ -1,0 +1,61 @@
+"""W&B (offline) and MLflow (file store) runs keep everything of a run in one directory — config, checkpoints,
+media, spectral history — and a second run touches none of the first's files."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from inr.run.cli import cli_main
+
+TINY = [
+    "--config",
+    "image.yaml",
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.steps_per_epoch",
+    "5",
+    "--model.init_args.network.init_args.width",
+    "8",
+    "--trainer.max_steps",
+    "10",
+    "--trainer.enable_progress_bar",
+    "false",
+]
+LOGGERS = {
+    "wandb": ["--trainer.logger", "WandbLogger", "--trainer.logger.project", "inr", "--trainer.logger.offline", "true"],
+    "mlflow": ["--trainer.logger", "MLFlowLogger", "--trainer.logger.experiment_name", "inr"],
+}
+
+
+def files(root: Path) -> dict[str, float]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tracker", list(LOGGERS))
+def test_one_run_directory_per_run(tracker, tmp_path, monkeypatch):
+    pytest.importorskip({"wandb": "wandb", "mlflow": "mlflow"}[tracker])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    args = [*TINY, *LOGGERS[tracker], "--trainer.logger.save_dir", str(tmp_path / "runs")]
+    first = cli_main(args)
+    run = Path(first.trainer.checkpoint_callback.dirpath).parent
+    assert run.parent.parent == tmp_path / "runs"  # save_dir/<project or experiment>/<run id>
+    for name in ("config.yaml", "spectral_history.npz", "checkpoints/last.ckpt"):
+        assert (run / name).is_file(), name
+    assert list((run / "media" / "images" / "reconstruction").glob("step_*.png"))
+    assert sorted(os.listdir(tmp_path)) == ["runs"]  # nothing in the working directory
+    outside = [p for p in (tmp_path / "runs").glob("*") if p.is_file()]
+    assert outside == []  # nothing at the root of save_dir either
+    before = files(run)
+    if tracker == "wandb":  # in one process W&B hands the next logger the run in progress until it finishes
+        import wandb
+
+        wandb.finish()
+    second = cli_main(args)
+    other = Path(second.trainer.checkpoint_callback.dirpath).parent
+    assert other != run and (other / "config.yaml").is_file()
+    assert files(run) == before  # the first run's files are untouched

@@ -1,0 +1,128 @@
+"""The shape comparison: one command writes the table with its baselines, the paper's row and the normal maps;
+the baselines read their grids and points exactly; its rows are the registry's methods, the overlays' settings."""
+
+import importlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import trimesh
+import yaml
+
+from inr.data.mesh import MeshDataModule
+from inr.experiments.protocols import MAPPINGS, PROTOCOLS
+from inr.experiments.shapes import ShapeProtocol, build_model, main, nearest_point_field, resolve, voxel_grid_field
+from inr.geometry.procedural import torus_mesh
+
+PAPER_IOU = PROTOCOLS["shape"].test_iou
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@pytest.fixture(scope="module")
+def torus_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mesh") / "torus.obj"
+    verts, faces = torus_mesh(0.35, 0.12, segments=64, sides=24)
+    trimesh.Trimesh(verts, faces, process=False).export(path)
+    return path
+
+
+def test_the_voxel_grid_reads_its_labels_at_the_nodes_and_between_them_trilinearly(torus_file):
+    dm = MeshDataModule(
+        path=str(torus_file), test_points=1024, resolution=8, surface_samples=1000, batch_size=64, steps_per_epoch=2
+    )
+    dm.setup("fit")
+    field, n = voxel_grid_field(dm, 1000)
+    assert n == 10
+    axes = [np.linspace(dm.box[0, k], dm.box[1, k], n) for k in range(3)]
+    nodes = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
+    labels = dm.label(nodes)[:, 0]
+    assert torch.allclose(field(torch.from_numpy(nodes).float()), torch.from_numpy(labels), atol=1e-5)
+    # halfway between two nodes along z: the mean of their labels
+    mid = (nodes[:1] + nodes[1:2]) / 2
+    assert float(field(torch.from_numpy(mid).float())) == pytest.approx(labels[:2].mean(), abs=1e-5)
+
+
+def test_the_nearest_point_baseline_returns_its_training_labels(torus_file):
+    dm = MeshDataModule(
+        path=str(torus_file), test_points=1024, resolution=8, surface_samples=1000, batch_size=64, steps_per_epoch=2
+    )
+    dm.setup("fit")
+    field, count = nearest_point_field(dm, ShapeProtocol(batch_size=64, steps=3))
+    assert count == 192  # 3 steps of 64 points: two epochs' draws, the second cut short
+    dm.prepare_training_points(0, 0)
+    points, labels = dm._train[1], dm._train[2][:, 0]
+    assert torch.equal(field(points), labels)
+
+
+@pytest.mark.slow
+def test_one_command_writes_the_table_the_papers_row_and_normal_maps(torus_file, tmp_path, capsys):
+    out = main(
+        ["--mesh", str(torus_file), "--steps", "30", "--rows", "none", "gaussian", "--seeds", "2", "--batch-size", "1024",
+         "--test-points", "8192", "--geometry-resolution", "32", "--out", str(tmp_path)]
+    )  # fmt: skip
+    text = out.read_text()
+    assert "| method | IoU uniform | IoU near-surface | Chamfer-L1 | normal consistency | seconds |" in text
+    for row in ("| none |", "| gaussian |", "| voxel grid ", "| nearest of 30,720 training points |"):
+        assert row in text
+    assert f"python -m inr.experiments.shapes --mesh {torus_file} --steps 30" in text
+    assert "Table 1" in text and f"gaussian {PAPER_IOU['gaussian']:.3f}" in text
+    assert " ± " in text  # two seeds: mean ± std
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
+    params = {r["method"]: r["params"] for r in rows if r["kind"] == "model"}
+    assert len([r for r in rows if r["method"] == "gaussian"]) == 2 and params["gaussian"] > params["none"]
+    voxel = next(r for r in rows if r["method"].startswith("voxel grid"))
+    assert voxel["iou_easy"] > 0.8  # a torus is smooth: labels on a grid of the network's size read it well
+    for name in ("mesh", "voxel_grid", "nearest_point"):
+        assert (tmp_path / f"normals_{name}.png").exists()
+
+
+def test_a_missing_mesh_is_one_line_and_exit_2_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "results"
+    with pytest.raises(SystemExit) as exc:
+        main(["--mesh", str(tmp_path / "missing.obj"), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error:") and "missing.obj" in err[0]
+    assert not out.exists()
+
+
+def build(spec):
+    """A config's ``class_path``/``init_args`` as an object, nested specs first (as jsonargparse builds them)."""
+    module, name = spec["class_path"].rsplit(".", 1)
+    args = {k: build(v) if isinstance(v, dict) and "class_path" in v else v for k, v in spec.get("init_args", {}).items()}
+    return getattr(importlib.import_module(module), name)(**args)
+
+
+def notebook_features(mapping: str, v: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The shape notebook's ``input_encoder`` in float64: 2v − 1 without a mapping, else
+    [cos 2πvBᵀ, sin 2πvBᵀ] / ‖a‖, a = 1 per frequency (‖a‖ = √m)."""
+    v = v.double()
+    if mapping == "none":
+        return 2 * v - 1
+    proj = 2 * math.pi * v @ b.double().T
+    return torch.cat([torch.cos(proj), torch.sin(proj)], -1) / math.sqrt(len(b))
+
+
+@pytest.mark.parametrize("kind", ["shape", "shape_cpu"])
+@pytest.mark.parametrize("mapping", MAPPINGS)
+def test_the_shape_overlays_build_the_notebooks_features_and_the_experiments_encoders(kind, mapping):
+    """configs/methods/<kind>/<mapping>.yaml gives the notebook's features (none: 2v − 1; basic: B = I;
+    positional: 2^linspace(0, 6, 85) − 1 per axis; Gaussian: 256 × N(0, 12²); ÷ √m), as the experiment's rows do."""
+    overlay = build(yaml.safe_load((CONFIGS / "methods" / kind / f"{mapping}.yaml").read_text())["model"]["init_args"]["encoder"])
+    p = ShapeProtocol() if kind == "shape_cpu" else ShapeProtocol.paper()
+    experiment = build_model(resolve(mapping, p), p).encoder
+    per_axis = 2.0 ** torch.linspace(0, 6, 85, dtype=torch.float64) - 1
+    b = {
+        "none": torch.zeros(0, 3),
+        "basic": torch.eye(3),
+        "positional": torch.block_diag(*[per_axis[:, None]] * 3),  # (255, 3): axis by axis
+        "gaussian": getattr(overlay.encoder, "b", None),
+    }[mapping]
+    if mapping == "gaussian":
+        assert b.shape == (256, 3) and abs(float(b.std()) - 12.0) < 1.0  # σ = 12 (256·3 draws: std within 1)
+    v = torch.rand(100, 3, generator=torch.Generator().manual_seed(0))
+    expected = notebook_features(mapping, v, b)
+    torch.testing.assert_close(overlay(v).double(), expected, rtol=0, atol=1e-5)  # float32 features of |·| ≤ 1
+    assert experiment.out_dim == overlay.out_dim and torch.equal(experiment(v), overlay(v))

@@ -1,0 +1,34 @@
+"""A comparison stopped by SIGTERM or Ctrl-C prints the rows it finished, one line naming the signal, and exits
+143 / 130 (as train.py does) — never 0 with nothing printed."""
+
+import os
+import signal
+
+import pytest
+
+from inr.experiments import compare_encoders
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_during_the_second_row_keeps_the_first_and_exits_with_its_code(tmp_path, capsys, monkeypatch, signum, code):
+    real_fit_row = compare_encoders.fit_row
+    calls = []
+
+    def fit_row_then_signal(*args, **kwargs):
+        calls.append(kwargs.get("label"))
+        if len(calls) == 2:  # the signal arrives while the second row trains
+            os.kill(os.getpid(), signum)
+        return real_fit_row(*args, **kwargs)
+
+    monkeypatch.setattr(compare_encoders, "fit_row", fit_row_then_signal)
+    argv = ["--resolution", "16", "--steps", "2", "--encoders", "none,basic,gaussian", "--out", str(tmp_path / "out")]
+    with pytest.raises(SystemExit) as exit_:
+        compare_encoders.main(argv)
+    captured = capsys.readouterr()
+    name = "SIGTERM" if signum == signal.SIGTERM else "SIGINT"
+    assert exit_.value.code == code
+    assert captured.err.strip().splitlines()[-1].startswith(f"stopped by {name}: the rows above finished")
+    table = [line for line in captured.out.splitlines() if line.startswith("| ")]
+    assert len(table) == 2 and "none" in table[1]  # header + the one finished row
+    assert len(calls) == 2  # the third row never started
+    assert signal.getsignal(signal.SIGTERM) is not None and signal.getsignal(signal.SIGINT) is signal.default_int_handler
