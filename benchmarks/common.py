@@ -48,6 +48,20 @@ from inr.tasks.optimizers import make_optimizer
 
 T = TypeVar("T")
 
+# --tiny, the row "as a user runs it": the tiny problem of the default image config, 8×8 training pixels
+# (a 16² image, every other pixel), 8 Gaussian features and a 2×16 MLP, trained by train.py with everything the
+# config turns on (its callbacks, validation, checkpoints, logger and progress bar)
+TINY_AS_RUN = [
+    "--data.init_args.resolution",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "8",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.network.init_args.depth",
+    "2",
+]
+
 
 # --- the process -----------------------------------------------------------------------------------------
 def quiet() -> None:
@@ -380,6 +394,8 @@ class InterleavedHandLoop(L.Callback):
             for a, b, m, n, out in zip(starts[:-1], starts[1:], steps[:-1], steps[1:], self.taken_out)
             if m >= self.start
         ]
+        if not spans:
+            raise SystemExit(f"InterleavedHandLoop: no Lightning step began at or after optimizer step {self.start}")
         return sum(t for t, _ in spans) / sum(n for _, n in spans)
 
 
@@ -388,6 +404,16 @@ def interleaved_callback_argument(out: str, every: int, burst: int) -> str:
     importable as ``common``: the scripts run from benchmarks/, which is then first on ``sys.path``)."""
     spec = {"class_path": f"{__name__}.InterleavedHandLoop", "init_args": {"out": out, "every": every, "burst": burst}}
     return f"--trainer.callbacks+={json.dumps(spec)}"
+
+
+def interleaved_command(config: str, steps: int, extra: Sequence[str], every: int, burst: int) -> tuple[float, float]:
+    """(seconds per optimizer step of the run, of the hand loop) from one ``train.py`` run with an
+    ``InterleavedHandLoop`` among its callbacks (``burst`` hand steps after every ``every``-th optimizer step)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "interleaved.json")
+        run_command(config, steps, [*extra, interleaved_callback_argument(out, every, burst)], tmp)
+        measured = json.loads(Path(out).read_text())
+    return measured["run_step"], measured["hand_step"]
 
 
 # --- variants and tables ---------------------------------------------------------------------------------

@@ -2,11 +2,10 @@
 device: ``fused`` on CUDA (one kernel for every parameter), ``foreach`` on the CPU.
 
 Torch's own default runs Adam parameter by parameter on the CPU (``foreach`` only for CUDA tensors). The
-``foreach`` form computes the same values bit for bit (tests/tasks/test_optimizers.py) in fewer dispatches, about
-15 % less time per Adam step of the configs' networks on one CPU thread (benchmarks/README.md, "Small steps").
-``fused`` is faster still on the CPU (about 2.7× for the image network), but it rounds differently, so every
-documented CPU figure would move in its last digits; a config that wants it says ``fused: true`` in the
-optimizer's ``init_args`` (a setting the config makes is kept as it is).
+``foreach`` form computes the same values bit for bit (tests/tasks/test_optimizers.py) in fewer dispatches.
+``fused`` also exists on the CPU, but it rounds differently, so every documented CPU figure would move in its
+last digits; a config that wants it says ``fused: true`` in the optimizer's ``init_args`` (a setting the config
+makes is kept as it is).
 """
 
 from __future__ import annotations
