@@ -205,6 +205,7 @@ class StepClock:
 
     def __init__(self, warmup: int, steps: int, per_step: bool = True, sync: Optional[Callable[[], None]] = None) -> None:
         self.warmup, self.steps, self.per_step, self.sync = warmup, steps, per_step, sync
+        self.steps_per_stamp = 1  # optimizer steps between two stamps (a Lightning step of ``inner_steps``)
         self.stamps: list[float] = []
         self.faults: list[int] = []
 
@@ -227,12 +228,12 @@ class StepClock:
         return (self.stamps[last] - self.stamps[self.warmup]) / (last - self.warmup)
 
     def step(self) -> float:
-        """Seconds per step: ``median()`` when ``per_step``, else ``mean()``."""
-        return self.median() if self.per_step else self.mean()
+        """Seconds per optimizer step: ``median()`` when ``per_step``, else ``mean()``, over ``steps_per_stamp``."""
+        return (self.median() if self.per_step else self.mean()) / self.steps_per_stamp
 
     def faults_per_step(self) -> float:
-        """Mean minor page faults per step after the warm-up."""
-        return (self.faults[-1] - self.faults[self.warmup]) / (len(self.faults) - 1 - self.warmup)
+        """Mean minor page faults per optimizer step after the warm-up."""
+        return (self.faults[-1] - self.faults[self.warmup]) / (len(self.faults) - 1 - self.warmup) / self.steps_per_stamp
 
 
 def median_gap(stamps: Sequence[float], warmup: int) -> float:
@@ -277,13 +278,16 @@ def framework_step(
     accelerator: str = "cpu",
 ) -> StepClock:
     """The framework's step: the config's task in a real ``Trainer.fit`` (metrics, logging hooks, the guard, data
-    hooks; no checkpoints, progress bar or validation), stamped after every step. ``with_callbacks``: the
-    config's own callbacks and a TensorBoard logger in a temporary directory, as the run would have them."""
+    hooks; no checkpoints, progress bar or validation), stamped after every Lightning step. ``with_callbacks``:
+    the config's own callbacks and a TensorBoard logger in a temporary directory, as the run would have them.
+    With the config's ``inner_steps`` K a Lightning step is K optimizer steps: the run takes K times as many,
+    and the clock's step is per optimizer step (the stamp's gap over K, Lightning's per-step cost shared)."""
     model, dm, callbacks = instantiate(config, extra)
+    clock.steps_per_stamp = getattr(model, "inner_steps", 1)
     with tempfile.TemporaryDirectory() as tmp:
         logger = L.pytorch.loggers.TensorBoardLogger(tmp, name="bench") if with_callbacks else False
         trainer = quiet_trainer(
-            clock.runs,
+            clock.runs * clock.steps_per_stamp,
             logger=logger,
             callbacks=[StampEachStep(clock), *(callbacks if with_callbacks else [])],
             precision=precision,

@@ -23,8 +23,8 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
      (target ≥ 4×), and one step of the three implementations (stacked layers, vmap, K separate networks).
   7. small steps: optimizer steps per second of ``train.py`` (as configured, its callbacks on; from the logged
      step times) for the tiny problem (``training_step.TINY_AS_RUN`` on image.yaml), image.yaml and volume.yaml,
-     with one optimizer step per Lightning step, with the config's ``inner_steps`` and with that and
-     ``cuda_graphs``, against a hand loop and against the hand loop's step captured as a CUDA graph
+     with one optimizer step per Lightning step, with the config's ``inner_steps`` (10 where it is 1) and with
+     that and ``cuda_graphs``, against a hand loop and against the hand loop's step captured as a CUDA graph
      (``GraphedHandStep``) on the same device (device drained at the two ends of the window only).
 On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
 """
@@ -163,11 +163,15 @@ class GraphedHandStep:
         self.graph.replay()
 
 
+SMALL_STEPS_K = 10  # K of part 7 where the config runs one optimizer step per Lightning step
+
+
 def small_step_rates(config: str, extra: list[str], args) -> dict[str, float]:
     """{variant: seconds per optimizer step}, one of each: hand loop, graphed hand loop, train.py with K = 1, the
     config's K, and the config's K with cuda_graphs."""
     overrides = [*args.overrides, *extra]
     chosen = instantiate(config, overrides)[0].inner_steps
+    chosen = chosen if chosen > 1 else SMALL_STEPS_K
     window = argparse.Namespace(**{**vars(args), "steps": args.small_steps})
 
     def hand_rate(graphed: bool) -> float:
@@ -185,8 +189,8 @@ def small_step_rates(config: str, extra: list[str], args) -> dict[str, float]:
         "hand loop": lambda: hand_rate(False),
         "hand loop, CUDA graph": lambda: hand_rate(True),
         "train.py, inner_steps 1": lambda: run_rate(1),
-        f"train.py, inner_steps {max(chosen, 2)}": lambda: run_rate(max(chosen, 2)),
-        f"train.py, inner_steps {max(chosen, 2)}, cuda_graphs": lambda: run_rate(max(chosen, 2), graphs=True),
+        f"train.py, inner_steps {chosen}": lambda: run_rate(chosen),
+        f"train.py, inner_steps {chosen}, cuda_graphs": lambda: run_rate(chosen, graphs=True),
     }
     return interleave(variants, args.repeats)
 

@@ -18,7 +18,7 @@ interleaved in one process, as
   - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
 With ``--tiny`` (unless ``--no-as-run``) also: the tiny problem of image.yaml (``TINY_AS_RUN``) trained by
 ``train.py`` as a user runs the config, everything on, per optimizer step against hand steps timed inside the
-same run (``tiny_as_run``), with the config's ``inner_steps`` and with 1.
+same run (``tiny_as_run``), with ``--inner-steps`` K (10) and with 1.
 Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
 Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul
 (measured right after each timed run, so each share pairs a step with the machine's speed of that moment), the
@@ -79,11 +79,11 @@ TINY_TARGET = 1.25  # the tiny problem as run: at most this many times the hand 
 def tiny_as_run(config: str, args) -> None:
     """The tiny problem trained by ``train.py`` as configured, against hand steps interleaved in the run
     (``common.InterleavedHandLoop``: after every 5th optimizer step from the 10th on, 5 hand steps on a copy of the
-    model), per optimizer step; with the config's ``inner_steps`` and with one optimizer step per Lightning step."""
-    chosen = instantiate(config, TINY_AS_RUN)[0].inner_steps
-    variants = {f"train.py as configured (inner_steps {chosen})": []}
-    if chosen != 1:
-        variants["train.py as configured, inner_steps 1"] = ["--model.init_args.inner_steps", "1"]
+    model), per optimizer step; with ``--inner-steps`` K optimizer steps per Lightning step and with one."""
+    variants = {
+        f"train.py as configured, inner_steps {k}": ["--model.init_args.inner_steps", str(k)]
+        for k in dict.fromkeys([args.inner_steps, 1])
+    }
     pairs = interleave(
         {
             name: lambda extra=extra: interleaved_command(config, args.run_steps, [*TINY_AS_RUN, *extra], 5, 5)
@@ -228,10 +228,11 @@ class ProfileSteps(L.Callback):
     """Runs a torch.profiler.profile over the training steps after ``warmup`` (set-up excluded)."""
 
     def __init__(self, profiler, warmup: int) -> None:
-        self.profiler, self.warmup = profiler, warmup
+        self.profiler, self.warmup, self.started = profiler, warmup, False
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-        if trainer.global_step == self.warmup:
+        if trainer.global_step >= self.warmup and not self.started:  # ≥: a Lightning step may take several
+            self.started = True
             self.profiler.start()
 
     def on_train_end(self, trainer, pl_module) -> None:
@@ -300,6 +301,7 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="a tiny network and batch: the fixed per-step cost")
     parser.add_argument("--run-steps", type=int, default=300, help="--tiny: optimizer steps of each train.py run")
     parser.add_argument("--no-as-run", action="store_true", help="--tiny: leave out the train.py runs")
+    parser.add_argument("--inner-steps", type=int, default=10, help="--tiny: K of the train.py runs (beside K = 1)")
     parser.add_argument(
         "--glibc-defaults", action="store_true", help="keep glibc's self-adjusting malloc thresholds (train.py sets its own)"
     )

@@ -479,6 +479,7 @@ class INRModule(L.LightningModule):
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._encoding_cache = None
         steps.carry_step_count(checkpoint, self.automatic_optimization)
+        steps.reopen_cut_epoch(checkpoint, getattr(self.data, "steps_per_epoch", None))
 
     @classmethod
     def load_from_checkpoint(cls, checkpoint_path: Any, map_location: Any = None, strict: Optional[bool] = None, **kwargs: Any):

@@ -259,3 +259,31 @@ def carry_step_count(checkpoint: dict[str, Any], automatic: bool) -> None:
     if source.get("total", {}).get("completed", 0) > target.get("total", {}).get("completed", 0):
         for part in ("total", "current"):
             target[part] = {**target.get(part, {}), **{k: source[part][k] for k in ("ready", "completed")}}
+
+
+def reopen_cut_epoch(checkpoint: dict[str, Any], steps_per_epoch: Optional[int]) -> None:
+    """A run stopped by ``max_steps`` inside a group that was its epoch's last Lightning batch saved
+    ``is_last_batch``, from which Lightning would resume at the next epoch; where the training loader's pass still
+    has steps to train (``batches_done`` < ``steps_per_epoch``), the epoch is reopened in the checkpoint, so the
+    resumed run trains them, as the uninterrupted run did.
+
+    Example:
+        >>> ckpt = {"loops": {"fit_loop": {"epoch_loop.batch_progress": {"is_last_batch": True},
+        ...     "state_dict": {"combined_loader": [{"epoch": 1, "batches_done": 3}]}}}}
+        >>> reopen_cut_epoch(ckpt, 5)
+        >>> ckpt["loops"]["fit_loop"]["epoch_loop.batch_progress"]["is_last_batch"]
+        False
+    """
+    loop = (checkpoint.get("loops") or {}).get("fit_loop")
+    if not isinstance(loop, dict) or steps_per_epoch is None:
+        return
+    progress = loop.get("epoch_loop.batch_progress")
+    loaders = (loop.get("state_dict") or {}).get("combined_loader") or []
+    done = [state.get("batches_done") for state in loaders if isinstance(state, dict)]
+    if (
+        isinstance(progress, dict)
+        and progress.get("is_last_batch")
+        and done
+        and all(isinstance(d, int) and d < steps_per_epoch for d in done)
+    ):
+        progress["is_last_batch"] = False

@@ -1,6 +1,6 @@
 """Runs of the command with K optimizer steps per Lightning step (``model.inner_steps``) resume bit for bit: from a
 checkpoint written between the steps of one Lightning step, from one written at its end, from a run whose
-max_steps cut a group short, across a change of K, and after a SIGTERM that arrives between two inner steps."""
+max_steps cut a group short (also the last of its epoch), across a change of K, and after a SIGTERM that arrives between two inner steps."""
 
 import os
 import shutil
@@ -82,6 +82,22 @@ def test_a_group_cut_by_max_steps_and_a_change_of_k_resume_exactly(tmp_path, tin
     assert run(args(tmp_path / "one_to_k", 6)) == 0
     assert run(args(tmp_path / "one_to_k", 12, *K, "--ckpt_path", "last")) == 0
     assert_same(last(tmp_path / "straight"), last(tmp_path / "one_to_k"))
+
+
+@pytest.mark.slow
+def test_a_cut_group_that_was_its_epochs_last_batch_resumes_in_that_epoch(tmp_path, tiny_run_args):
+    """K = 10 on epochs of 5 steps: each epoch is one group, so the group max_steps 8 cuts short is the epoch's last
+    Lightning batch; the resumed run trains that epoch's two remaining steps before the next epoch's (and validates
+    at that epoch's end, every 2nd epoch)."""
+    ten = ["--model.init_args.inner_steps", "10", "--trainer.check_val_every_n_epoch", "2"]
+    args = lambda save_dir, steps, *extra: tiny_run_args(
+        save_dir, "--data.init_args.batch_size", "16", "--trainer.max_steps", str(steps), *ten, *extra
+    )
+    assert run(args(tmp_path / "straight", 12)) == 0
+    assert run(args(tmp_path / "resumed", 8)) == 0
+    assert run(args(tmp_path / "resumed", 12, "--ckpt_path", "last")) == 0
+    assert_same(last(tmp_path / "straight"), last(tmp_path / "resumed"))
+    assert last(tmp_path / "resumed")["epoch"] == last(tmp_path / "straight")["epoch"] == 2
 
 
 @pytest.mark.slow
