@@ -44,8 +44,23 @@ from inr.networks import MLP
 from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.run.gpu_probe import skip_failing_gpu_probe
 from inr.tasks.members import build_members
+from inr.tasks.optimizers import make_optimizer
 
 T = TypeVar("T")
+
+# --tiny, the row "as a user runs it": the tiny problem of the default image config, 8×8 training pixels
+# (a 16² image, every other pixel), 8 Gaussian features and a 2×16 MLP, trained by train.py with everything the
+# config turns on (its callbacks, validation, checkpoints, logger and progress bar)
+TINY_AS_RUN = [
+    "--data.init_args.resolution",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "8",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.network.init_args.depth",
+    "2",
+]
 
 
 # --- the process -----------------------------------------------------------------------------------------
@@ -114,7 +129,8 @@ class HandStep:
         self.encoder, self.network = take(model.encoder).to(device), take(model.network).to(device)
         self.loss_fn = model.loss
         trainable = [p for m in (self.encoder, self.network) for p in m.parameters() if p.requires_grad]
-        self.optimizer = model.optimizer_factory(trainable)  # the config's optimizer and its settings
+        # the config's optimizer and its settings, in the implementation the framework picks for the device
+        self.optimizer = make_optimizer(model.optimizer_factory, trainable)
         self.grid, self.batch_size = dm.grid, dm.batch_size
         self.train_index, self.values = dm.train_index.to(device), dm.values.to(device)
         self.generator = torch.Generator(device=device).manual_seed(seed)
@@ -189,6 +205,7 @@ class StepClock:
 
     def __init__(self, warmup: int, steps: int, per_step: bool = True, sync: Optional[Callable[[], None]] = None) -> None:
         self.warmup, self.steps, self.per_step, self.sync = warmup, steps, per_step, sync
+        self.steps_per_stamp = 1  # optimizer steps between two stamps (a Lightning step of ``inner_steps``)
         self.stamps: list[float] = []
         self.faults: list[int] = []
 
@@ -211,12 +228,12 @@ class StepClock:
         return (self.stamps[last] - self.stamps[self.warmup]) / (last - self.warmup)
 
     def step(self) -> float:
-        """Seconds per step: ``median()`` when ``per_step``, else ``mean()``."""
-        return self.median() if self.per_step else self.mean()
+        """Seconds per optimizer step: ``median()`` when ``per_step``, else ``mean()``, over ``steps_per_stamp``."""
+        return (self.median() if self.per_step else self.mean()) / self.steps_per_stamp
 
     def faults_per_step(self) -> float:
-        """Mean minor page faults per step after the warm-up."""
-        return (self.faults[-1] - self.faults[self.warmup]) / (len(self.faults) - 1 - self.warmup)
+        """Mean minor page faults per optimizer step after the warm-up."""
+        return (self.faults[-1] - self.faults[self.warmup]) / (len(self.faults) - 1 - self.warmup) / self.steps_per_stamp
 
 
 def median_gap(stamps: Sequence[float], warmup: int) -> float:
@@ -261,13 +278,16 @@ def framework_step(
     accelerator: str = "cpu",
 ) -> StepClock:
     """The framework's step: the config's task in a real ``Trainer.fit`` (metrics, logging hooks, the guard, data
-    hooks; no checkpoints, progress bar or validation), stamped after every step. ``with_callbacks``: the
-    config's own callbacks and a TensorBoard logger in a temporary directory, as the run would have them."""
+    hooks; no checkpoints, progress bar or validation), stamped after every Lightning step. ``with_callbacks``:
+    the config's own callbacks and a TensorBoard logger in a temporary directory, as the run would have them.
+    With the config's ``inner_steps`` K a Lightning step is K optimizer steps: the run takes K times as many,
+    and the clock's step is per optimizer step (the stamp's gap over K, Lightning's per-step cost shared)."""
     model, dm, callbacks = instantiate(config, extra)
+    clock.steps_per_stamp = getattr(model, "inner_steps", 1)
     with tempfile.TemporaryDirectory() as tmp:
         logger = L.pytorch.loggers.TensorBoardLogger(tmp, name="bench") if with_callbacks else False
         trainer = quiet_trainer(
-            clock.runs,
+            clock.runs * clock.steps_per_stamp,
             logger=logger,
             callbacks=[StampEachStep(clock), *(callbacks if with_callbacks else [])],
             precision=precision,
@@ -328,13 +348,14 @@ def whole_run(config: str, steps: int, extra: Sequence[str]) -> tuple[float, flo
 
 
 class InterleavedHandLoop(L.Callback):
-    """After every ``every``-th training step from ``start`` on, ``burst`` timed steps of a ``HandStep`` on copies
-    of the run's encoder and network (the config's optimizer, the same data, a generator of its own), so hand
-    steps and the run's steps meet the same machine state within milliseconds. Records the run's batch starts
-    and the time taken out after each step; at the end of training writes ``{"run_step", "hand_step"}``
-    (seconds) to ``out``, a JSON file, since the command builds this callback from its class path
-    (``interleaved_callback_argument``) and keeps no handle to it. Where it stands among the run's callbacks does
-    not matter: each gap between two of its batch starts holds exactly one step's worth of every hook.
+    """After every ``every``-th optimizer step from ``start`` on (after the Lightning step that took it, when a
+    Lightning step takes several: ``inner_steps``), ``burst`` timed steps of a ``HandStep`` on copies of the run's
+    encoder and network (the config's optimizer, the same data, a generator of its own), so hand steps and the
+    run's steps meet the same machine state within milliseconds. Records the run's batch starts, the optimizer
+    step at each, and the time taken out after each; at the end of training writes ``{"run_step", "hand_step"}``
+    (seconds per optimizer step) to ``out``, a JSON file, since the command builds this callback from its class
+    path (``interleaved_callback_argument``) and keeps no handle to it. Where it stands among the run's callbacks
+    does not matter: each gap between two of its batch starts holds exactly one Lightning step's worth of every hook.
 
     ``hand``: a HandStep to use instead (for a module that is not an ``INRModule``)."""
 
@@ -342,6 +363,7 @@ class InterleavedHandLoop(L.Callback):
         self.out, self.every, self.burst, self.start = out, every, burst, start
         self.hand: Optional[HandStep] = None
         self.batch_starts: list[float] = []
+        self.start_steps: list[int] = []
         self.taken_out: list[float] = []
         self.hand_steps: list[float] = []
 
@@ -351,10 +373,11 @@ class InterleavedHandLoop(L.Callback):
 
     def on_train_batch_start(self, trainer, *args) -> None:
         self.batch_starts.append(time.perf_counter())
+        self.start_steps.append(trainer.global_step)
 
     def on_train_batch_end(self, trainer, *args) -> None:
-        step = trainer.global_step
-        if step < self.start or step % self.every:
+        step, before = trainer.global_step, self.start_steps[-1]
+        if step < self.start or step // self.every == before // self.every:  # no multiple of `every` reached
             self.taken_out.append(0.0)
             return
         begin = time.perf_counter()
@@ -368,10 +391,16 @@ class InterleavedHandLoop(L.Callback):
         Path(self.out).write_text(json.dumps({"run_step": self.run_step(), "hand_step": statistics.mean(self.hand_steps)}))
 
     def run_step(self) -> float:
-        """Mean seconds per training step of the run from ``start`` on, the hand steps taken out."""
-        starts = self.batch_starts
-        gaps = [b - a - out for a, b, out in zip(starts[:-1], starts[1:], self.taken_out)]
-        return statistics.mean(gaps[self.start :])
+        """Mean seconds per optimizer step of the run from step ``start`` on, the hand steps taken out."""
+        starts, steps = self.batch_starts, self.start_steps
+        spans = [
+            (b - a - out, n - m)
+            for a, b, m, n, out in zip(starts[:-1], starts[1:], steps[:-1], steps[1:], self.taken_out)
+            if m >= self.start
+        ]
+        if not spans:
+            raise SystemExit(f"InterleavedHandLoop: no Lightning step began at or after optimizer step {self.start}")
+        return sum(t for t, _ in spans) / sum(n for _, n in spans)
 
 
 def interleaved_callback_argument(out: str, every: int, burst: int) -> str:
@@ -379,6 +408,16 @@ def interleaved_callback_argument(out: str, every: int, burst: int) -> str:
     importable as ``common``: the scripts run from benchmarks/, which is then first on ``sys.path``)."""
     spec = {"class_path": f"{__name__}.InterleavedHandLoop", "init_args": {"out": out, "every": every, "burst": burst}}
     return f"--trainer.callbacks+={json.dumps(spec)}"
+
+
+def interleaved_command(config: str, steps: int, extra: Sequence[str], every: int, burst: int) -> tuple[float, float]:
+    """(seconds per optimizer step of the run, of the hand loop) from one ``train.py`` run with an
+    ``InterleavedHandLoop`` among its callbacks (``burst`` hand steps after every ``every``-th optimizer step)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "interleaved.json")
+        run_command(config, steps, [*extra, interleaved_callback_argument(out, every, burst)], tmp)
+        measured = json.loads(Path(out).read_text())
+    return measured["run_step"], measured["hand_step"]
 
 
 # --- variants and tables ---------------------------------------------------------------------------------

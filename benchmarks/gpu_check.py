@@ -21,6 +21,11 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
   6. stacked members (``model.members``, benchmarks/stacked.py): the framework's step of K = 8 members against
      one single model's on image.yaml and image_paper.yaml, as member-steps per second over a single run's
      (target ≥ 4×), and one step of the three implementations (stacked layers, vmap, K separate networks).
+  7. small steps: optimizer steps per second of ``train.py`` (as configured, its callbacks on; from the logged
+     step times) for the tiny problem (``training_step.TINY_AS_RUN`` on image.yaml), image.yaml and volume.yaml,
+     with one optimizer step per Lightning step, with the config's ``inner_steps`` (10 where it is 1) and with
+     that and ``cuda_graphs``, against a hand loop and against the hand loop's step captured as a CUDA graph
+     (``GraphedHandStep``) on the same device (device drained at the two ends of the window only).
 On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
 """
 
@@ -38,6 +43,7 @@ from pathlib import Path
 import lightning as L
 import torch
 from common import (
+    TINY_AS_RUN,
     HandStep,
     StepClock,
     as_train_py,
@@ -117,6 +123,94 @@ def as_users_run(config: str, args) -> None:
     print("| variant | step (ms) | time / hand loop |\n|---|---:|---|")
     for name in variants:
         print(f"| {name} | {statistics.median(times[name]) * 1e3:.3f} | {cell(paired(name))} |", flush=True)
+
+
+class GraphedHandStep:
+    """The hand loop's step (``common.HandStep``: forward, loss, backward, Adam) captured once as a CUDA graph and
+    replayed (torch's whole-network recipe: a ``capturable`` optimizer, three eager warm-up steps on a side
+    stream, random batches drawn by the default generator inside the graph). Where there is no CUDA (``--dry-run``)
+    it runs the same steps eagerly: the plumbing only."""
+
+    WARMUP = 3
+
+    def __init__(self, hand: HandStep) -> None:
+        self.hand = hand
+        hand.generator = None  # a graph draws with the device's default generator (its state is captured)
+        optimizer = hand.optimizer
+        self.cuda = next(hand.network.parameters()).is_cuda
+        if self.cuda:
+            for group in optimizer.param_groups:
+                group["capturable"] = True
+        self.graph, self.warm = None, 0
+
+    def step(self) -> None:
+        if not self.cuda:
+            self.hand.step()
+            return
+        if self.warm < self.WARMUP:
+            self.warm += 1
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                self.hand.step()
+            torch.cuda.current_stream().wait_stream(stream)
+            return
+        if self.graph is None:
+            self.graph = torch.cuda.CUDAGraph()
+            self.hand.optimizer.zero_grad(set_to_none=True)
+            with torch.cuda.graph(self.graph):
+                self.hand.step()
+        self.graph.replay()
+
+
+SMALL_STEPS_K = 10  # K of part 7 where the config runs one optimizer step per Lightning step
+
+
+def small_step_rates(config: str, extra: list[str], args) -> dict[str, float]:
+    """{variant: seconds per optimizer step}, one of each: hand loop, graphed hand loop, train.py with K = 1, the
+    config's K, and the config's K with cuda_graphs."""
+    overrides = [*args.overrides, *extra]
+    chosen = instantiate(config, overrides)[0].inner_steps
+    chosen = chosen if chosen > 1 else SMALL_STEPS_K
+    window = argparse.Namespace(**{**vars(args), "steps": args.small_steps})
+
+    def hand_rate(graphed: bool) -> float:
+        model, dm, _ = instantiate(config, overrides)
+        hand = HandStep(model, dm, args.device)
+        stepper = GraphedHandStep(hand) if graphed else hand
+        return hand_loop(stepper, clock_for(window, per_step=False)).step()
+
+    def run_rate(k: int, graphs: bool = False) -> float:
+        options = [*overrides, *args.trainer, "--model.init_args.inner_steps", str(k)]
+        step, _ = whole_run(config, args.small_steps, [*options, "--model.init_args.cuda_graphs", str(graphs).lower()])
+        return step
+
+    variants = {
+        "hand loop": lambda: hand_rate(False),
+        "hand loop, CUDA graph": lambda: hand_rate(True),
+        "train.py, inner_steps 1": lambda: run_rate(1),
+        f"train.py, inner_steps {chosen}": lambda: run_rate(chosen),
+        f"train.py, inner_steps {chosen}, cuda_graphs": lambda: run_rate(chosen, graphs=True),
+    }
+    return interleave(variants, args.repeats)
+
+
+def small_steps(args) -> None:
+    print(
+        f"\n7. small steps: optimizer steps per second, {args.small_steps} steps per window or run, "
+        f"{args.repeats} interleaved repeats (train.py: from its logged step times, callbacks on)"
+    )
+    print("| problem | variant | steps/s | time / hand loop | time / CUDA-graph hand loop |\n|---|---|---:|---|---|")
+    for label, config, extra in (
+        ("tiny", "image.yaml", TINY_AS_RUN),
+        ("image.yaml", "image.yaml", []),
+        ("volume.yaml", "volume.yaml", []),
+    ):
+        times = small_step_rates(config, extra, args)
+        for name, xs in times.items():
+            hand_ratio = cell([x / h for x, h in zip(xs, times["hand loop"])])
+            graph_ratio = cell([x / g for x, g in zip(xs, times["hand loop, CUDA graph"])])
+            print(f"| {label} | {name} | {1 / statistics.median(xs):.0f} | {hand_ratio} | {graph_ratio} |", flush=True)
 
 
 STACKED_TARGET = 4.0  # member-steps per second of K = 8 stacked members over one single model's, on a GPU
@@ -226,6 +320,7 @@ def ddp_throughput(args, n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
+    parser.add_argument("--parts", nargs="+", default=None, help="only the parts whose names start with these (e.g. 7 1)")
     args = parser.parse_args()
     quiet()
     as_train_py()
@@ -239,12 +334,12 @@ def main() -> None:
         args.overrides = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.trainer, args.paper_steps, args.ddp_steps, ddp_devices = ["--trainer.accelerator", "cpu"], 20, 20, 2
-        args.run_steps, args.members, args.stacked_points = 5, 2, 64
+        args.run_steps, args.members, args.stacked_points, args.small_steps = 5, 2, 64, 20
     else:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
         args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
         args.paper_steps, args.ddp_steps, ddp_devices, args.run_steps = 2000, 300, gpus, 300
-        args.members, args.stacked_points = 8, 128 * 128
+        args.members, args.stacked_points, args.small_steps = 8, 128 * 128, 500
         print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     L.seed_everything(0, verbose=False)
     start = time.perf_counter()
@@ -255,11 +350,14 @@ def main() -> None:
         ("1. volume.yaml step", lambda: step_ratios("volume.yaml", args)),
         *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
         ("6. stacked members", lambda: stacked_part(args)),
+        ("7. small steps", lambda: small_steps(args)),
     ]
     if ddp_devices > 1:
         parts.append(("4. DDP", lambda: ddp_throughput(args, ddp_devices)))
     else:
         print("\n4. DDP: one GPU only, nothing to compare")
+    if args.parts is not None:
+        parts = [(name, part) for name, part in parts if name.startswith(tuple(args.parts))]
     failed = [name for name, part in parts if not run_part(name, part)]
     print(f"\ngpu_check: done in {time.perf_counter() - start:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if failed:

@@ -3,6 +3,7 @@
     python benchmarks/training_step.py [--configs image.yaml volume.yaml] [--steps 20] [--repeats 5] [--bf16] [--compile]
     python benchmarks/training_step.py --configs volume.yaml --profile     # where the framework's extra time goes
     python benchmarks/training_step.py --configs volume.yaml --tiny        # the fixed per-step cost alone
+    python benchmarks/training_step.py --configs image.yaml --tiny --run-steps 300   # and the tiny problem as run
     python benchmarks/training_step.py --glibc-defaults   # glibc's self-adjusting malloc thresholds (see below)
 
 For each config, the model and data are built from the config itself (as train.py builds them) and timed,
@@ -15,6 +16,9 @@ interleaved in one process, as
   - Lightning alone: a bare LightningModule whose ``training_step`` is the hand loop's step, encoding included
     (Lightning's own per-step dispatch: loop, hooks, closure);
   - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
+With ``--tiny`` (unless ``--no-as-run``) also: the tiny problem of image.yaml (``TINY_AS_RUN``) trained by
+``train.py`` as a user runs the config, everything on, per optimizer step against hand steps timed inside the
+same run (``tiny_as_run``), with ``--inner-steps`` K (10) and with 1.
 Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
 Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul
 (measured right after each timed run, so each share pairs a step with the machine's speed of that moment), the
@@ -39,6 +43,7 @@ import time
 import lightning as L
 import torch
 from common import (
+    TINY_AS_RUN,
     HandStep,
     StepClock,
     add_step_arguments,
@@ -47,6 +52,8 @@ from common import (
     framework_step,
     hand_loop,
     instantiate,
+    interleave,
+    interleaved_command,
     lightning_alone_step,
     quiet,
     set_threads,
@@ -64,6 +71,39 @@ TINY = [
     "--data.init_args.batch_size",
     "16",
 ]
+
+
+TINY_TARGET = 1.25  # the tiny problem as run: at most this many times the hand loop's time per optimizer step
+
+
+def tiny_as_run(config: str, args) -> None:
+    """The tiny problem trained by ``train.py`` as configured, against hand steps interleaved in the run
+    (``common.InterleavedHandLoop``: after every 5th optimizer step from the 10th on, 5 hand steps on a copy of the
+    model), per optimizer step; with ``--inner-steps`` K optimizer steps per Lightning step and with one."""
+    variants = {
+        f"train.py as configured, inner_steps {k}": ["--model.init_args.inner_steps", str(k)]
+        for k in dict.fromkeys([args.inner_steps, 1])
+    }
+    pairs = interleave(
+        {
+            name: lambda extra=extra: interleaved_command(config, args.run_steps, [*TINY_AS_RUN, *extra], 5, 5)
+            for name, extra in variants.items()
+        },
+        args.repeats,
+    )
+    print(
+        f"\n{config}, the tiny problem as a user runs it ({' '.join(TINY_AS_RUN)}): {args.run_steps} optimizer steps per "
+        f"run, {args.repeats} interleaved repeats, {torch.get_num_threads()} thread(s); 5 hand steps after every 5th step"
+    )
+    print("| variant | hand step (ms) | run, per optimizer step (ms) | ratio vs hand loop (range) | target |")
+    print("|---|---:|---:|---|---|")
+    for name, measured in pairs.items():
+        ratios = [r / h for r, h in measured]
+        met = "met" if statistics.median(ratios) <= TINY_TARGET else "NOT met"
+        print(
+            f"| {name} | {statistics.median(h for _, h in measured) * 1e3:.2f} | "
+            f"{statistics.median(r for r, _ in measured) * 1e3:.2f} | {cell(ratios)} | ≤ {TINY_TARGET:g}×: {met} |"
+        )
 
 
 def hand_loop_clock(config: str, extra: list[str], steps: int, warmup: int, profiler=None) -> tuple[StepClock, HandStep]:
@@ -188,10 +228,11 @@ class ProfileSteps(L.Callback):
     """Runs a torch.profiler.profile over the training steps after ``warmup`` (set-up excluded)."""
 
     def __init__(self, profiler, warmup: int) -> None:
-        self.profiler, self.warmup = profiler, warmup
+        self.profiler, self.warmup, self.started = profiler, warmup, False
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-        if trainer.global_step == self.warmup:
+        if trainer.global_step >= self.warmup and not self.started:  # ≥: a Lightning step may take several
+            self.started = True
             self.profiler.start()
 
     def on_train_end(self, trainer, pl_module) -> None:
@@ -258,6 +299,9 @@ def main() -> None:
     parser.add_argument("--compile", action="store_true", help="also time model.compile: true")
     parser.add_argument("--profile", action="store_true", help="profile framework vs hand loop instead (40 steps)")
     parser.add_argument("--tiny", action="store_true", help="a tiny network and batch: the fixed per-step cost")
+    parser.add_argument("--run-steps", type=int, default=300, help="--tiny: optimizer steps of each train.py run")
+    parser.add_argument("--no-as-run", action="store_true", help="--tiny: leave out the train.py runs")
+    parser.add_argument("--inner-steps", type=int, default=10, help="--tiny: K of the train.py runs (beside K = 1)")
     parser.add_argument(
         "--glibc-defaults", action="store_true", help="keep glibc's self-adjusting malloc thresholds (train.py sets its own)"
     )
@@ -274,6 +318,8 @@ def main() -> None:
         return
     for config in args.configs:
         bench(config, args, extra)
+        if args.tiny and not args.no_as_run:
+            tiny_as_run(config, args)
     print(f"\npeak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -4,8 +4,8 @@
     python benchmarks/whole_run.py --configs volume.yaml --interleaved  # hand steps inside the run, between its steps
     python benchmarks/whole_run.py --configs volume.yaml --profile      # where a whole run's extra time goes
 
-Variants (``--variants``): the command as configured (``configured``); without the config's callbacks
-(``bare``); without callbacks, checkpoints or progress bar, i.e. the task's step with its logger (``isolated``);
+Variants (``--variants``): the command as configured (``configured``); the same with ten optimizer steps per
+Lightning step (``ten_steps``: ``--model.init_args.inner_steps 10``); without the config's callbacks (``bare``); without callbacks, checkpoints or progress bar, i.e. the task's step with its logger (``isolated``);
 and, with ``--interleaved``, one part left out at a time (``no_logger``, ``no_checkpoints``, ``no_bar``) and
 Lightning alone (``lightning``: the hand loop's step as the ``training_step`` of a bare module).
 
@@ -60,10 +60,9 @@ from common import (
     cell,
     hand_loop,
     instantiate,
-    interleaved_callback_argument,
+    interleaved_command,
     lightning_alone_loader,
     quiet,
-    run_command,
     set_threads,
     whole_run,
 )
@@ -75,6 +74,8 @@ ISOLATED = ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "fa
 VARIANTS = {  # key: (table row, the command's extra options)
     "configured": ("train.py as configured", []),
     "bare": ("train.py, no callbacks", ["--trainer.callbacks", "null"]),
+    # the config as it is but ten optimizer steps per Lightning step (what inner_steps saves)
+    "ten_steps": ("train.py as configured, inner_steps 10", ["--model.init_args.inner_steps", "10"]),
     # the task's training step alone: no config callbacks, checkpoints or progress bar (the logger stays)
     "isolated": ("train.py, no callbacks, checkpoints or progress bar", ISOLATED),
     # --interleaved only: one part left out at a time (the other measure reads the logger's files)
@@ -129,11 +130,7 @@ def bench(config: str, args) -> None:
 
 def interleaved_run(config: str, args, extra: list[str]) -> tuple[float, float]:
     """(seconds per step of the run, of the hand loop) from one ``train.py`` run with the hand loop inside."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = str(Path(tmp) / "interleaved.json")
-        run_command(config, args.steps, [*extra, interleaved_callback_argument(out, args.every, args.hand_burst)], tmp)
-        measured = json.loads(Path(out).read_text())
-    return measured["run_step"], measured["hand_step"]
+    return interleaved_command(config, args.steps, extra, args.every, args.hand_burst)
 
 
 def interleaved_lightning_alone(config: str, args) -> tuple[float, float]:

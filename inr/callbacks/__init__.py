@@ -1,5 +1,6 @@
 """Callbacks that read a task's grid and render to measure and show what it has learned."""
 
+from inr.callbacks.budget import MonitoringBudget
 from inr.callbacks.images import ImageLogger, grid_views
 from inr.callbacks.measurements import MeasurementLogger
 from inr.callbacks.ntk import NTKCallback
@@ -11,6 +12,7 @@ __all__ = [
     "ImageLogger",
     "grid_views",
     "MeasurementLogger",
+    "MonitoringBudget",
     "SpectralBiasCallback",
     "ViewLogger",
 ]

@@ -13,6 +13,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only, rank_zero_warn
 from torch import Tensor
 
+from inr.callbacks.budget import budget_of
 from inr.callbacks.media import log_figure
 from inr.errors import InputError
 from inr.io.files import atomic_write
@@ -24,6 +25,9 @@ from inr.spectral.plots import band_spread_figure, heatmap_figure, spectra_figur
 SOURCES = ("auto", "train", "full")
 HISTORY_KEYS = ("epochs", "steps", "errors", "dc", "low", "high", "all", "prediction_power", "residual_power")
 SCALAR_KEYS = ("dc", "low", "high", "all")
+# A figure draw costs about a hundred measurements (benchmarks/spectral_overhead.py: 198 ms against 2.7 ms); until
+# one has been timed, the monitoring budget expects that of the first draw
+FIGURE_COST_IN_MEASUREMENTS = 100
 
 
 def dc_bin(spectrum: Tensor) -> Tensor:
@@ -69,6 +73,8 @@ class SpectralBiasCallback(L.Callback):
 
     Args:
         every_n_epochs: measure every this many epochs.
+        every_n_steps: measure every this many optimizer steps instead (also between the steps of one Lightning
+            step, ``inner_steps``), e.g. 10 on an epoch of 100 full-batch steps.
         num_bands, spacing, max_frequency: the bands, as in ``inr.spectral.band_relative_error``.
         source: the grid measured. ``auto``: the training grid when the task's last step was a full batch on
             it (its prediction is reused: no extra forward pass), otherwise the whole data grid, rendered.
@@ -83,7 +89,9 @@ class SpectralBiasCallback(L.Callback):
     A reused prediction is the one the last step computed before its update, so it is recorded at step
     ``global_step − 1``; rendered ones at ``global_step``. Runs on global rank 0 only and issues no collective
     there, so other DDP ranks never wait on it. Its history is part of the checkpoint: a resumed run
-    continues it.
+    continues it. With a ``MonitoringBudget`` among the callbacks (``inr.callbacks.budget``) a measurement or a
+    figure draw that would take the run's observation beyond its share of the wall time is skipped (the closing
+    measurement and figures never are).
 
     A model with members (``model.members`` K) is measured member by member against its own target: the
     history holds each member's values (errors (E, K, B), dc/low/high/all (E, K)); logged are the bands' mean
@@ -97,6 +105,7 @@ class SpectralBiasCallback(L.Callback):
     def __init__(
         self,
         every_n_epochs: int = 1,
+        every_n_steps: Optional[int] = None,
         num_bands: int = 16,
         spacing: Literal["linear", "log"] = "linear",
         max_frequency: Union[float, Literal["nyquist", "corner"]] = "nyquist",
@@ -106,8 +115,11 @@ class SpectralBiasCallback(L.Callback):
         max_memory_mb: float = 1024.0,
         filename: str = "spectral_history.npz",
     ) -> None:
-        if every_n_epochs < 1 or figure_every_n_epochs < 0 or num_bands < 1:
-            raise InputError("SpectralBiasCallback needs every_n_epochs ≥ 1, figure_every_n_epochs ≥ 0, num_bands ≥ 1")
+        if every_n_epochs < 1 or figure_every_n_epochs < 0 or num_bands < 1 or (every_n_steps is not None and every_n_steps < 1):
+            raise InputError(
+                "SpectralBiasCallback needs every_n_epochs ≥ 1, every_n_steps ≥ 1 (or null), figure_every_n_epochs ≥ 0, num_bands ≥ 1"
+            )
+        self.every_n_steps = every_n_steps
         if source not in SOURCES:
             raise ValueError(f"SpectralBiasCallback.source must be one of {', '.join(SOURCES)}, got {source!r}")
         self.every_n_epochs, self.num_bands, self.spacing = every_n_epochs, num_bands, spacing
@@ -137,7 +149,33 @@ class SpectralBiasCallback(L.Callback):
         # a broadcast from rank 0: it must be read here, on all ranks, never in rank-0 code
         self.run_dir = str(shared_run_dir(trainer))
 
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
+        self._measure_at_step(trainer, pl_module, ends_batch=True)
+
+    def on_inner_step_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Between two optimizer steps of one Lightning step (``inner_steps``): a measurement due at this step."""
+        if self._due_at_step(trainer):
+            pl_module.refresh_grid_prediction()  # the prediction of the step just taken, for reuse
+            self._measure_at_step(trainer, pl_module)
+
+    def _due_at_step(self, trainer: L.Trainer) -> bool:
+        step = trainer.global_step
+        return self.every_n_steps is not None and step % self.every_n_steps == 0 and not self._measured_step(step)
+
+    def _measured_step(self, step: int) -> bool:
+        """A measurement at this global step (or, reused, the step before) is in the history already (a resume)."""
+        return bool(self.history["steps"]) and self.history["steps"][-1] >= step - 1
+
+    def _measure_at_step(self, trainer: L.Trainer, pl_module: L.LightningModule, ends_batch: bool = False) -> None:
+        if self._due_at_step(trainer) and not final_step(trainer):
+            every_figure = self.figure_every_n_epochs * self.every_n_steps  # with every_n_steps: in measurements
+            figures = self.figure_every_n_epochs > 0 and trainer.global_step % every_figure == 0
+            ends_epoch = ends_batch and trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
+            self.measure(trainer, pl_module, final=False, figures=figures, epochs_done=trainer.current_epoch + ends_epoch)
+
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if self.every_n_steps is not None:
+            return
         epoch = trainer.current_epoch
         if self.history["epochs"] and self.history["epochs"][-1] >= epoch + 1:
             return  # this epoch's end was measured before the checkpoint a resumed run started from
@@ -152,8 +190,16 @@ class SpectralBiasCallback(L.Callback):
 
     # --- the measurement (rank 0) ---------------------------------------------------------------------
     @rank_zero_only
-    def measure(self, trainer: L.Trainer, pl_module: L.LightningModule, final: bool = False, figures: bool = False) -> None:
-        """Measure the current field, log it, append it to the history and save the history file."""
+    def measure(
+        self,
+        trainer: L.Trainer,
+        pl_module: L.LightningModule,
+        final: bool = False,
+        figures: bool = False,
+        epochs_done: Optional[int] = None,
+    ) -> None:
+        """Measure the current field, log it, append it to the history and save the history file. ``epochs_done``:
+        the training epochs completed (default: this epoch's end, or when training ends the counter's value)."""
         if self.skipped:
             return
         if not target_is_field(pl_module):
@@ -181,17 +227,36 @@ class SpectralBiasCallback(L.Callback):
             if figures and self._drawn_step != self.history["steps"][-1]:
                 self._draw(trainer)
             return
+        # epochs completed: the counter has already moved on when training ends
+        epochs = epochs_done if epochs_done is not None else trainer.current_epoch + (0 if final else 1)
+        budget = budget_of(trainer)
+        if budget is None or final:
+            self._measure(trainer, pl_module, (grid, shape, members), reuse, step, epochs)
+            if figures:
+                self._draw(trainer)
+            return
+        if not budget.allows("spectral"):
+            return
+        with budget.timed("spectral"):
+            self._measure(trainer, pl_module, (grid, shape, members), reuse, step, epochs)
+        estimate = FIGURE_COST_IN_MEASUREMENTS * budget.costs["spectral"]
+        if figures and budget.allows("spectral figures", estimate=estimate):
+            with budget.timed("spectral figures"):
+                self._draw(trainer)
+
+    def _measure(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, where: tuple, reuse: bool, step: int, epochs: int
+    ) -> None:
+        """One measurement of the field on ``where`` (grid name, shape, members), recorded, logged and saved."""
+        grid, shape, members = where
         with torch.no_grad():
             pred = (pl_module.last_train_grid_prediction if reuse else self._predict(pl_module, grid)).detach()
             if members is None:
                 result = self._compute(pl_module, grid, shape, pred)
             else:  # (K, C, *shape): each member against its own target
                 result = stack_results([self._compute(pl_module, grid, shape, p, member=k) for k, p in enumerate(pred)])
-        # epochs completed: the counter has already moved on when training ends
-        self._record(trainer.current_epoch + (0 if final else 1), step, grid, shape, result)
+        self._record(epochs, step, grid, shape, result)
         self._log_scalars(trainer, step, result)
-        if figures:
-            self._draw(trainer)
         self.save()
 
     def _reusable(self, pl_module: L.LightningModule) -> bool:
@@ -372,3 +437,8 @@ def member_scalars(r: dict[str, Any], width: int) -> dict[str, float]:
         metrics[f"spectral/rel_err/{key}/mean"] = float(values.mean())
         metrics[f"spectral/rel_err/{key}/std"] = float(values.std(correction=0))
     return metrics
+
+
+def final_step(trainer: L.Trainer) -> bool:
+    """The run's last optimizer step was just taken (max_steps): ``on_train_end`` measures it."""
+    return trainer.max_steps is not None and 0 <= trainer.max_steps <= trainer.global_step

@@ -32,6 +32,7 @@ class Grid:
         if not self.shape or any(s < 1 for s in self.shape):
             raise ValueError(f"grid shape must be non-empty with positive sizes, got {self.shape}")
         self.ndim = len(self.shape)
+        self._sizes: dict[torch.device, Tensor] = {}  # the sizes as a float32 tensor per device, made once
         self.numel = math.prod(self.shape)
 
     def unravel(self, index: Tensor) -> Tensor:
@@ -45,8 +46,9 @@ class Grid:
 
     def coords(self, index: Tensor) -> Tensor:
         """Coordinates v = i / N of linear indices (N,) -> (N, d), float32, on the indices' device."""
-        sizes = torch.tensor(self.shape, dtype=torch.float32, device=index.device)
-        return self.unravel(index).to(torch.float32) / sizes
+        if index.device not in self._sizes:  # a host-to-device copy: once, not at every training step
+            self._sizes[index.device] = torch.tensor(self.shape, dtype=torch.float32, device=index.device)
+        return self.unravel(index).to(torch.float32) / self._sizes[index.device]
 
     def all_coords(self) -> Tensor:
         """Every coordinate of the grid, (numel, d); only for grids small enough to hold."""

@@ -8,6 +8,12 @@ indices there, and nothing per pixel runs in Python.
 Under data parallelism (N > 1 ranks) the full batch and the held-out split are sharded: rank r trains on its
 contiguous share of the training split (``shard``) with the loss weight of ``shard_weight``, which makes the
 averaged gradient the full batch's, and evaluates its share of the held-out split.
+
+A task that takes K optimizer steps per training batch (``INRModule.inner_steps``) sets ``inner_steps`` here:
+the loader then yields groups of up to K consecutive step descriptions of one epoch, ``{"steps": n, "index":
+(n, B) | None}`` (one host-to-device transfer per group), which become a ``BatchGroup`` whose j-th batch is
+gathered on the device when the task reaches its j-th step. The draws, and so the batches of every optimizer
+step, are those of K = 1; an epoch still has ``steps_per_epoch`` optimizer steps.
 """
 
 from __future__ import annotations
@@ -61,10 +67,28 @@ def shard_weight(shard_size: int, total: int, world_size: int) -> float:
     return world_size * shard_size / total
 
 
+def group_bounds(steps: int, group: int, skip: int = 0) -> list[tuple[int, int]]:
+    """[start, stop) of the groups of at most ``group`` consecutive steps of an epoch of ``steps``, from step
+    ``skip`` on: aligned to multiples of ``group`` from the epoch's start (a resume inside a group finishes that
+    group first), so a resumed epoch has the groups the uninterrupted one had left.
+
+    Example:
+        >>> group_bounds(10, 4), group_bounds(10, 4, skip=5)
+        ([(0, 4), (4, 8), (8, 10)], [(5, 8), (8, 10)])
+    """
+    bounds, start = [], skip
+    while start < steps:
+        stop = min(steps, (start // group + 1) * group)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
 class IndexBatches(IterableDataset):
     """An epoch of batch descriptions ``{"index": ...}`` over one split: ``steps`` random draws of
     ``batch_size`` positions, ``None`` (the whole split) for full batches, or consecutive chunks covering the
-    split once (``shuffle=False``, for evaluation).
+    split once (``shuffle=False``, for evaluation). With ``group`` K > 1 (training), consecutive steps come in
+    groups of up to K (``group_bounds``): ``{"steps": n, "index": (n, batch_size) | None}``.
 
     Random draws use a generator seeded by (seed, epoch, rank): each DDP rank draws its own batches, and a
     resumed run draws exactly what the uninterrupted run would have. It is an iterable dataset, so
@@ -80,45 +104,92 @@ class IndexBatches(IterableDataset):
         shuffle: bool = True,
         epoch_fn: Callable[[], int] = lambda: 0,
         rank: int = 0,
+        group: int = 1,
+        step_fn: Callable[[], int] = lambda: 0,
     ) -> None:
         self.split_index, self.batch_size, self.steps, self.seed = split_index, batch_size, steps, seed
-        self.shuffle, self.epoch_fn, self.rank = shuffle, epoch_fn, rank
-        # (epoch, batches trained) restored from a checkpoint: that epoch's pass starts after those batches
+        self.shuffle, self.epoch_fn, self.rank, self.group, self.step_fn = shuffle, epoch_fn, rank, group, step_fn
+        # (epoch, steps trained) restored from a checkpoint: that epoch's pass starts after those steps
         self.resume_at: Optional[tuple[int, int]] = None
         self.pass_epoch: Optional[int] = None  # the epoch of the latest pass
+        self.pass_start = 0  # the global step at which the latest pass's epoch began (``step_fn``)
 
     def __len__(self) -> int:
         if self.batch_size is not None and not self.shuffle:
             return math.ceil(len(self.split_index) / self.batch_size)
+        if self.group > 1:
+            # no length: Lightning then ends the epoch when the groups run out, not after a count of them. A
+            # group cut short by max_steps is one Lightning batch that trained only part of its steps, and a run
+            # resumed from there has its remaining steps (and one batch more) to train in that epoch.
+            raise TypeError("an epoch of grouped steps has no fixed number of batches")
         return self.steps
+
+    def draws(self, epoch: int) -> Iterator[Optional[Tensor]]:
+        """The indices of every step of ``epoch`` in order (None: the whole split)."""
+        if self.batch_size is None:
+            yield from (None for _ in range(self.steps))
+            return
+        gen = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch) * 65_537 + self.rank)
+        n = len(self.split_index)
+        for _ in range(self.steps):
+            yield self.split_index[torch.randint(n, (self.batch_size,), generator=gen)]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         n = len(self.split_index)
         self.pass_epoch = epoch = self.epoch_fn()
         skip = self.resume_at[1] if self.resume_at is not None and self.resume_at[0] == epoch else 0
-        self.resume_at = None
-        if self.batch_size is None:
-            for _ in range(skip, self.steps):
-                yield {"index": None}
-        elif not self.shuffle:
+        self.resume_at, self.pass_start = None, self.step_fn() - skip
+        if self.batch_size is not None and not self.shuffle:
             for start in range(0, n, self.batch_size):
                 yield {"index": self.split_index[start : start + self.batch_size]}
-        else:
-            gen = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch) * 65_537 + self.rank)
-            for step in range(self.steps):
-                draw = torch.randint(n, (self.batch_size,), generator=gen)  # skipped draws still advance gen
+            return
+        draws = self.draws(epoch)  # skipped draws still advance the generator
+        if self.group == 1:
+            for step, index in enumerate(draws):
                 if step >= skip:
-                    yield {"index": self.split_index[draw]}
+                    yield {"index": index}
+            return
+        for _ in range(skip):
+            next(draws)
+        for start, stop in group_bounds(self.steps, self.group, skip):
+            indices = [next(draws) for _ in range(start, stop)]
+            # (n, batch_size): one transfer to the device per group
+            yield {"steps": stop - start, "index": None if self.batch_size is None else torch.stack(indices)}
+
+
+class BatchGroup:
+    """The n consecutive training batches of one group on the device; ``group[j]`` gathers step j's batch
+    (``GridDataModule.gather``) when the task reaches it, so a group holds no more than one batch at a time.
+
+    Example:
+        >>> from inr.data import SignalDataModule
+        >>> dm = SignalDataModule(generator="sinusoids", length=256, batch_size=2)
+        >>> group = BatchGroup(dm, torch.tensor([[0, 1], [2, 3]]), 2, torch.device("cpu"))
+        >>> len(group), group[1]["coords"].shape
+        (2, torch.Size([2, 1]))
+    """
+
+    def __init__(self, data: GridDataModule, index: Optional[Tensor], steps: int, device: torch.device) -> None:
+        self.data, self.index, self.steps, self.device = data, index, steps, device
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __getitem__(self, j: int) -> dict[str, Any]:
+        if not 0 <= j < self.steps:
+            raise IndexError(f"step {j} of a group of {self.steps}")
+        return self.data.gather(None if self.index is None else self.index[j], self.device)
 
 
 class ResumableLoader(DataLoader):
     """The training loader, resumable mid-epoch (Lightning's ``state_dict``/``load_state_dict`` protocol): its
-    state is the epoch of the latest pass and how many of its batches were trained (``batches_done()``,
-    Lightning's count of processed batches); a resumed run continues that epoch's batches where it stopped, as drawn in
-    an uninterrupted run, and starts the next epoch afresh when the pass had been completed."""
+    state is the epoch of the latest pass and how many of its steps were trained (``batches_done()``); a
+    resumed run continues that epoch's batches where it stopped, as drawn in an uninterrupted run, and starts
+    the next epoch afresh when the pass had been completed. ``pin_memory``: the descriptions are pinned, so
+    their transfer to a CUDA device does not wait for the device."""
 
-    def __init__(self, batches: IndexBatches, batches_done: Callable[[], int]) -> None:
-        super().__init__(batches, batch_size=None)
+    def __init__(self, batches: IndexBatches, batches_done: Callable[[], int], pin_memory: bool = False) -> None:
+        super().__init__(batches, batch_size=None, pin_memory=pin_memory)
         self.batches_done = batches_done
 
     def state_dict(self) -> dict[str, Optional[int]]:
@@ -164,6 +235,8 @@ class GridDataModule(L.LightningDataModule):
         self.targets = 1
         self.predict_shape: Optional[tuple[int, ...]] = None  # the grid `predict` renders (None: the data's)
         self._device_cache: dict[tuple[str, str], Tensor] = {}
+        # optimizer steps per training batch, set by the task (``INRModule.inner_steps``): K > 1 groups the steps
+        self.inner_steps = 1
 
     # --- what a subclass provides -------------------------------------------------------------------
     def load_values(self) -> Tensor:
@@ -309,11 +382,22 @@ class GridDataModule(L.LightningDataModule):
             self.seed,
             epoch_fn=(lambda: trainer.current_epoch) if trainer is not None else (lambda: 0),
             rank=trainer.global_rank if trainer is not None else 0,
+            group=self.inner_steps,
+            step_fn=lambda: getattr(trainer, "global_step", 0),  # 0 without a Trainer (or a stand-in without one)
         )
-        # `processed`, not `completed`: a checkpoint saved in on_train_batch_end (ModelCheckpoint's
-        # every_n_train_steps) comes after the batch's optimizer step but before Lightning counts it completed
-        done = (lambda: trainer.fit_loop.epoch_loop.batch_progress.current.processed) if trainer is not None else (lambda: 0)
-        return ResumableLoader(batches, done)
+        if trainer is None:
+            done = lambda: 0
+        elif self.inner_steps == 1:
+            # `processed`, not `completed`: a checkpoint saved in on_train_batch_end (ModelCheckpoint's
+            # every_n_train_steps) comes after the batch's optimizer step but before Lightning counts it completed
+            done = lambda: trainer.fit_loop.epoch_loop.batch_progress.current.processed
+        else:
+            # optimizer steps of this epoch: the global step counts every step of a group as it is taken, so a
+            # checkpoint saved between the steps of a group (before Lightning counts the group) is exact too
+            done = lambda: trainer.global_step - batches.pass_start
+        module = getattr(trainer, "lightning_module", None)
+        device = module.device if module is not None else None
+        return ResumableLoader(batches, done, pin_memory=device is not None and device.type == "cuda")
 
     def val_dataloader(self) -> DataLoader:
         # each rank evaluates its share of the held-out split; torchmetrics reduces the states over the ranks
@@ -363,4 +447,9 @@ class GridDataModule(L.LightningDataModule):
         if "shape" in batch:  # a render request of `predict`
             return batch
         device = self.trainer.lightning_module.device if self.trainer is not None else torch.device("cpu")
+        if "steps" in batch:  # the steps of one group (inner_steps K > 1)
+            group = {"group": BatchGroup(self, batch["index"], int(batch["steps"]), device)}
+            if batch["index"] is None and self.rank_and_world_size[1] > 1:  # a share of the full batch
+                group["shard_weight"] = self.gather(None, device)["shard_weight"]
+            return group
         return self.gather(batch["index"], device)

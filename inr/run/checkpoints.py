@@ -32,7 +32,17 @@ from inr.io.files import atomic_write
 
 MODEL_CONFIG_KEY = "inr_model_config"  # the model section of the config that wrote the checkpoint
 # init args that change how a model is evaluated or trained, not what its weights mean
-NOT_COMPARED = ("optimizer", "scheduler", "render_chunk", "compile", "cache_encoding", "out_channels", "mode")
+NOT_COMPARED = (
+    "optimizer",
+    "scheduler",
+    "render_chunk",
+    "compile",
+    "cache_encoding",
+    "out_channels",
+    "mode",
+    "inner_steps",
+    "cuda_graphs",
+)
 ZIP_SLACK = 1 << 20  # bytes an archive's entries may exceed its file by (headers are counted in the file only)
 
 

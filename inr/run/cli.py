@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Literal, Optional, Union
 
 import torch
-from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.callbacks import ProgressBar as LightningProgressBar
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
@@ -38,6 +37,7 @@ from inr.run.preflight import check_unique_callbacks
 from inr.run.program import program_name
 from inr.run.progress import ProgressBar
 from inr.run.resume import RunConfigRecorder
+from inr.run.saving import RunCheckpoint
 from inr.run.session import SUBCOMMANDS, Session
 from inr.run.signals import RunInterrupted
 from inr.tasks.base import INRModule
@@ -45,6 +45,7 @@ from inr.tasks.guards import TrainingDiverged
 from inr.tasks.memory import check_model_memory
 
 DEFAULT_CONFIG = "image.yaml"
+CHECKPOINT_MINUTES = 5.0  # a run's checkpoint cadence in wall time (and when training ends): inr.run.saving
 SEED_MAX = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything enforces
 DESCRIPTION = (
     "Train (fit, the default), score (validate, test) or render (predict) an implicit neural representation. "
@@ -139,7 +140,7 @@ def condense_config_error(text: str) -> str:
 
 class INRCLI(LightningCLI):
     """LightningCLI with the model's output width linked to the data, a ``--ckpt_path`` and the run's
-    ``checkpoint`` section (a ModelCheckpoint always present, configurable like any class); ``predict``
+    ``checkpoint`` section (a ``RunCheckpoint`` always present, configurable like any class); ``predict``
     adds its output options. One parser per subcommand (``command``), each parsed as a single command."""
 
     def __init__(self, *args, command: str = "fit", **kwargs) -> None:
@@ -154,12 +155,18 @@ class INRCLI(LightningCLI):
         parser.add_argument("--ckpt_path", type=Optional[str], default=None, help=f"{what}, or 'last' for the newest")
         if self.command == "predict":
             add_predict_arguments(parser)
-        # last.ckpt and the newest epoch=…-step=….ckpt at the end of every training epoch (not only at validation
-        # epochs); --checkpoint.every_n_epochs / --checkpoint.every_n_train_steps change the cadence. No version
+        # last.ckpt and the newest epoch=…-step=….ckpt every 5 minutes of training and when it ends (inr.run.saving);
+        # --checkpoint.every_n_epochs / --checkpoint.every_n_train_steps add saves at those epochs or steps. No version
         # counter: a resumed or copied run refreshes its last.ckpt instead of writing last-v1.ckpt beside it.
-        parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")
+        parser.add_lightning_class_args(RunCheckpoint, "checkpoint")
         parser.set_defaults(
-            {"checkpoint.save_last": True, "checkpoint.save_on_train_epoch_end": True, "checkpoint.enable_version_counter": False}
+            {
+                "checkpoint.save_last": True,
+                "checkpoint.save_on_train_epoch_end": True,
+                "checkpoint.enable_version_counter": False,
+                "checkpoint.every_n_epochs": 0,
+                "checkpoint.every_n_minutes": CHECKPOINT_MINUTES,
+            }
         )
 
     def _set_seed(self) -> None:

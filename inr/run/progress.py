@@ -7,7 +7,8 @@ steps of volume.yaml: 125 ms in ``on_train_batch_end``), about 2 % of a 30 ms CP
 GPU's. Redrawn at most ten times a second (tqdm's own default ``mininterval``), the bar looks the same to a
 person and costs next to nothing. The last batch of an epoch is always drawn, so the bar ends at its total.
 
-A run bounded by ``max_steps`` (every config here) counts optimiser steps over the whole run — ``step
+With several optimizer steps per Lightning step (``inner_steps``) the bar also moves between them, at the same
+pace. A run bounded by ``max_steps`` (every config here) counts optimiser steps over the whole run — ``step
 273/300, epoch 27`` — instead of Lightning's batches of the current epoch (``Epoch 27: 3/10``): an epoch of
 a full-batch run is a bookkeeping unit of 10 steps, and the question a user asks is how far the run is. A
 resumed run starts the bar at the checkpoint's step.
@@ -55,6 +56,13 @@ class ProgressBar(TQDMProgressBar):
             bar.initial = trainer.global_step
             bar.n = trainer.global_step
         bar.set_description(f"step (epoch {trainer.current_epoch})")
+
+    def on_inner_step_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Between two optimizer steps of one Lightning step (``inner_steps``): the step count, when it is time to redraw."""
+        if self.counts_steps(trainer) and time.monotonic() - self._drawn_at >= self.min_interval:
+            self._drawn_at = time.monotonic()
+            self.train_progress_bar.n = trainer.global_step
+            self.train_progress_bar.refresh()
 
     def on_train_batch_end(
         self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int

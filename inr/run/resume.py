@@ -166,7 +166,9 @@ def _newest_readable(
     root = logger_root(trainer)
     candidates = newest_first(checkpoints_under(root))
     if not candidates:
-        raise InputError(f"ckpt_path last: no checkpoint under {root} (a run writes checkpoints/last.ckpt every epoch)")
+        raise InputError(
+            f"ckpt_path last: no checkpoint under {root} (a run writes checkpoints/last.ckpt every few minutes and when training ends)"
+        )
     skipped: list[str] = []
     for path in candidates:
         try:

@@ -9,6 +9,8 @@ saved state repeats exactly what an uninterrupted run would have done:
   is a ``Checkpoint`` callback, which Lightning runs after all others), where ``last.ckpt`` is saved and
   ``SIGTERMException`` raised. (Lightning's own handler would stop between the last batch and the epoch's
   end, a state its loops do not restore exactly; this handler withdraws that request.)
+With K optimizer steps per Lightning step (``inner_steps``), a single-process run acts on a signal between two
+steps of a group (``on_inner_step_end``): it saves there, a checkpoint a resume repeats exactly from, and stops.
 A second Ctrl-C stops at once without saving (the checkpoints on disk are untouched). Before training
 starts and after it ends there is nothing to save: the signal raises ``RunInterrupted`` right away. Once the
 last training step is done the same holds for the closing work: a signal during the final validation saves
@@ -158,6 +160,13 @@ class GracefulStop(Checkpoint):
         self.pending = self._agree(trainer) if trainer.world_size > 1 else self.requested
         if self.pending and not trainer.fit_loop.epoch_loop.batch_progress.is_last_batch:
             trainer._signal_connector.received_sigterm = True  # Lightning raises SIGTERMException after this batch
+
+    def on_inner_step_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Between two optimizer steps of one Lightning step: one process stops here (ranks agree on a stop only
+        after a batch, where they all are)."""
+        if self.requested and trainer.world_size == 1:
+            self._save(trainer)
+            raise SIGTERMException()
 
     def _agree(self, trainer: L.Trainer) -> bool:
         """Whether every rank stops after this batch: s = max over ranks of the signal number each has received

@@ -35,6 +35,8 @@ from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
 
+import inr.tasks.graphs as graphs
+import inr.tasks.steps as steps
 from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
@@ -45,6 +47,7 @@ from inr.networks import MLP
 from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.members import install as install_members
 from inr.tasks.members import resolve_members
+from inr.tasks.optimizers import make_optimizer
 from inr.tasks.parts import build_parts, import_class
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
@@ -74,6 +77,11 @@ class INRModule(L.LightningModule):
         member_seeds: member k's network is drawn after ``torch.manual_seed(member_seeds[k])``; default 0..K−1.
         member_encoders: member k's encoder (one width for all); default ``encoder`` for every member. Giving
             either list makes the task stacked, with K its length.
+        inner_steps: optimizer steps per Lightning training step (``inr.tasks.steps``): K > 1 trains K
+            consecutive batches of the sampler inside one ``training_step``, so Lightning's per-batch cost is paid
+            once per K steps; the steps, ``global_step``, logging, checkpoints and resumes are those of K = 1.
+        cuda_graphs: capture the inner steps' training step as a CUDA graph and replay it (``inr.tasks.graphs``;
+            on a CUDA device with inner_steps > 1, otherwise one log line says why not and the steps run eagerly).
     """
 
     default_in_dim = 2
@@ -94,10 +102,15 @@ class INRModule(L.LightningModule):
         members: Optional[int] = None,
         member_seeds: Optional[list[int]] = None,
         member_encoders: Optional[list[Encoder]] = None,
+        inner_steps: int = 1,
+        cuda_graphs: bool = False,
     ) -> None:
         super().__init__()
         if render_chunk < 1:
             raise InputError(f"model.render_chunk must be ≥ 1 coordinates, got {render_chunk}")
+        self.inner_steps = steps.check_inner_steps(inner_steps)
+        self.cuda_graphs = bool(cuda_graphs)
+        self._graph_backend: Any = None  # a stand-in for torch.cuda.CUDAGraph (tests: graphs.EagerGraph)
         stacked = members is not None or member_seeds is not None or member_encoders is not None
         if stacked:
             members, member_seeds = resolve_members(members, member_seeds, member_encoders)
@@ -128,6 +141,10 @@ class INRModule(L.LightningModule):
         self.last_train_grid_prediction: Optional[Tensor] = None
         # weight of this rank's loss when it trains on a share of the full batch (``inr.data.module.shard_weight``)
         self._shard_weight: Optional[float] = None
+        # (first step, losses so far, steps taken) of the group in progress (inner_steps > 1), read by the guard
+        self.inner_progress: Optional[tuple[int, Tensor, int]] = None
+        # (batch, StepLoss) of the latest step of the group in progress, for ``refresh_grid_prediction``
+        self.inner_output: Optional[tuple[dict[str, Any], steps.StepLoss]] = None
 
     # --- what subclasses override -------------------------------------------------------------------
     def field(self, batch: dict[str, Any]) -> Tensor:
@@ -262,9 +279,18 @@ class INRModule(L.LightningModule):
             raise InputError(
                 f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
             )
+        if stage == "fit":
+            dm.inner_steps = self.inner_steps
+            if self.inner_steps > 1:
+                steps.check_trainer(self.trainer)
+                # manual optimization, declared after Lightning's configuration check: that check refuses
+                # trainer.gradient_clip_val under manual optimization, and the steps clip with it themselves
+                self.automatic_optimization = False
 
     # --- steps --------------------------------------------------------------------------------------
-    def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> Optional[Tensor]:
+        if "group" in batch:  # inner_steps K > 1: the group's steps, under manual optimization
+            return steps.run_group(self, batch["group"])
         target = batch["values"]
         field = self.field(batch)
         raw = self.measure(field, batch)
@@ -286,6 +312,57 @@ class INRModule(L.LightningModule):
             values = pred if raw is field else self.postprocess(field.detach())
             self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
         return loss
+
+    # --- the steps of a group (inner_steps > 1; ``inr.tasks.steps``) --------------------------------------
+    def step_loss(self, batch: dict[str, Any]) -> steps.StepLoss:
+        """One step's forward: the loss L of the batch, the guard's view of it, the raw prediction and the field."""
+        field = self.field(batch)
+        raw = self.measure(field, batch)
+        loss = self.loss(raw, batch["values"])
+        return steps.StepLoss(loss, loss, raw, field)
+
+    def group_log_values(self, batch: dict[str, Any], out: steps.StepLoss) -> dict[str, Tensor]:
+        """A logging step's values: ``train/loss`` and each training metric of the batch (``<key>_step``; the
+        metrics' states take the batch in). A copy of the loss: a CUDA graph's next replay rewrites its output."""
+        loss = out.loss.detach().clone()
+        if self._shard_weight is not None:  # the full batch's loss: the mean over ranks of the weighted losses
+            loss = self.trainer.strategy.reduce(loss * self._shard_weight, reduce_op="mean")
+        values = {"train/loss": loss}
+        step_values = self.train_metrics(self.postprocess_measurement(out.raw.detach()), batch["values"])
+        values.update({f"{key}_step": value for key, value in step_values.items()})
+        return values
+
+    def update_group_metrics(self, raws: list[Tensor], targets: list[Tensor]) -> None:
+        """The training metrics' states take the predictions of a group's other steps in, in one update."""
+        if len(self.train_metrics):
+            self.train_metrics.update(self.postprocess_measurement(torch.cat(raws)), torch.cat(targets))
+
+    def record_grid_prediction(self, batch: dict[str, Any], out: steps.StepLoss) -> None:
+        """``last_train_grid_prediction`` from a full-batch step (the group's last)."""
+        if batch["full_batch"] and self._shard_weight is None:
+            raw = out.raw.detach()
+            values = self.postprocess_measurement(raw) if out.raw is out.field else self.postprocess(out.field.detach())
+            self.last_train_grid_prediction = values.T.reshape(self.out_channels, *self.data.train_shape)
+
+    def refresh_grid_prediction(self) -> None:
+        """``last_train_grid_prediction`` from the step just taken, between two steps of a group (a callback that
+        measures there); at a group's end it is already the group's last step's."""
+        if self.inner_output is not None:
+            self.record_grid_prediction(*self.inner_output)
+
+    def log_group(self, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
+        """Writes the group's logging steps (``inr.tasks.steps.write_logs``) and, when it has any, hands Lightning
+        the training metrics, whose epoch values it computes (``<key>_epoch``) from every step's update."""
+        steps.write_logs(self, logged)
+        if logged and len(self.train_metrics):
+            self.log_dict({f"{key}_epoch": metric for key, metric in self.train_metrics.items()}, on_step=False, on_epoch=True)
+
+    def graphed_steps(self) -> Optional[graphs.GraphedSteps]:
+        """The captured training step of this run (``cuda_graphs``), or None: the steps run eagerly."""
+        return graphs.graphed_steps(self, self.trainer) if self.cuda_graphs else None
+
+    def divergence_guard(self) -> Optional[NonFiniteLossGuard]:
+        return next((cb for cb in self.trainer.callbacks if isinstance(cb, NonFiniteLossGuard)), None)
 
     def logs_this_step(self) -> bool:
         """Whether this training step's values reach the logger: every ``log_every_n_steps``-th step, a step
@@ -388,16 +465,21 @@ class INRModule(L.LightningModule):
         return self.render(batch["shape"])
 
     def configure_optimizers(self) -> Any:
-        optimizer = self.optimizer_factory(self.parameters())
+        optimizer = make_optimizer(self.optimizer_factory, list(self.parameters()))
         if self.scheduler_factory is None:
             return optimizer
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": self.scheduler_factory(optimizer), "interval": "step"}}
+        scheduler = {"scheduler": self.scheduler_factory(optimizer)}
+        if self.automatic_optimization:  # under manual optimization (inner_steps > 1) the steps step it
+            scheduler["interval"] = "step"
+        return {"optimizer": optimizer, "lr_scheduler": scheduler}
 
     def configure_callbacks(self) -> list[L.Callback]:
         return [NonFiniteLossGuard()]
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._encoding_cache = None
+        steps.carry_step_count(checkpoint, self.automatic_optimization)
+        steps.reopen_cut_epoch(checkpoint, getattr(self.data, "steps_per_epoch", None))
 
     @classmethod
     def load_from_checkpoint(cls, checkpoint_path: Any, map_location: Any = None, strict: Optional[bool] = None, **kwargs: Any):

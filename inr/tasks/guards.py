@@ -42,32 +42,52 @@ class NonFiniteLossGuard(L.Callback):
     arrived. Step k's own update may then have reached the weights in memory, but no checkpoint does: every
     unread flag is read before a checkpoint is written (``on_save_checkpoint``), before validation and at the
     end of training. ``lagged`` forces either way (None: lagged unless the loss is on the CPU).
+
+    A task taking K optimizer steps per Lightning step (``inner_steps``) hands over the losses of a group's
+    steps when the group ends (``watch_group``): one check per group, read at once on the CPU and at the next
+    group's start on an accelerator; the error names the first step whose loss was not finite. A checkpoint
+    written between the steps of a group first checks the steps taken so far.
     """
 
     def __init__(self, lagged: Optional[bool] = None) -> None:
         self.lagged = lagged
         self._early: Optional[list[Tensor]] = []  # losses of the first RISE_WINDOW + 1 steps (None: judged)
-        self._pending: Optional[tuple[int, int, Tensor, Tensor, Any]] = None  # step, epoch, loss, flag, event
+        # first step, epoch, losses of the steps from it (n, ...), flag, event
+        self._pending: Optional[tuple[int, int, Tensor, Tensor, Any]] = None
         # the newest checkpoint known good when a step began: a refused write may have replaced a callback's path
         self._last_good: Optional[str] = None
 
     supports_members = True  # the loss of a stacked model is the sum of its members': their own losses name who diverged
 
     def on_before_backward(self, trainer: L.Trainer, pl_module: L.LightningModule, loss: Tensor) -> None:
+        if not pl_module.automatic_optimization:  # inner steps: their losses come by group (watch_group)
+            return
         self.read_pending(trainer)
-        self._watch_early_rise(trainer, loss)
-        lagged = self.lagged if self.lagged is not None else loss.device.type != "cpu"
+        self._watch_early_rise(trainer, loss[None])
         # a stacked model's losses per member (inr.tasks.members), (K,): reported in place of their sum
         members = getattr(pl_module, "member_losses", None)
-        if members is not None:
-            loss = members
+        self._watch(trainer, (members if members is not None else loss).detach()[None], trainer.global_step)
+
+    def watch_group(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, losses: Tensor, first_step: int, logs: bool = False
+    ) -> None:
+        """The losses (n, ...) of steps ``first_step`` .. ``first_step + n − 1``, taken in one Lightning step; ``logs``:
+        one of them logged (the early-rise judgement reads the host then)."""
+        self.read_pending(trainer)
+        self._collect_early(losses.detach().float().reshape(len(losses), -1).sum(dim=1))  # a stacked model: the sum
+        if logs or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch:
+            self._judge_early_rise(trainer)
+        self._watch(trainer, losses.detach(), first_step)
+
+    def _watch(self, trainer: L.Trainer, losses: Tensor, first_step: int) -> None:
+        """Checks the losses (n, ...) of the steps from ``first_step`` at once (CPU) or after the next step's start."""
+        lagged = self.lagged if self.lagged is not None else losses.device.type != "cpu"
         if not lagged:
-            if not torch.isfinite(loss).all():
-                self._raise(trainer, loss, trainer.global_step, trainer.current_epoch)
+            if not torch.isfinite(losses).all():
+                self._raise(trainer, losses, first_step, trainer.current_epoch)
             return
         self._last_good = last_checkpoint(trainer, self._last_good)
-        loss = loss.detach()
-        bad = torch.logical_not(torch.isfinite(loss).all())
+        bad = torch.logical_not(torch.isfinite(losses).all())
         event = None
         if bad.is_cuda:
             host = torch.empty((), dtype=torch.bool, pin_memory=True)
@@ -75,23 +95,34 @@ class NonFiniteLossGuard(L.Callback):
             event = torch.cuda.Event()
             event.record()
             bad = host
-        self._pending = (trainer.global_step, trainer.current_epoch, loss, bad, event)
+        self._pending = (first_step, trainer.current_epoch, losses, bad, event)
 
-    def _watch_early_rise(self, trainer: L.Trainer, loss: Tensor) -> None:
+    def on_train_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
+        if not pl_module.automatic_optimization:  # the previous group's flag has had the fetch to arrive
+            self.read_pending(trainer)
+
+    def _watch_early_rise(self, trainer: L.Trainer, losses: Tensor) -> None:
         """Collect the first steps' losses on the device and judge them once, in one host read made at a step
         that logs (which reads the loss anyway), so the steps between stay free of host reads."""
         if self._early is None:
             return
-        if len(self._early) <= RISE_WINDOW:
-            self._early.append(loss.detach().float().reshape(-1)[:1])
+        self._collect_early(losses.detach().float().reshape(-1)[:1])
         logs = (trainer.global_step + 1) % max(1, trainer.log_every_n_steps) == 0
         if logs or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch:
             self._judge_early_rise(trainer)
 
+    def _collected(self) -> int:
+        return sum(len(x) for x in self._early) if self._early is not None else 0
+
+    def _collect_early(self, losses: Tensor) -> None:
+        """Keeps the losses (n,) of the next steps, up to the first RISE_WINDOW + 1 steps (on the device)."""
+        if self._early is not None and self._collected() <= RISE_WINDOW:
+            self._early.append(losses[: RISE_WINDOW + 1 - self._collected()])
+
     def _judge_early_rise(self, trainer: L.Trainer) -> None:
-        if self._early is None or len(self._early) <= RISE_WINDOW:
+        if self._early is None or self._collected() <= RISE_WINDOW:
             return
-        losses = torch.cat(self._early).tolist()
+        losses = torch.cat(self._early).tolist()[: RISE_WINDOW + 1]
         self._early = None
         first, after = losses[0], min(losses[1:])
         if first > 0 and after > RISE_FACTOR * first:
@@ -103,18 +134,23 @@ class NonFiniteLossGuard(L.Callback):
             )
 
     def read_pending(self, trainer: L.Trainer) -> None:
-        """Reads the last step's flag, if not yet read; raises if its loss was not finite."""
+        """Reads the last step's (or group's) flag, if not yet read; raises if a loss was not finite."""
         if self._pending is None:
             return
-        step, epoch, loss, bad, event = self._pending
+        step, epoch, losses, bad, event = self._pending
         self._pending = None
         if event is not None:
             event.synchronize()  # waits for that step's loss only, not for the work queued after it
         if bool(bad):
-            self._raise(trainer, loss, step, epoch, self._last_good)
+            self._raise(trainer, losses, step, epoch, self._last_good)
 
     def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
         self.read_pending(trainer)  # raising here writes nothing: Lightning writes after this hook
+        progress = getattr(pl_module, "inner_progress", None)
+        if progress is not None:  # a checkpoint between the steps of a group: the steps taken so far
+            first, losses, taken = progress
+            if not torch.isfinite(losses[:taken]).all():
+                self._raise(trainer, losses[:taken], first, trainer.current_epoch, self._last_good)
 
     def on_validation_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self.read_pending(trainer)
@@ -124,10 +160,13 @@ class NonFiniteLossGuard(L.Callback):
         self._judge_early_rise(trainer)
 
     @staticmethod
-    def _raise(trainer: L.Trainer, loss: Tensor, step: int, epoch: int, known_good: Optional[str] = None) -> None:
+    def _raise(trainer: L.Trainer, losses: Tensor, first_step: int, epoch: int, known_good: Optional[str] = None) -> None:
+        """Names the first of the steps from ``first_step`` whose loss (a row of ``losses``, (n, ...)) is not finite."""
+        finite = torch.isfinite(losses.detach().reshape(len(losses), -1)).all(dim=1).cpu()
+        j = int(torch.nonzero(~finite)[0, 0]) if not finite.all() else 0
         ckpt = last_checkpoint(trainer, known_good)
         where = f"; last good checkpoint: {ckpt}" if ckpt else "; no checkpoint had been written yet"
-        raise TrainingDiverged(f"training stopped: {describe_loss(loss)} at step {step} (epoch {epoch}){where}")
+        raise TrainingDiverged(f"training stopped: {describe_loss(losses[j])} at step {first_step + j} (epoch {epoch}){where}")
 
 
 def describe_loss(loss: Tensor) -> str:

@@ -46,6 +46,7 @@ from inr.encoders.stacked import stack_encoders
 from inr.errors import InputError
 from inr.modes import eval_mode
 from inr.networks.stacked import member_state, stack_networks
+from inr.tasks.steps import StepLoss, run_group, write_logs
 
 if TYPE_CHECKING:
     from inr.tasks.base import INRModule, NetworkFactory
@@ -226,7 +227,9 @@ def member_losses(self: INRModule, raw: Tensor, values: Tensor, targets: int, ch
     return torch.stack([self.loss(raw[k], member_target(values, k, targets, channels)) for k in range(len(raw))])
 
 
-def training_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Tensor:
+def training_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Optional[Tensor]:
+    if "group" in batch:  # inner_steps K > 1 (inr.tasks.steps), with the hooks below
+        return run_group(self, batch["group"])
     values, channels, targets = batch["values"], self.out_channels, data_targets(self)
     field, raw = field_and_measurement(self, batch)
     losses = member_losses(self, raw, values, targets, channels)  # (K,)
@@ -251,6 +254,49 @@ def training_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Ten
             self.members, channels, *self.data.train_shape
         )  # (K, N, C) -> (K, C, *train_shape)
     return loss
+
+
+# --- the steps of a group (inner_steps > 1; inr.tasks.steps) -------------------------------------------------
+def step_loss(self: INRModule, batch: dict[str, Any]) -> StepLoss:
+    """L = Σ_k L_k back-propagated; the guard reads the members' losses (K,)."""
+    field, raw = field_and_measurement(self, batch)
+    losses = member_losses(self, raw, batch["values"], data_targets(self), self.out_channels)  # (K,)
+    self.member_losses = losses.detach()
+    return StepLoss(losses.sum(), losses, raw, field)
+
+
+def group_log_values(self: INRModule, batch: dict[str, Any], out: StepLoss) -> dict[str, Tensor]:
+    """``train/loss`` (the sum), and per member its loss and training metrics of the batch (the states take it in)."""
+    values, channels, targets = batch["values"], self.out_channels, data_targets(self)
+    logged = {"train/loss": out.loss.detach().clone()}  # copies: a CUDA graph's next replay rewrites its outputs
+    logged.update({member_key("train/loss", k): value for k, value in enumerate(out.watched.detach().clone())})
+    pred = self.postprocess_measurement(out.raw.detach())  # (K, N, C)
+    for k, metrics in enumerate(self.member_train_metrics):
+        step_values = metrics(pred[k], member_target(values, k, targets, channels))
+        logged.update({member_key(key, k): value for key, value in step_values.items()})
+    return logged
+
+
+def update_group_metrics(self: INRModule, raws: list[Tensor], targets_list: list[Tensor]) -> None:
+    pred = self.postprocess_measurement(torch.cat(raws, dim=1))  # K × (M, N_i, C) -> (M, Σ N_i, C)
+    values, targets = torch.cat(targets_list), data_targets(self)
+    for k, metrics in enumerate(self.member_train_metrics):
+        if len(metrics):
+            metrics.update(pred[k], member_target(values, k, targets, self.out_channels))
+
+
+def record_grid_prediction(self: INRModule, batch: dict[str, Any], out: StepLoss) -> None:
+    if batch["full_batch"]:
+        grid_values = (
+            self.postprocess_measurement(out.raw.detach()) if out.raw is out.field else self.postprocess(out.field.detach())
+        )
+        self.last_train_grid_prediction = grid_values.transpose(1, 2).reshape(
+            self.members, self.out_channels, *self.data.train_shape
+        )  # (K, N, C) -> (K, C, *train_shape)
+
+
+def log_group(self: INRModule, logged: list) -> None:
+    write_logs(self, logged)
 
 
 def has_ground_truth(self: INRModule) -> bool:
@@ -391,6 +437,11 @@ def member(self: INRModule, k: int) -> INRModule:
 METHODS = {
     "setup": setup,
     "training_step": training_step,
+    "step_loss": step_loss,
+    "group_log_values": group_log_values,
+    "update_group_metrics": update_group_metrics,
+    "record_grid_prediction": record_grid_prediction,
+    "log_group": log_group,
     "validation_step": validation_step,
     "on_validation_epoch_end": on_validation_epoch_end,
     "predict": predict,

@@ -94,7 +94,7 @@ def test_step_clock_drains_every_stamp_or_the_window_ends(common, per_step, drai
 def test_interleaved_probe_joins_a_run_from_its_command_line(common, tmp_path):
     out = tmp_path / "interleaved.json"
     option = common.interleaved_callback_argument(str(out), every=5, burst=2)
-    extra = [*TINY, "--trainer.callbacks", "null", option]
+    extra = [*TINY, "--model.init_args.inner_steps", "1", "--trainer.callbacks", "null", option]
     cli = common.run_command("image.yaml", 12, extra, str(tmp_path))
     (probe,) = [cb for cb in cli.trainer.callbacks if type(cb).__name__ == "InterleavedHandLoop"]
     assert len(probe.hand_steps) == 1  # one burst, after step 10 (every 5th from the 10th on, 12 steps)

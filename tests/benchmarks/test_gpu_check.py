@@ -57,3 +57,26 @@ def test_stacked_members_part_measures_on_the_cpu(capsys, monkeypatch):
         "| vmap(functional_call)",
         "| K separate networks",
     ]
+
+
+@pytest.mark.slow
+def test_small_steps_part_measures_on_the_cpu(capsys, monkeypatch):
+    """Part 7 with the dry run's tiny sizes on the CPU (the CUDA graph runs eagerly there, cuda_graphs is refused
+    with its log line): one row per variant, each a positive rate."""
+    import argparse
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    args = argparse.Namespace(
+        device="cpu", accelerator="cpu", steps=3, warmup=1, repeats=1, small_steps=20, overrides=[],
+        trainer=["--trainer.accelerator", "cpu"],
+    )  # fmt: skip
+    times = gpu_check.small_step_rates("image.yaml", gpu_check.TINY_AS_RUN, args)
+    names = list(times)
+    assert names[:3] == ["hand loop", "hand loop, CUDA graph", "train.py, inner_steps 1"], names
+    assert names[3].startswith("train.py, inner_steps ") and names[4].endswith(", cuda_graphs") and len(names) == 5
+    for name, xs in times.items():
+        assert len(xs) == 1 and 0 < xs[0] < 1, (name, xs)

@@ -6,7 +6,9 @@ run ends with the parameters of a single-process run, writes one set of logs who
 single process's, and its held-out metrics equal a single-process evaluation of its final parameters. An
 inverse problem replicates its batch on every rank (its operator needs the whole field) and agrees too.
 A two-process run killed after a mid-epoch checkpoint and resumed with ``--ckpt_path last`` ends bit for bit
-as the uninterrupted one, with random batches (each rank draws its own) and with the sharded full batch.
+as the uninterrupted one, with random batches (each rank draws its own) and with the sharded full batch. With four
+optimizer steps per Lightning step (``model.inner_steps``) the sharded full batch ends bit for bit as with one,
+and resumes exactly from a checkpoint both ranks wrote between two inner steps.
 
 Each 2-process launch costs two interpreter starts one after the other (rank 0 starts rank 1 in
 ``Trainer.fit``), leaving a core idle meanwhile: independent launches run at the same time, and the
@@ -166,13 +168,17 @@ def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exac
     random_args = lambda save_dir, *extra: tiny_run_args(
         save_dir, "--data.init_args.batch_size", "16", "--checkpoint.every_n_train_steps", "2", *extra
     )
+    inner = ["--model.init_args.inner_steps", "4"]  # epochs of 10 steps: groups of 4, 4, 2; steps 5 and 15 inside one
     full = Launch(tmp_path, [*args, *_common(tmp_path / "two"), *every_5], "two")
     random = Launch(tmp_path, random_args(tmp_path / "random", "--checkpoint.save_top_k", "-1"), "random")
+    grouped = Launch(tmp_path, [*args, *_common(tmp_path / "grouped"), *every_5, *inner], "grouped")
     cli_main([*args, *_common(tmp_path / "one"), "--trainer.accelerator", "cpu", "--trainer.devices", "1"])
     full.finish()
     random.finish()
+    grouped.finish()
     one, two = _run_dir(tmp_path / "one", "image"), _run_dir(tmp_path / "two", "image")
     random_run = _run_dir(tmp_path / "random", "image")
+    grouped_run = _run_dir(tmp_path / "grouped", "image")
 
     # both killed after a mid-epoch checkpoint and resumed: the full batch after step 15 (the middle of the
     # second 10-step epoch), random batches after step 8 (the third batch of the second epoch)
@@ -180,6 +186,15 @@ def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exac
     full_resume = Launch(tmp_path, [*args, *_common(tmp_path / "two_resumed"), *every_5, "--ckpt_path", "last"], "two_resumed")
     random_stopped = _stopped_copy(random_run, 8, tmp_path / "random_resumed")
     random_resume = Launch(tmp_path, random_args(tmp_path / "random_resumed", "--ckpt_path", "last"), "random_resumed")
+    grouped_stopped = _stopped_copy(grouped_run, 15, tmp_path / "grouped_resumed")
+    grouped_args = [*args, *_common(tmp_path / "grouped_resumed"), *every_5, *inner, "--ckpt_path", "last"]
+    grouped_resume = Launch(tmp_path, grouped_args, "grouped_resumed")
+
+    # four inner steps per Lightning step: the two-process run's parameters, moments and logs are K = 1's, exactly
+    a, b = (torch.load(run / "checkpoints" / "last.ckpt", weights_only=True) for run in (two, grouped_run))
+    assert a["global_step"] == b["global_step"] == 20
+    assert all(torch.equal(value, b["state_dict"][key]) for key, value in a["state_dict"].items())
+    assert _scalars(grouped_run)["train/loss"] == _scalars(two)["train/loss"]
 
     assert _max_difference(_state(one), _state(two)) <= 1e-5  # max |Δθ| after 20 Adam steps
 
@@ -197,7 +212,8 @@ def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exac
 
     _assert_resumed_exactly(two, full_stopped, "".join(full_resume.finish()), 15)
     _assert_resumed_exactly(random_run, random_stopped, "".join(random_resume.finish()), 8)
-    for resumed in (full_stopped, random_stopped):
+    _assert_resumed_exactly(grouped_run, grouped_stopped, "".join(grouped_resume.finish()), 15)
+    for resumed in (full_stopped, random_stopped, grouped_stopped):
         assert [p.name for p in resumed.parent.iterdir()] == ["version_0"]  # continued in place
 
 

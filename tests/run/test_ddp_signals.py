@@ -27,6 +27,7 @@ from inr.run.signals import GracefulStop, interrupt_checkpoint_path
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO_PROCESSES = ["--trainer.accelerator", "cpu", "--trainer.devices", "2", "--trainer.strategy", "ddp"]
+EVERY_EPOCH = ["--checkpoint.every_n_epochs", "1"]  # a checkpoint at every epoch's end, not every few minutes
 STOP_BOUND = 60  # seconds from the signal to the exit of every rank; a step here takes milliseconds
 
 
@@ -65,7 +66,12 @@ class Launch:
         self.run = self.save_dir / "image" / "version_0"
         with open(self.err, "w") as err:  # a file, not a pipe: nothing blocks on a full pipe
             self.proc = subprocess.Popen(
-                [sys.executable, str(ROOT / "train.py"), *tiny(self.save_dir, "--trainer.max_steps", "1000000"), *TWO_PROCESSES],
+                [
+                    sys.executable,
+                    str(ROOT / "train.py"),
+                    *tiny(self.save_dir, "--trainer.max_steps", "1000000", *EVERY_EPOCH),
+                    *TWO_PROCESSES,
+                ],
                 cwd=tmp_path,
                 stdout=subprocess.DEVNULL,
                 stderr=err,

@@ -3,7 +3,8 @@ the device: every ``item()``, ``bool()``, ``float()``, ``tolist()``… of a tens
 made (a host-to-device copy on a GPU), is recorded during the steps that do not log, with the code that made
 it. The one read allowed is the non-finite guard's of the previous step's flag, which on a GPU is pinned host
 memory read after that step's event (``NonFiniteLossGuard(lagged=True)``); a NaN is still caught, one step
-late, and no checkpoint is written with it."""
+late, and no checkpoint is written with it. With K optimizer steps per Lightning step (``inner_steps``) the same
+holds for the Lightning steps none of whose K steps logs, with one guard read per Lightning step."""
 
 import os
 import sys
@@ -66,13 +67,15 @@ class HostReads(TorchFunctionMode):
 
 
 class WatchQuietSteps(L.Callback):
-    """Turns the recorder on from the start of each step that does not log to its end."""
+    """Turns the recorder on from the start of each (Lightning) step none of whose ``k`` optimizer steps logs to its end."""
 
-    def __init__(self, mode: HostReads, every: int) -> None:
-        self.mode, self.every, self.watched = mode, every, 0
+    def __init__(self, mode: HostReads, every: int, k: int = 1) -> None:
+        self.mode, self.every, self.k, self.watched = mode, every, k, 0
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-        logs = (trainer.global_step + 1) % self.every == 0 or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
+        first = trainer.global_step
+        logs = any((s + 1) % self.every == 0 for s in range(first, first + self.k))
+        logs = logs or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
         self.mode.on = not logs and trainer.global_step > 2  # after the metrics' first updates set up their groups
         self.watched += self.mode.on
 
@@ -80,23 +83,25 @@ class WatchQuietSteps(L.Callback):
         self.mode.on = False
 
 
-def image():
+def image(k: int = 1):
     model = ImageFitting(
         encoder=GaussianEncoding(in_dim=2, num_features=16, sigma=3.0),
         network=partial(MLP, width=32, depth=2, output_activation="sigmoid"),
+        inner_steps=k,
     )
     return model, ImageDataModule(resolution=16, split="every_other", steps_per_epoch=12)
 
 
-def volume():
+def volume(k: int = 1):
     model = VolumeFitting(
         encoder=GaussianEncoding(in_dim=3, num_features=16, sigma=2.0),
         network=partial(MLP, width=32, depth=2, output_activation="none"),
+        inner_steps=k,
     )
     return model, VolumeDataModule(builtin="sphere", resolution=16, batch_size=256, steps_per_epoch=12)
 
 
-def quiet_trainer(tmp_path, callbacks, steps: int) -> L.Trainer:
+def quiet_trainer(tmp_path, callbacks, steps: int, every: int = 5) -> L.Trainer:
     return L.Trainer(
         max_steps=steps,
         default_root_dir=tmp_path,
@@ -105,20 +110,22 @@ def quiet_trainer(tmp_path, callbacks, steps: int) -> L.Trainer:
         enable_progress_bar=False,
         enable_model_summary=False,
         limit_val_batches=0,
-        log_every_n_steps=5,
+        log_every_n_steps=every,
         callbacks=callbacks,
     )
 
 
+@pytest.mark.parametrize("k", [1, 4], ids=["one step per batch", "four inner steps"])
 @pytest.mark.parametrize("build", [image, volume], ids=["image full batch", "volume random batches"])
-def test_steps_between_logging_read_nothing_on_the_host(build, tmp_path):
-    model, dm = build()
+def test_steps_between_logging_read_nothing_on_the_host(build, tmp_path, k):
+    model, dm = build(k)
     model.configure_callbacks = lambda: [NonFiniteLossGuard(lagged=True)]  # the guard as on a GPU
     mode = HostReads()
-    watch = WatchQuietSteps(mode, every=5)
+    every, steps = (5, 12) if k == 1 else (10, 24)  # K = 4: the groups [4, 8) and [12, 16) log nothing
+    watch = WatchQuietSteps(mode, every=every, k=k)
     with mode:
-        quiet_trainer(tmp_path, [watch], steps=12).fit(model, datamodule=dm)
-    assert watch.watched >= 6
+        quiet_trainer(tmp_path, [watch], steps=steps, every=every).fit(model, datamodule=dm)
+    assert watch.watched >= (6 if k == 1 else 2)
     others = [(name, where) for name, where in mode.reads if not where.startswith(GUARD)]
     assert others == []
     # the guard's one read per step: the previous step's flag (on a GPU: pinned host memory, after its event)

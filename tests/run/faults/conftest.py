@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="session")
 def fault_run_args(tiny_run_args):
-    """The suite's tiny image run (tests/conftest.py), validating every second epoch: checkpoints at steps 5 and 10."""
+    """The suite's tiny image run (tests/conftest.py), validating every second epoch, with a checkpoint at every
+    epoch's end (the command's own cadence is minutes: inr.run.saving): checkpoints at steps 5 and 10."""
 
     def args(save_dir, *extra: str) -> list[str]:
-        return tiny_run_args(save_dir, "--trainer.check_val_every_n_epoch", "2", *extra)
+        return tiny_run_args(save_dir, "--trainer.check_val_every_n_epoch", "2", "--checkpoint.every_n_epochs", "1", *extra)
 
     return args
 
