@@ -4,8 +4,8 @@
     python benchmarks/whole_run.py --configs volume.yaml --interleaved  # hand steps inside the run, between its steps
     python benchmarks/whole_run.py --configs volume.yaml --profile      # where a whole run's extra time goes
 
-Variants (``--variants``): the command as configured (``configured``); the same with ten optimizer steps per
-Lightning step (``ten_steps``: ``--model.init_args.inner_steps 10``); without the config's callbacks (``bare``); without callbacks, checkpoints or progress bar, i.e. the task's step with its logger (``isolated``);
+Variants (``--variants``): the command as configured (``configured``); the same with one or ten optimizer steps
+per Lightning step (``one_step``, ``ten_steps``: ``--model.init_args.inner_steps 1`` / ``10``); without the config's callbacks (``bare``); without callbacks, checkpoints or progress bar, i.e. the task's step with its logger (``isolated``);
 and, with ``--interleaved``, one part left out at a time (``no_logger``, ``no_checkpoints``, ``no_bar``) and
 Lightning alone (``lightning``: the hand loop's step as the ``training_step`` of a bare module).
 
@@ -74,7 +74,9 @@ ISOLATED = ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "fa
 VARIANTS = {  # key: (table row, the command's extra options)
     "configured": ("train.py as configured", []),
     "bare": ("train.py, no callbacks", ["--trainer.callbacks", "null"]),
-    # the config as it is but ten optimizer steps per Lightning step (what inner_steps saves)
+    # the config as it is but one optimizer step per Lightning step (what the config's inner_steps saves)
+    "one_step": ("train.py as configured, inner_steps 1", ["--model.init_args.inner_steps", "1"]),
+    # the config as it is but ten optimizer steps per Lightning step
     "ten_steps": ("train.py as configured, inner_steps 10", ["--model.init_args.inner_steps", "10"]),
     # the task's training step alone: no config callbacks, checkpoints or progress bar (the logger stays)
     "isolated": ("train.py, no callbacks, checkpoints or progress bar", ISOLATED),

@@ -12,15 +12,20 @@ import pytest
 from inr.run.cli import cli_main
 
 ROOT = Path(__file__).resolve().parents[3]
+ONE_STEP = ["--model.init_args.inner_steps", "1"]
 
 
 @pytest.fixture(scope="session")
 def fault_run_args(tiny_run_args):
     """The suite's tiny image run (tests/conftest.py), validating every second epoch, with a checkpoint at every
-    epoch's end (the command's own cadence is minutes: inr.run.saving): checkpoints at steps 5 and 10."""
+    epoch's end (the command's own cadence is minutes: inr.run.saving): checkpoints at steps 5 and 10. One optimizer
+    step per Lightning step: the suite's signal and NaN hooks act at Lightning steps (the faults between inner
+    steps: tests/run/test_inner_steps.py)."""
 
     def args(save_dir, *extra: str) -> list[str]:
-        return tiny_run_args(save_dir, "--trainer.check_val_every_n_epoch", "2", "--checkpoint.every_n_epochs", "1", *extra)
+        return tiny_run_args(
+            save_dir, "--trainer.check_val_every_n_epoch", "2", "--checkpoint.every_n_epochs", "1", *ONE_STEP, *extra
+        )
 
     return args
 
