@@ -96,8 +96,13 @@ def test_no_code_writes_private_attributes_of_other_objects():
                     and not target.attr.startswith("__")
                     and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))
                 ):
-                    offenders.append(f"{path.name}:{node.lineno} {ast.unparse(target)}")
-    assert not offenders, offenders
+                    offenders.append(f"{path.name} {ast.unparse(target)}")
+    # Lightning's loop has no public way to do these two; each is the flag or counter its own loop sets
+    allowed = {
+        "budget.py trainer.fit_loop.epoch_loop._skip_next_val",  # skip one validation run (MonitoringBudget)
+        "steps.py trainer.fit_loop.epoch_loop._batches_that_stepped",  # the logging step = optimizer steps, K > 1
+    }
+    assert set(offenders) == allowed, sorted(set(offenders) ^ allowed)  # a new write fails; so does a stale entry
 
 
 @pytest.mark.slow
