@@ -21,6 +21,7 @@ def test_a_signal_during_the_second_row_keeps_the_first_and_exits_with_its_code(
         return real_fit_row(*args, **kwargs)
 
     monkeypatch.setattr(compare_encoders, "fit_row", fit_row_then_signal)
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     argv = ["--resolution", "16", "--steps", "2", "--encoders", "none,basic,gaussian", "--out", str(tmp_path / "out")]
     with pytest.raises(SystemExit) as exit_:
         compare_encoders.main(argv)
@@ -31,4 +32,4 @@ def test_a_signal_during_the_second_row_keeps_the_first_and_exits_with_its_code(
     table = [line for line in captured.out.splitlines() if line.startswith("| ")]
     assert len(table) == 2 and "none" in table[1]  # header + the one finished row
     assert len(calls) == 2  # the third row never started
-    assert signal.getsignal(signal.SIGTERM) is not None and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert {s: signal.getsignal(s) for s in before} == before  # the command's handlers are gone again
