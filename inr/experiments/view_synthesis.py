@@ -3,6 +3,7 @@ posed views of the synthetic scene, scored on held-out views against two image b
 
     python -m inr.experiments.view_synthesis                       # nerf.yaml as it stands, every mapping
     python -m inr.experiments.view_synthesis --steps 300 --encodings none gaussian --out /tmp/vs
+    python -m inr.experiments.view_synthesis --seeds 3              # every network row with seeds 0, 1, 2
 
 Every network row is ``train.py --config nerf.yaml`` (data, renderer, steps, batch) with only the encoder,
 network and optimiser replaced by a method of the registry (``nerf_setting``): the Gaussian row is the config
@@ -16,8 +17,12 @@ checkerboard and stripes are axis-aligned, which favours an axis-aligned basis. 
 multiresolution hash encoding with a 2×64 MLP (Müller et al. 2022). Baselines, from the same data: the mean
 colour of the training pixels, and the training view whose camera is nearest, shown as it is.
 
-Prints a Markdown table: held-out PSNR (mean ± sample std over the held-out views, each view's PSNR as the
-notebook computes it) and SSIM (all held-out views rendered whole), PSNR of 8 training views,
+``--seeds S`` trains every network row with seeds 0 … S−1 (the run's seed: initialisation, batches, and the
+encoder's draw) on the same views; the table then reads mean ± sample std over the seeds of each seed's score
+(``results.json`` keeps every seed's row and its per-view PSNRs). The baselines draw nothing and appear once.
+
+Prints a Markdown table: held-out PSNR (one seed: mean ± sample std over the held-out views, each view's PSNR as
+the notebook computes it) and SSIM (all held-out views rendered whole), PSNR of 8 training views,
 the relative error of the held-out views at DC and, pooled, in the lower and upper half of 8 radial frequency
 bands (2D spectra per view and channel, ``inr.spectral.spectral_summary``), the training time, ms per step and parameters. ``--out`` also writes
 ``results.md``, ``results.json``, the renders (``renders.npz``) and ``views.png`` (held-out views per row).
@@ -49,6 +54,7 @@ from inr.experiments.runner import (
     prepare_out,
     quiet_trainer,
     silence_lightning,
+    summarise,
     write_results,
 )
 from inr.io.allocator import retain_freed_memory
@@ -64,7 +70,7 @@ NUM_BANDS = 8
 NERF_NYQUIST = 38.422
 
 
-def nerf_setting(nyquist: float = NERF_NYQUIST) -> Setting:
+def nerf_setting(nyquist: float = NERF_NYQUIST, seed: int = 0) -> Setting:
     """Every row is a method of the registry for nerf.yaml's field: 3-D points in the unit cube, the "nerf"
     protocol (``protocols.PROTOCOLS``: the notebook's frequencies, moved by the grid rule to views resolving
     ``nyquist`` cycles per unit, its learning rates for a short run), nerf.yaml's 3 × 128 ReLU MLP with a linear
@@ -83,6 +89,7 @@ def nerf_setting(nyquist: float = NERF_NYQUIST) -> Setting:
         hash_levels=12,
         hash_base=8,
         steps=p.steps,
+        seed=seed,
     )
 
 
@@ -127,11 +134,13 @@ def data_nyquist(args: argparse.Namespace) -> float:
 
 
 def build(name: str, args: argparse.Namespace, setting: Setting = NERF_SETTING):
-    """Model, DataModule and a bare Trainer of one row, from the config as train.py builds them. The Trainer is
-    made here (the config's steps only: no logger, callbacks or checkpoints) so that a row writes nothing, not
-    even the run's config.yaml, which the CLI's own Trainer would save into the current directory."""
+    """Model, DataModule and a bare Trainer of one row, from the config as train.py builds them, seeded with the
+    setting's seed. The Trainer is made here (the config's steps only: no logger, callbacks or checkpoints) so
+    that a row writes nothing, not even the run's config.yaml, which the CLI's own Trainer would save into the
+    current directory."""
+    seeded = ["--seed_everything", str(setting.seed)]
     try:
-        cli = build_cli(resolve_config_names([*common_args(args), *overrides(name, setting), *args.override]))
+        cli = build_cli(resolve_config_names([*common_args(args), *seeded, *overrides(name, setting), *args.override]))
     except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
         raise InputError(f"--override: {condense_config_error(str(exc))}") from None
     return cli.model, cli.datamodule, quiet_trainer(cli.trainer.max_steps)
@@ -171,10 +180,12 @@ def baselines(dm) -> dict[str, torch.Tensor]:
 def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[str, torch.Tensor]]:
     renders = {}
     truth = None
-    setting = nerf_setting(data_nyquist(args))
-    progress = RowProgress(len(args.encodings))
-    for name in args.encodings:
-        torch.manual_seed(0)
+    nyquist = data_nyquist(args)
+    seeds = range(args.seeds)
+    progress = RowProgress(len(args.encodings) * len(seeds))
+    for name, seed in ((name, seed) for name in args.encodings for seed in seeds):
+        torch.manual_seed(seed)
+        setting = nerf_setting(nyquist, seed)
         model, dm, trainer = build(name, args, setting)
         start = time.perf_counter()
         trainer.fit(model, datamodule=dm)
@@ -183,13 +194,14 @@ def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[st
         model.eval()
         held = model.render_views(model.heldout_poses())
         truth = dm.heldout_images()
-        renders[name], renders[f"{name} depth"] = held["rgb"].cpu(), held["depth"].cpu()
+        if seed == 0:  # the figure and renders.npz show the first seed's views
+            renders[name], renders[f"{name} depth"] = held["rgb"].cpu(), held["depth"].cpu()
         params = sum(p.numel() for p in model.parameters())
         rows.append(
             {
                 "method": name,
                 "kind": "model",
-                "seed": 0,
+                "seed": seed,
                 "setting": METHODS[name].resolve(setting).describe,
                 "steps": trainer.global_step,
                 **score(held["rgb"].cpu(), truth),
@@ -199,7 +211,8 @@ def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[st
                 "params": params,
             }
         )
-        progress.row(name, f"held-out PSNR {rows[-1]['psnr']:.2f} dB, {seconds:.0f} s")
+        label = name if len(seeds) == 1 else f"{name} (seed {seed})"
+        progress.row(label, f"held-out PSNR {rows[-1]['psnr']:.2f} dB, {seconds:.0f} s")
     if truth is None:
         raise InputError("--encodings: choose at least one")
     for name, pred in baselines(dm).items():
@@ -222,8 +235,16 @@ def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[st
     return rows, renders
 
 
+SCORES = ("psnr", "ssim", "train_psnr", "dc", "low", "high", "seconds", "ms_per_step", "params")
+
+
 def table(rows: list[dict]) -> str:
-    return markdown_table(rows, COLUMNS)
+    """One seed per row: the rows as they are (PSNR ± its spread over the held-out views). Several seeds: each
+    method's rows summarised, mean ± sample std over the seeds."""
+    seeded = [r["seed"] for r in rows if r["kind"] == "model"]
+    if len(set(seeded)) <= 1:
+        return markdown_table(rows, COLUMNS)
+    return markdown_table(summarise(rows, SCORES), COLUMNS)
 
 
 def views_figure(renders: dict[str, torch.Tensor], path: Path, max_views: int = 4) -> None:
@@ -255,6 +276,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         "--encodings", nargs="+", default=list(ENCODINGS), choices=ENCODINGS, help="the rows (methods of the registry)"
     )
     parser.add_argument("--steps", type=int, default=None, help="training steps of every row (default: the config's)")
+    parser.add_argument("--seeds", type=int, default=1, help="train every network row with seeds 0 … S−1: mean ± std")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--out", type=Path, default=None, help="directory for results.md, results.json, renders.npz, views.png")
     parser.add_argument(
@@ -266,6 +288,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         raise InputError(f"--steps must be ≥ 1, got {args.steps}")
+    if args.seeds < 1:
+        raise InputError(f"--seeds must be ≥ 1, got {args.seeds}")
     return args
 
 
@@ -281,7 +305,13 @@ def _main(argv: Optional[list[str]], rows: list[dict]) -> list[dict]:
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     with torch_threads(args.threads):
         rows, renders = run(args, rows)
-    text = table(rows)
+    views = next((r["n"] for r in rows if r["kind"] == "model"), 0)
+    spread = (
+        f"mean ± std over seeds 0–{args.seeds - 1} (each seed's score: the mean over {views} held-out views)"
+        if args.seeds > 1
+        else f"PSNR: mean ± std over {views} held-out views, seed 0"
+    )
+    text = f"{spread}\n\n{table(rows)}"
     print(text)
     if out is not None:
         write_results(out, text, {"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows})

@@ -97,3 +97,23 @@ def test_nerf_yaml_is_the_registrys_gaussian_method_on_its_views():
     # the notebook's σ = 26 per world unit on its 3-unit cube (12.41 cycles per unit), capped at 3σ = ν/2 here
     assert 26 * 3 / (2 * math.pi) > nyquist / 6
     assert expected["encoder"]["init_args"]["sigma"] == pytest.approx(nyquist / 6, rel=1e-3)
+
+
+@pytest.mark.slow
+def test_seeds_train_every_network_row_per_seed_and_report_mean_and_std_over_them(tmp_path, capsys):
+    rows = main(["--seeds", "2", "--encodings", "none", "gaussian", *TOY])
+    models = [r for r in rows if r["kind"] == "model"]
+    assert [(r["method"], r["seed"]) for r in models] == [("none", 0), ("none", 1), ("gaussian", 0), ("gaussian", 1)]
+    # the seed reaches the run: initialisation (and the Gaussian draw) differ between seeds, so the scores do
+    assert models[0]["psnr"] != models[1]["psnr"] and models[2]["psnr"] != models[3]["psnr"]
+    out = capsys.readouterr().out
+    assert "mean ± std over seeds 0–1" in out
+    mean = sum(r["psnr"] for r in models[2:]) / 2
+    std = abs(models[2]["psnr"] - models[3]["psnr"]) / math.sqrt(2)  # sample std of two values
+    line = next(ln for ln in out.splitlines() if ln.startswith("| gaussian |"))
+    assert f"{mean:.2f} ± {std:.2f}" in line
+
+
+def test_seed_zero_is_the_row_a_single_seed_run_trains():
+    args = parse_args(["--seeds", "3"])
+    assert args.seeds == 3 and nerf_setting(seed=0) == nerf_setting()
