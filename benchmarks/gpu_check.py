@@ -333,7 +333,9 @@ def main() -> None:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cpu", "cpu", 3, 1, 1, 4096
         args.overrides = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
-        args.trainer, args.paper_steps, args.ddp_steps, ddp_devices = ["--trainer.accelerator", "cpu"], 20, 20, 2
+        # 20-step runs log every 5th step: the per-step rate is read between the first and last logged steps
+        args.trainer = ["--trainer.accelerator", "cpu", "--trainer.log_every_n_steps", "5"]
+        args.paper_steps, args.ddp_steps, ddp_devices = 20, 20, 2
         args.run_steps, args.members, args.stacked_points, args.small_steps = 5, 2, 64, 20
     else:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20

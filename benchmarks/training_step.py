@@ -18,7 +18,7 @@ interleaved in one process, as
   - optionally bf16-mixed precision and torch.compile (compilation falls in the warm-up steps).
 With ``--tiny`` (unless ``--no-as-run``) also: the tiny problem of image.yaml (``TINY_AS_RUN``) trained by
 ``train.py`` as a user runs the config, everything on, per optimizer step against hand steps timed inside the
-same run (``tiny_as_run``), with ``--inner-steps`` K (10) and with 1.
+same run (``tiny_as_run``), with ``--inner-steps`` K (default: the config's own) and with 1.
 Per-step time is the median gap between consecutive ``on_train_batch_end`` calls (loop: between steps).
 Also printed: achieved FLOP/s of the step against the measured FLOP/s of the step's dominant matmul
 (measured right after each timed run, so each share pairs a step with the machine's speed of that moment), the
@@ -80,9 +80,10 @@ def tiny_as_run(config: str, args) -> None:
     """The tiny problem trained by ``train.py`` as configured, against hand steps interleaved in the run
     (``common.InterleavedHandLoop``: after every 5th optimizer step from the 10th on, 5 hand steps on a copy of the
     model), per optimizer step; with ``--inner-steps`` K optimizer steps per Lightning step and with one."""
+    configured = instantiate(config, list(TINY_AS_RUN))[0].inner_steps
+    chosen = configured if args.inner_steps is None else args.inner_steps
     variants = {
-        f"train.py as configured, inner_steps {k}": ["--model.init_args.inner_steps", str(k)]
-        for k in dict.fromkeys([args.inner_steps, 1])
+        f"train.py as configured, inner_steps {k}": ["--model.init_args.inner_steps", str(k)] for k in dict.fromkeys([chosen, 1])
     }
     pairs = interleave(
         {
@@ -301,7 +302,9 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="a tiny network and batch: the fixed per-step cost")
     parser.add_argument("--run-steps", type=int, default=300, help="--tiny: optimizer steps of each train.py run")
     parser.add_argument("--no-as-run", action="store_true", help="--tiny: leave out the train.py runs")
-    parser.add_argument("--inner-steps", type=int, default=10, help="--tiny: K of the train.py runs (beside K = 1)")
+    parser.add_argument(
+        "--inner-steps", type=int, default=None, help="--tiny: K of the train.py runs beside K = 1 (default: the config's)"
+    )
     parser.add_argument(
         "--glibc-defaults", action="store_true", help="keep glibc's self-adjusting malloc thresholds (train.py sets its own)"
     )

@@ -73,7 +73,8 @@ class RunCheckpoint(ModelCheckpoint):
 
     def on_inner_step_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         """Between two optimizer steps of one Lightning step: the step trigger, exactly."""
-        if not self._should_skip_saving_checkpoint(trainer) and self._step_due(trainer):
+        # the cheap step test first: this runs between every two inner steps
+        if self._step_due(trainer) and not self._should_skip_saving_checkpoint(trainer):
             self.save_now(trainer)
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:

@@ -155,6 +155,9 @@ def run_group(task: INRModule, group: Any) -> None:
     graphed = task.graphed_steps()
     metrics, logged, watched = GroupMetrics(task), [], None
     out = batch = None
+    # the per-step attributes are plain values: written straight into the module's __dict__, past
+    # nn.Module.__setattr__'s parameter/buffer/submodule checks (a visible share of a tiny step)
+    attributes = vars(task)
     for j in range(count):
         if graphed is not None:  # forward, backward, clipping and the update: one replay (inr.tasks.graphs)
             out, values = graphed.step(group, j)
@@ -188,7 +191,7 @@ def run_group(task: INRModule, group: Any) -> None:
         if watched is None:  # (K, *watched): the losses of the group's steps, on the device
             watched = out.watched.detach().new_empty((count, *out.watched.shape))
         watched[j] = out.watched.detach()
-        task.inner_progress = (first, watched, j + 1)
+        attributes["inner_progress"] = (first, watched, j + 1)
         step = first + j
         if step in logs:
             logged.append((step, task.group_log_values(batch, out), step in to_logger))
@@ -197,7 +200,7 @@ def run_group(task: INRModule, group: Any) -> None:
         else:  # a graph's outputs (and a random batch's targets) are rewritten by its next replay
             metrics.add(out.raw.detach().clone(), batch["values"] if graphed.full_batch else batch["values"].clone())
         if j < count - 1 and observers:
-            task.inner_output = (batch, out)
+            attributes["inner_output"] = (batch, out)
             for observer in observers:
                 observer.on_inner_step_end(trainer, task)
     metrics.flush()

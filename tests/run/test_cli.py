@@ -25,6 +25,8 @@ TINY = [
     "20",
     "--trainer.check_val_every_n_epoch",
     "1",
+    "--trainer.log_every_n_steps",
+    "5",  # image.yaml logs every 50: a 20-step run needs a finer cadence for a training curve
     "--trainer.enable_progress_bar",
     "false",
 ]

@@ -41,7 +41,9 @@ def _common(save_dir: Path) -> list[str]:
         "--trainer.max_steps",
         "20",  # 20 Adam steps at the configs' lr 1e-3
         "--trainer.check_val_every_n_epoch",
-        "1",  # an epoch is 10 full-batch steps: validation at steps 10 and 20
+        "1",  # an epoch of 10 full-batch steps: validation at steps 10 and 20
+        "--trainer.log_every_n_steps",
+        "10",
         "--trainer.enable_progress_bar",
         "false",
         "--trainer.logger.init_args.save_dir",
@@ -164,6 +166,8 @@ def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exac
     # per step (seeded by seed, epoch and rank), 5 steps an epoch, 10 steps. The two 2-process runs and the
     # single-process reference run at the same time: a launch leaves a core idle while each rank starts.
     args = ["--config", "image.yaml", "--data.init_args.resolution", "30", "--data.init_args.batch_size", "null"]
+    # 10-step epochs, one optimizer step per Lightning step (against `inner` below)
+    args += ["--data.init_args.steps_per_epoch", "10", "--model.init_args.inner_steps", "1"]
     every_5 = ["--checkpoint.every_n_train_steps", "5", "--checkpoint.save_top_k", "-1"]  # kept: steps 5, 10, 15, 20
     random_args = lambda save_dir, *extra: tiny_run_args(
         save_dir, "--data.init_args.batch_size", "16", "--checkpoint.every_n_train_steps", "2", *extra
