@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import lightning as L
 import torch
@@ -34,13 +34,14 @@ from torch import Tensor
 
 from inr.tasks.steps import StepLoss
 
-if TYPE_CHECKING:
-    from inr.tasks.base import INRModule
+# the task is an INRModule (inr.tasks.base, the floor above, which imports this module): it is typed here as
+# the Lightning module it is, so this module imports nothing from the task
+Task = L.LightningModule
 
 WARMUP_STEPS = 3  # eager steps on a side stream before the capture (torch.cuda.graphs' whole-network recipe)
 
 
-def refusal(task: INRModule, trainer: L.Trainer) -> Optional[str]:
+def refusal(task: Task, trainer: L.Trainer) -> Optional[str]:
     """Why the steps cannot be a CUDA graph in this run, or None when they can."""
     if task.device.type != "cuda" and getattr(task, "_graph_backend", None) is None:
         return f"the device is {task.device.type}; CUDA graphs need a CUDA device"
@@ -142,7 +143,7 @@ class GraphedSteps:
     the next replay rewrites them, so what is kept across steps must be copied.
     """
 
-    def __init__(self, task: INRModule, trainer: L.Trainer, backend: Any) -> None:
+    def __init__(self, task: Task, trainer: L.Trainer, backend: Any) -> None:
         self.task, self.trainer, self.backend = task, trainer, backend
         self.optimizer = task.optimizers().optimizer
         self.clip = (trainer.gradient_clip_val, trainer.gradient_clip_algorithm)
@@ -184,7 +185,7 @@ class GraphedSteps:
         return replayed if replayed is not None else self.captured[1]
 
 
-def graphed_steps(task: INRModule, trainer: L.Trainer) -> Optional[GraphedSteps]:
+def graphed_steps(task: Task, trainer: L.Trainer) -> Optional[GraphedSteps]:
     """The run's ``GraphedSteps`` when ``cuda_graphs`` is set and usable; otherwise None, saying why once."""
     if not task.cuda_graphs:
         return None

@@ -27,15 +27,16 @@ step are called directly, since Lightning's per-step hooks cost about a fifth of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import lightning as L
 from torch import Tensor
 
 from inr.errors import InputError
 
-if TYPE_CHECKING:
-    from inr.tasks.base import INRModule
+# the task is an INRModule (inr.tasks.base, the floor above, which imports this module): it is typed here as
+# the Lightning module it is, so this module imports nothing from the task
+Task = L.LightningModule
 
 # Predictions kept for one batched metric update; beyond this many values the update runs and starts again,
 # so a group of large batches holds at most this much (plus its last step's prediction) for the metrics.
@@ -100,7 +101,7 @@ def inner_observers(trainer: L.Trainer) -> list[Any]:
     return [cb for cb in trainer.callbacks if callable(getattr(cb, "on_inner_step_end", None))]
 
 
-def first_scheduler(task: INRModule) -> Optional[Any]:
+def first_scheduler(task: Task) -> Optional[Any]:
     schedulers = task.lr_schedulers()
     if schedulers is None:
         return None
@@ -117,7 +118,7 @@ class GroupMetrics:
     """The predictions and targets of a group's steps that do not log, updated into the training metrics in one
     call (``update``) when the group ends or when they exceed ``METRIC_FLUSH_VALUES`` values."""
 
-    def __init__(self, task: INRModule) -> None:
+    def __init__(self, task: Task) -> None:
         self.task, self.raws, self.targets, self.values = task, [], [], 0
 
     def add(self, raw: Tensor, target: Tensor) -> None:
@@ -133,7 +134,7 @@ class GroupMetrics:
         self.raws, self.targets, self.values = [], [], 0
 
 
-def run_group(task: INRModule, group: Any) -> None:
+def run_group(task: Task, group: Any) -> None:
     """The steps of ``group`` (see the module docstring); returns nothing (manual optimization)."""
     trainer = task.trainer
     optimizer = task.optimizers()
@@ -218,7 +219,7 @@ def run_group(task: INRModule, group: Any) -> None:
     trainer.fit_loop.epoch_loop._batches_that_stepped = trainer.global_step - 1
 
 
-def write_logs(task: INRModule, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
+def write_logs(task: Task, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
     """The values of each logging step that reaches the loggers to them, at that step (with the epoch, as
     Lightning adds it), and the latest values to the progress bar and ``trainer.callback_metrics``."""
     if not logged:
