@@ -55,12 +55,14 @@ from inr.experiments.runner import (
     prepare_out,
     silence_lightning,
     summarise,
+    trained_numbers,
     write_results,
 )
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.run.program import program_name
 from inr.spectral.plots import comparison_figure
+from inr.tasks.base import NetworkFactory
 from inr.tasks.image import ImageFitting
 
 # CPU-sized defaults: 128² (64² training pixels) and 300 steps, 9–26 s per row on 2 cores (the six
@@ -144,35 +146,50 @@ def resolve(name: str, protocol: Protocol) -> Resolved:
     return METHODS[name].resolve(protocol.setting())
 
 
-def build_model(spec: Resolved, out_channels: int) -> ImageFitting:
-    encoder, network, optimizer = spec.build()
+def build_model(spec: Resolved, out_channels: int, network: Optional[NetworkFactory] = None) -> ImageFitting:
+    """The method's model; ``network`` replaces the registry's network (same encoder, optimizer and schedule)."""
+    encoder, registered, optimizer = spec.build()
     return ImageFitting(
-        encoder=encoder, network=network, out_channels=out_channels, optimizer=optimizer, scheduler=spec.build_scheduler()
+        encoder=encoder,
+        network=network or registered,
+        out_channels=out_channels, optimizer=optimizer, scheduler=spec.build_scheduler()
     )
 
 
-def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataModule], out: Path) -> dict[str, Any]:
-    """Train one method through a Lightning Trainer and return its scores and spectral history."""
+def run_method(
+    name: str,
+    protocol: Protocol,
+    make_data: Callable[[], GridDataModule],
+    out: Path,
+    network: Optional[NetworkFactory] = None,
+    row: Optional[str] = None,
+) -> dict[str, Any]:
+    """Train one method through a Lightning Trainer and return its scores and spectral history.
+
+    ``network`` swaps the registry's network for another built the same way (``(in_dim, out_dim) -> nn.Module``),
+    reported as ``row``: another implementation of the method, trained under the method's own settings.
+    """
     L.seed_everything(protocol.seed, verbose=False)
     dm = make_data()
     spec = resolve(name, protocol)
-    model = build_model(spec, dm.out_channels)
+    model = build_model(spec, dm.out_channels, network)
+    row = row or name
     spectral = SpectralBiasCallback(num_bands=protocol.num_bands)
     progress = HeldOutPSNRHistory(every_n_steps=protocol.steps_per_epoch)
-    logger = TensorBoardLogger(str(out / "tb"), name=name, version=f"seed_{protocol.seed}")
+    logger = TensorBoardLogger(str(out / "tb"), name=row, version=f"seed_{protocol.seed}")
     seconds = fit_row(
         model,
         dm,
         protocol.steps,
         [spectral, progress],
         logger,
-        label=f"{name} (seed {protocol.seed})",
+        label=f"{row} (seed {protocol.seed})",
         log_every_n_steps=protocol.steps_per_epoch,
     )
     scores = score_prediction(model.render(), dm.values_grid(), dm, protocol.num_bands)
     h = spectral.history_arrays()
     return {
-        "method": name,
+        "method": row,
         "kind": "model",
         "seed": protocol.seed,
         "setting": spec.describe,
@@ -180,7 +197,7 @@ def run_method(name: str, protocol: Protocol, make_data: Callable[[], GridDataMo
         "seconds": seconds,
         "steps": protocol.steps,
         "ms_per_step": 1000.0 * seconds / protocol.steps,
-        "params": sum(p.numel() for p in model.parameters()),
+        "params": trained_numbers(model),
         "lr": spec.lr,
         **progress.reached(protocol.target_psnr),
         "history": {k: h[k].tolist() for k in ("steps", "edges", "errors", "dc")},

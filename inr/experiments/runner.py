@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 import lightning as L
+import torch
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
 from inr.io.files import atomic_write
@@ -83,6 +84,18 @@ def fit_row(
     seconds = time.perf_counter() - start
     model.eval()
     return seconds
+
+
+def trained_numbers(module: torch.nn.Module) -> int:
+    """How many real numbers training adjusts: a complex parameter counts two (Re, Im), a frozen one none —
+    so a network written with complex tensors (WIRE's released code) and one written with (Re, Im) pairs count
+    alike.
+
+    Example:
+        >>> trained_numbers(torch.nn.Linear(2, 3, dtype=torch.cfloat)), trained_numbers(torch.nn.Linear(2, 3))
+        (18, 9)
+    """
+    return sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters() if p.requires_grad)
 
 
 def silence_lightning() -> None:

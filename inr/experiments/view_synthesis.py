@@ -55,6 +55,7 @@ from inr.experiments.runner import (
     quiet_trainer,
     silence_lightning,
     summarise,
+    trained_numbers,
     write_results,
 )
 from inr.io.allocator import retain_freed_memory
@@ -196,7 +197,7 @@ def run(args: argparse.Namespace, rows: list[dict]) -> tuple[list[dict], dict[st
         truth = dm.heldout_images()
         if seed == 0:  # the figure and renders.npz show the first seed's views
             renders[name], renders[f"{name} depth"] = held["rgb"].cpu(), held["depth"].cpu()
-        params = sum(p.numel() for p in model.parameters())
+        params = trained_numbers(model)
         rows.append(
             {
                 "method": name,
