@@ -29,7 +29,15 @@ from torch import nn
 from inr.data.image import ImageDataModule
 from inr.errors import InputError
 from inr.experiments.compare_encoders import COLUMNS, NUMERIC, Protocol, resolve, run_method
-from inr.experiments.runner import ExperimentParser, command, markdown_table, prepare_out, silence_lightning, summarise, write_results
+from inr.experiments.runner import (
+    ExperimentParser,
+    command,
+    markdown_table,
+    prepare_out,
+    silence_lightning,
+    summarise,
+    write_results,
+)
 from inr.io.threads import torch_threads
 from inr.networks.layers import UnitToSymmetric
 

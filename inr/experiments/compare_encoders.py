@@ -152,7 +152,9 @@ def build_model(spec: Resolved, out_channels: int, network: Optional[NetworkFact
     return ImageFitting(
         encoder=encoder,
         network=network or registered,
-        out_channels=out_channels, optimizer=optimizer, scheduler=spec.build_scheduler()
+        out_channels=out_channels,
+        optimizer=optimizer,
+        scheduler=spec.build_scheduler(),
     )
 
 
