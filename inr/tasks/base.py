@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, Optional
 
@@ -43,7 +43,7 @@ from inr.errors import InputError
 from inr.io.progress import advance
 from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
 from inr.modes import eval_mode
-from inr.networks import MLP
+from inr.networks import MLP, NetworkFactory
 from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.members import install as install_members
 from inr.tasks.members import resolve_members
@@ -53,9 +53,6 @@ from inr.tasks.parts import build_parts, import_class
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
 # held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
 warnings.filterwarnings("ignore", message=r"torch\.distributed\.nn\.functional\.all_gather is deprecated")
-
-# A network is built by the task from the encoder's width: factory(in_dim, out_dim) -> nn.Module.
-NetworkFactory = Callable[[int, int], nn.Module]
 
 
 class INRModule(L.LightningModule):

@@ -35,8 +35,9 @@ import copy
 import inspect
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
+import lightning as L
 import torch
 from torch import Tensor, nn
 
@@ -45,11 +46,13 @@ from inr.encoders import Encoder
 from inr.encoders.stacked import stack_encoders
 from inr.errors import InputError
 from inr.modes import eval_mode
+from inr.networks import NetworkFactory
 from inr.networks.stacked import member_state, stack_networks
 from inr.tasks.steps import StepLoss, run_group, write_logs
 
-if TYPE_CHECKING:
-    from inr.tasks.base import INRModule, NetworkFactory
+# the task these functions serve; typed as the Lightning module it is, so this module does not import the base
+# class that imports it (the base passes itself in where its hooks are needed)
+Task = L.LightningModule
 
 # the constructor arguments of a stacked task that a member, a single model, does not take
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
@@ -131,7 +134,7 @@ def build_members(
 
 
 def install(
-    task: INRModule,
+    task: Task,
     base: type,
     encoder: Encoder,
     factory: NetworkFactory,
@@ -162,7 +165,7 @@ def install(
 
 
 # --- targets ----------------------------------------------------------------------------------------------
-def data_targets(task: INRModule) -> int:
+def data_targets(task: Task) -> int:
     """How many targets the attached data holds: 1 (shared by every member) or K (one per member)."""
     return int(getattr(task.data, "targets", 1))
 
@@ -172,7 +175,7 @@ def member_target(values: Tensor, k: int, targets: int, channels: int) -> Tensor
     return values if targets == 1 else values[:, k * channels : (k + 1) * channels]
 
 
-def member_target_grid(task: INRModule, k: int, index: Optional[Tensor] = None, shape: Optional[tuple] = None) -> Tensor:
+def member_target_grid(task: Task, k: int, index: Optional[Tensor] = None, shape: Optional[tuple] = None) -> Tensor:
     """Member k's target as a grid (C, *shape) (the sub-grid of ``index``/``shape`` when given)."""
     dm = task.data
     grid = dm.values_grid(index, shape)  # (T·C, *shape)
@@ -180,7 +183,7 @@ def member_target_grid(task: INRModule, k: int, index: Optional[Tensor] = None, 
 
 
 # --- the methods installed on a stacked task ---------------------------------------------------------------
-def setup(self: INRModule, stage: str) -> None:
+def setup(self: Task, stage: str) -> None:
     type(self).setup(self, stage)
     dm = getattr(self.trainer, "datamodule", None)
     if dm is None:
@@ -206,7 +209,7 @@ def setup(self: INRModule, stage: str) -> None:
             )
 
 
-def field_and_measurement(self: INRModule, batch: dict[str, Any]) -> tuple[Tensor, Tensor]:
+def field_and_measurement(self: Task, batch: dict[str, Any]) -> tuple[Tensor, Tensor]:
     """The members' field (K, N, C) and their raw predictions of the batch's values (K, ...)."""
     field = self.field(batch)  # (K, N, C)
     if type(self).measure is self.members_base.measure:
@@ -214,7 +217,7 @@ def field_and_measurement(self: INRModule, batch: dict[str, Any]) -> tuple[Tenso
     return field, torch.stack([self.measure(member, batch) for member in field])  # A applied to each member
 
 
-def member_losses(self: INRModule, raw: Tensor, values: Tensor, targets: int, channels: int) -> Tensor:
+def member_losses(self: Task, raw: Tensor, values: Tensor, targets: int, channels: int) -> Tensor:
     """L_k of each member, (K,): the task's own loss mapped over the members' axis by ``torch.vmap``; target k
     is the k-th block of C columns of the values (N, K·C) -> (N, K, C), or the shared target. A loss vmap cannot
     map (one that reads a value on the host, say) is called once per member instead, from then on."""
@@ -227,7 +230,7 @@ def member_losses(self: INRModule, raw: Tensor, values: Tensor, targets: int, ch
     return torch.stack([self.loss(raw[k], member_target(values, k, targets, channels)) for k in range(len(raw))])
 
 
-def training_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Optional[Tensor]:
+def training_step(self: Task, batch: dict[str, Any], batch_idx: int) -> Optional[Tensor]:
     if "group" in batch:  # inner_steps K > 1 (inr.tasks.steps), with the hooks below
         return run_group(self, batch["group"])
     values, channels, targets = batch["values"], self.out_channels, data_targets(self)
@@ -257,7 +260,7 @@ def training_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Opt
 
 
 # --- the steps of a group (inner_steps > 1; inr.tasks.steps) -------------------------------------------------
-def step_loss(self: INRModule, batch: dict[str, Any]) -> StepLoss:
+def step_loss(self: Task, batch: dict[str, Any]) -> StepLoss:
     """L = Σ_k L_k back-propagated; the guard reads the members' losses (K,)."""
     field, raw = field_and_measurement(self, batch)
     losses = member_losses(self, raw, batch["values"], data_targets(self), self.out_channels)  # (K,)
@@ -265,7 +268,7 @@ def step_loss(self: INRModule, batch: dict[str, Any]) -> StepLoss:
     return StepLoss(losses.sum(), losses, raw, field)
 
 
-def group_log_values(self: INRModule, batch: dict[str, Any], out: StepLoss) -> dict[str, Tensor]:
+def group_log_values(self: Task, batch: dict[str, Any], out: StepLoss) -> dict[str, Tensor]:
     """``train/loss`` (the sum), and per member its loss and training metrics of the batch (the states take it in)."""
     values, channels, targets = batch["values"], self.out_channels, data_targets(self)
     logged = {"train/loss": out.loss.detach().clone()}  # copies: a CUDA graph's next replay rewrites its outputs
@@ -277,7 +280,7 @@ def group_log_values(self: INRModule, batch: dict[str, Any], out: StepLoss) -> d
     return logged
 
 
-def update_group_metrics(self: INRModule, raws: list[Tensor], targets_list: list[Tensor]) -> None:
+def update_group_metrics(self: Task, raws: list[Tensor], targets_list: list[Tensor]) -> None:
     pred = self.postprocess_measurement(torch.cat(raws, dim=1))  # K × (M, N_i, C) -> (M, Σ N_i, C)
     values, targets = torch.cat(targets_list), data_targets(self)
     for k, metrics in enumerate(self.member_train_metrics):
@@ -285,7 +288,7 @@ def update_group_metrics(self: INRModule, raws: list[Tensor], targets_list: list
             metrics.update(pred[k], member_target(values, k, targets, self.out_channels))
 
 
-def record_grid_prediction(self: INRModule, batch: dict[str, Any], out: StepLoss) -> None:
+def record_grid_prediction(self: Task, batch: dict[str, Any], out: StepLoss) -> None:
     if batch["full_batch"]:
         grid_values = (
             self.postprocess_measurement(out.raw.detach()) if out.raw is out.field else self.postprocess(out.field.detach())
@@ -295,15 +298,15 @@ def record_grid_prediction(self: INRModule, batch: dict[str, Any], out: StepLoss
         )  # (K, N, C) -> (K, C, *train_shape)
 
 
-def log_group(self: INRModule, logged: list) -> None:
+def log_group(self: Task, logged: list) -> None:
     write_logs(self, logged)
 
 
-def has_ground_truth(self: INRModule) -> bool:
+def has_ground_truth(self: Task) -> bool:
     return bool(getattr(self.data, "has_ground_truth", True))
 
 
-def validation_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> None:
+def validation_step(self: Task, batch: dict[str, Any], batch_idx: int) -> None:
     if not has_ground_truth(self):
         return
     pred = self.predict(batch["coords"])  # (K, N, C)
@@ -313,7 +316,7 @@ def validation_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> N
     self._heldout_chunks.append(pred)
 
 
-def on_validation_epoch_end(self: INRModule) -> None:
+def on_validation_epoch_end(self: Task) -> None:
     INRModule = self.members_base
     chunks, self._heldout_chunks = self._heldout_chunks, []
     if not has_ground_truth(self):
@@ -336,7 +339,7 @@ def on_validation_epoch_end(self: INRModule) -> None:
 
 
 @torch.no_grad()
-def predict(self: INRModule, coords: Tensor, chunk: Optional[int] = None) -> Tensor:
+def predict(self: Task, coords: Tensor, chunk: Optional[int] = None) -> Tensor:
     """Values f_k(v) of every member at coordinates (N, d) -> (K, N, C), in chunks of ``chunk`` // K rows."""
     chunk = max(1, (chunk or self.render_chunk) // self.members)
     out = [self.postprocess(self(c)) for c in coords.split(chunk)]
@@ -344,7 +347,7 @@ def predict(self: INRModule, coords: Tensor, chunk: Optional[int] = None) -> Ten
 
 
 @torch.no_grad()
-def render(self: INRModule, shape: Optional[Sequence[int]] = None, chunk: Optional[int] = None) -> Tensor:
+def render(self: Task, shape: Optional[Sequence[int]] = None, chunk: Optional[int] = None) -> Tensor:
     """Every member's field on a regular grid -> (K, C, *shape), ``chunk`` // K coordinates per pass."""
     shape = tuple(shape) if shape is not None else self.grid_shape
     grid, chunk = Grid(shape), chunk or self.render_chunk
@@ -358,14 +361,14 @@ def render(self: INRModule, shape: Optional[Sequence[int]] = None, chunk: Option
     return out.transpose(1, 2).reshape(self.members, self.out_channels, *shape)  # (K, N, C) -> (K, C, *shape)
 
 
-def target_grid(self: INRModule) -> Tensor:
+def target_grid(self: Task) -> Tensor:
     """Every member's target on the full grid, (K, C, *shape) (a view when the target is shared)."""
     grid = self.data.values_grid().to(self.device)  # (T·C, *shape)
     grid = grid.view(data_targets(self), self.out_channels, *grid.shape[1:])
     return grid.expand(self.members, *grid.shape[1:]) if grid.shape[0] == 1 else grid
 
 
-def predict_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Tensor:
+def predict_step(self: Task, batch: dict[str, Any], batch_idx: int) -> Tensor:
     """Member ``predict_member``'s field on the requested grid, (C, *shape)."""
     k = self.predict_member
     if k is None:
@@ -374,7 +377,7 @@ def predict_step(self: INRModule, batch: dict[str, Any], batch_idx: int) -> Tens
         return member_module(self, k).render(batch["shape"])
 
 
-def member_module(self: INRModule, k: int) -> INRModule:
+def member_module(self: Task, k: int) -> Task:
     """Member k as an ordinary single-model task of the same class: its encoder, its weights, the same settings;
     on this task's device, in its mode, attached to the stack's data with its own target (when the stack has
     data). Independent of the stack (its tensors are copies)."""
@@ -419,18 +422,18 @@ def constructor_arguments(cls: type) -> set[str]:
     return names
 
 
-def evaluate_members(self: INRModule) -> list[dict[str, float]]:
+def evaluate_members(self: Task) -> list[dict[str, float]]:
     """Each member's ``evaluate()`` as the single model it is, on its own target: one dict per member."""
     self.data  # noqa: B018 - refuses, with its message, a stack without data
     return [member_module(self, k).evaluate() for k in range(self.members)]
 
 
-def evaluate(self: INRModule) -> dict[str, float]:
+def evaluate(self: Task) -> dict[str, float]:
     """``<key>/m{k}`` of every member's ``evaluate()``, with ``<key>/mean`` and ``<key>/std`` over the members."""
     return summarise(evaluate_members(self))
 
 
-def member(self: INRModule, k: int) -> INRModule:
+def member(self: Task, k: int) -> Task:
     return member_module(self, k)
 
 
