@@ -259,3 +259,13 @@ def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--target-psnr", "nan", "--out", str(tmp_path / "x")])
     assert exc.value.code == 2
+
+
+def test_seed_table_spreads_measurements_not_settings():
+    """Over seeds a measurement reads mean ± std, while the learning rate (the same on every seed) reads once."""
+    from inr.experiments.runner import markdown_table, summarise
+
+    rows = [{"method": "gaussian", "setting": "σ = 5", "lr": 1e-3, "test_psnr": v} for v in (20.0, 22.0)]
+    numeric = [c.key for c in COLUMNS if c.spec != "s"]
+    line = markdown_table(summarise(rows, numeric), COLUMNS).splitlines()[2]
+    assert line.startswith("| gaussian | σ = 5 | 1e-03 | — | 21.00 ± 1.41 |")
