@@ -39,6 +39,19 @@ def first_below(steps: Sequence[int], errors: Sequence[Sequence[Optional[float]]
     return [int(steps[int(np.argmax(below[:, b]))]) if below[:, b].any() else None for b in range(e.shape[1])]
 
 
+def row_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each row's name: its method, with its seed where the method has several rows (a run over seeds).
+
+    Example:
+        >>> row_names([{"method": "a", "seed": 0}, {"method": "a", "seed": 1}, {"method": "b", "seed": 0}])
+        ['a (seed 0)', 'a (seed 1)', 'b']
+    """
+    counts: dict[Any, int] = {}
+    for r in rows:
+        counts[r["method"]] = counts.get(r["method"], 0) + 1
+    return [f"{r['method']} (seed {r['seed']})" if counts[r["method"]] > 1 and "seed" in r else str(r["method"]) for r in rows]
+
+
 def timeline_table(rows: Sequence[Mapping[str, Any]], threshold: float) -> str:
     """One line per model row of a comparison: its band edges' labels, then the step each band fell below
     ``threshold`` (``first_below``), then how many of the bands it learned."""
@@ -48,11 +61,11 @@ def timeline_table(rows: Sequence[Mapping[str, Any]], threshold: float) -> str:
     edges = np.asarray(models[0]["history"]["edges"], dtype=np.float64)
     labels = [f"{lo:g}–{hi:g}" for lo, hi in zip(edges[:-1], edges[1:])]
     lines = ["| row | " + " | ".join(labels) + " | bands learned |", "|---|" + "---:|" * (len(labels) + 1)]
-    for r in models:
+    for name, r in zip(row_names(models), models):
         h = r["history"]
         steps = first_below(h["steps"], h["errors"], threshold)
         cells = ["—" if s is None else str(s) for s in steps]
-        lines.append(f"| {r['method']} | " + " | ".join(cells) + f" | {sum(s is not None for s in steps)}/{len(steps)} |")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {sum(s is not None for s in steps)}/{len(steps)} |")
     return "\n".join(lines)
 
 
@@ -66,13 +79,13 @@ def target_table(rows: Sequence[Mapping[str, Any]], targets: Sequence[float]) ->
         "| row | final test PSNR (dB) | " + " | ".join(f"step (s) to {t:g} dB" for t in targets) + " |",
         "|---|---:|" + "---:|" * len(targets),
     ]
-    for r in models:
+    for name, r in zip(row_names(models), models):
         h = r["progress"]
         cells = []
         for t in targets:
             i = first_reach(h["steps"], h["test_psnr"], t)
             cells.append("—" if i is None else f"{h['steps'][i]} ({h['train_seconds'][i]:.0f})")
-        lines.append(f"| {r['method']} | {h['test_psnr'][-1]:.2f} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {h['test_psnr'][-1]:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

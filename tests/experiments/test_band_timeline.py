@@ -48,3 +48,12 @@ def test_target_table_reads_the_progress_history(tmp_path):
     path = tmp_path / "results.json"
     path.write_text(json.dumps({"rows": [r]}))
     assert main([str(path), "--target-psnr", "20"]).splitlines()[-1] == "| net | 23.50 | 10 (4) |"
+
+
+def test_rows_of_a_run_over_seeds_are_named_by_seed():
+    history = rows()[0]["history"]
+    over_seeds = [{"method": "net", "seed": k, "history": history} for k in (0, 1)] + [
+        {"method": "solo", "seed": 0, "history": history}
+    ]
+    table = timeline_table(over_seeds, 0.1).splitlines()
+    assert [line.split(" | ")[0] for line in table[2:]] == ["| net (seed 0)", "| net (seed 1)", "| solo"]
