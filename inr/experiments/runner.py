@@ -148,12 +148,16 @@ class Column:
 
 def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = "method") -> list[dict[str, Any]]:
     """One row per ``by`` value (in order of appearance): every numeric key's mean over the rows that share it,
-    with ``<key>_std`` (sample standard deviation, NaN for one row) and ``n``; text keys from the first row.
+    with ``<key>_std`` (sample standard deviation, NaN for one row), ``<key>_n`` (how many rows had a value: a
+    target some seeds never reached is averaged over those that did) and ``n``; text keys from the first row.
 
     Example:
         >>> rows = [{"method": "a", "psnr": 20.0}, {"method": "a", "psnr": 22.0}, {"method": "b", "psnr": 9.0}]
         >>> [(r["method"], r["psnr"], round(r["psnr_std"], 3), r["n"]) for r in summarise(rows, ["psnr"])]
         [('a', 21.0, 1.414, 2), ('b', 9.0, nan, 1)]
+        >>> s = summarise([{"method": "a", "step": 50}, {"method": "a", "step": None}], ["step"])[0]
+        >>> s["step"], s["step_n"], s["n"]
+        (50.0, 1, 2)
     """
     groups: dict[Any, list[Mapping[str, Any]]] = {}
     for r in rows:
@@ -165,6 +169,7 @@ def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = 
         for key in keys:
             values = [float(r[key]) for r in group if isinstance(r.get(key), (int, float)) and r.get(key) is not None]
             values = [v for v in values if not math.isnan(v)]
+            summary[f"{key}_n"] = len(values)
             if not values:
                 summary[key], summary[f"{key}_std"] = math.nan, math.nan
                 continue
@@ -199,18 +204,29 @@ def cell(value: Optional[Any], spec: str, std: Optional[float] = None) -> str:
 
 
 def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
-    """The rows as a Markdown table; a summarised row (``summarise``) with n > 1 shows mean ± std per number."""
+    """The rows as a Markdown table; a summarised row (``summarise``) with n > 1 shows mean ± std per number, and
+    says over how many rows a number is taken where some had none ("50 (1 of 3)": one seed of three reached a
+    target).
+
+    Example:
+        >>> rows = summarise([{"method": "a", "step": 50}, {"method": "a", "step": None}, {"method": "a", "step": 70}], ["step"])
+        >>> markdown_table(rows, [Column("row", "method", "s"), Column("steps", "step", "d")]).splitlines()[2]
+        '| a | 60 ± 14.1 (2 of 3) |'
+    """
     lines = [
         "| " + " | ".join(c.header for c in columns) + " |",
         "|" + "|".join("---" if c.spec == "s" else "---:" for c in columns) + "|",
     ]
     for r in rows:
-        spread = r.get("n", 1) > 1
-        lines.append(
-            "| "
-            + " | ".join(cell(r.get(c.key), c.spec, r.get(f"{c.key}_std") if spread and c.spread else None) for c in columns)
-            + " |"
-        )
+        n = r.get("n", 1)
+        cells = []
+        for c in columns:
+            text = cell(r.get(c.key), c.spec, r.get(f"{c.key}_std") if n > 1 and c.spread else None)
+            have = r.get(f"{c.key}_n", n)
+            if n > 1 and 0 < have < n:
+                text += f" ({have} of {n})"
+            cells.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
