@@ -9,7 +9,8 @@ the framework's cache does), one with ``init: paper`` and one with ``init: torch
 ``--block`` steps, so both see the same machine load. Per block and copy: the mean step time, the loss, and the
 largest share of subnormal values (0 < |x| < 1.18e-38 in float32) over the network's layer outputs, gradients
 and Adam's ``exp_avg`` / ``exp_avg_sq`` tensors. A dead ReLU unit's gradient is exactly 0, so its ``exp_avg``
-decays by β₁ = 0.9 a step and passes through the subnormal range after about 800 steps; CPU arithmetic on
+decays by β₁ = 0.9 a step and reaches the subnormal range some hundreds of steps after the unit died (from
+about step 650 of ``ct.yaml``, benchmarks/README.md); CPU arithmetic on
 subnormals is slower, and this shows whether it costs the step anything. Printed at the end: the median block
 time of each copy over the second half of the run and their ratio.
 """
