@@ -3,6 +3,7 @@
     inr-train [fit|validate|test|predict] --config image.yaml ...   # = python train.py ...
     inr-mesh --ckpt last.ckpt --out mesh.ply                        # = python -m inr.run.mesh ...
     inr-compare --image data/astronaut.png                          # = python -m inr.experiments.compare_encoders
+    inr-codec encode image.png -o image.inr --bpp 0.3               # = python -m inr.codec (docs/codec.md)
 
 Each runs its tool's ``main`` and returns None, so the command exits 0 when the tool returns (the tools
 raise ``SystemExit`` with their own codes otherwise: docs/reliability.md).
@@ -25,5 +26,11 @@ def mesh() -> None:
 
 def compare() -> None:
     from inr.experiments.compare_encoders import main
+
+    main()
+
+
+def codec() -> None:
+    from inr.codec.cli import main
 
     main()
