@@ -62,14 +62,26 @@ def _one_line(message: Any) -> str:
 
 
 def physics_field_shape(physics: LinearPhysics) -> Optional[tuple[int, ...]]:
-    """The grid a physics reads, when it says: ``img_width`` (Tomography: a square (w, w)) or the spatial
-    axes of ``img_size`` (MRI: the mask's (2, [D,] H, W) without its real/imaginary axis); else None."""
+    """The grid a physics reads, when it says: ``img_width`` (Tomography: a square (w, w)), the spatial axes of
+    an MRI physics' ``img_size`` (the mask's (2, [D,] H, W) without its real/imaginary axis), or (H, W) of any
+    other physics' image size (C, H, W) (``img_size``: Inpainting, CompressedSensing, BlurFFT, Demosaicing, ...;
+    ``imsize``: Downsampling); else None (Blur, Denoising: any size).
+
+    Example:
+        >>> from deepinv.physics import Downsampling
+        >>> physics_field_shape(Downsampling(img_size=(1, 12, 10), factor=2, filter="bicubic"))
+        (12, 10)
+    """
     width = getattr(physics, "img_width", None)
     if isinstance(width, int):
         return (width, width)
     size = getattr(physics, "img_size", None)
     if isinstance(physics, MRIMixin) and size is not None:
         return tuple(int(s) for s in size)[-(3 if getattr(physics, "three_d", False) else 2) :]
+    for name in ("img_size", "imsize"):
+        size = getattr(physics, name, None)
+        if isinstance(size, (tuple, list, torch.Size)) and len(size) in (2, 3):
+            return tuple(int(s) for s in size)[-2:]  # (C, H, W) or (H, W) -> (H, W)
     return None
 
 
@@ -100,7 +112,7 @@ class DeepinvOperator(Operator):
     Args:
         physics: the deepinv physics, or its class_path and init_args.
         field_shape: the grid the physics reads, without channels; default from the physics
-            (``physics_field_shape``); required for a physics that does not say.
+            (``physics_field_shape``), which it must then match; required for a physics that does not say.
         complex_pairs: the physics' channels are (real, imaginary) pairs; default: true for deepinv's MRI
             physics (``MRIMixin``), false otherwise.
 
@@ -118,9 +130,15 @@ class DeepinvOperator(Operator):
         complex_pairs: Optional[bool] = None,
     ) -> None:
         physics = build_physics(physics)
-        shape = field_shape if field_shape is not None else physics_field_shape(physics)
+        known = physics_field_shape(physics)
+        shape = tuple(int(s) for s in field_shape) if field_shape is not None else known
         if shape is None:
             raise ValueError(f"DeepinvOperator: {type(physics).__name__} does not give its image size; set field_shape")
+        if known is not None and shape != known:
+            raise ValueError(
+                f"DeepinvOperator: field_shape {list(shape)} differs from the {list(known)} that "
+                f"{type(physics).__name__} was built for; leave field_shape out"
+            )
         super().__init__(shape)
         self.physics = physics
         self.complex_pairs = isinstance(physics, MRIMixin) if complex_pairs is None else bool(complex_pairs)
