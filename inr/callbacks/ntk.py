@@ -109,6 +109,14 @@ class NTKCallback(L.Callback):
     def on_train_batch_end(
         self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
     ) -> None:
+        self._count_step(trainer)
+
+    def on_inner_step_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Between two optimizer steps of one Lightning step (``inner_steps`` K > 1): the K − 1 steps before the
+        group's last count here, the last one in ``on_train_batch_end``, so Σ η counts every optimizer step."""
+        self._count_step(trainer)
+
+    def _count_step(self, trainer: L.Trainer) -> None:
         if trainer.optimizers:
             self.elapsed += float(trainer.optimizers[0].param_groups[0]["lr"])
 
