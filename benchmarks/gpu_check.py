@@ -26,7 +26,9 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
      with one optimizer step per Lightning step, with the config's ``inner_steps`` (10 where it is 1) and with
      that and ``cuda_graphs``, against a hand loop and against the hand loop's step captured as a CUDA graph
      (``GraphedHandStep``) on the same device (device drained at the two ends of the window only).
-On a machine without CUDA (and without ``--dry-run``) it says so and exits 0.
+On a machine without CUDA (and without ``--dry-run``) it says so on stderr and exits 1: nothing was measured,
+and a script waiting for the figures must not read that as success. ``--parts`` that match no part are
+refused the same way (exit 2); a part that fails is reported and the others still run (exit 1 at the end).
 """
 
 from __future__ import annotations
@@ -326,8 +328,8 @@ def main() -> None:
     as_train_py()
     gpus = torch.cuda.device_count()
     if gpus == 0 and not args.dry_run:
-        print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured")
-        return
+        print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured", file=sys.stderr)
+        sys.exit(1)
     if args.dry_run:  # tiny sizes: checks that every part runs, measures nothing worth reading
         torch.set_num_threads(1)
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cpu", "cpu", 3, 1, 1, 4096
@@ -359,7 +361,10 @@ def main() -> None:
     else:
         print("\n4. DDP: one GPU only, nothing to compare")
     if args.parts is not None:
+        names = [name for name, _ in parts]
         parts = [(name, part) for name, part in parts if name.startswith(tuple(args.parts))]
+        if not parts:
+            parser.error(f"--parts {' '.join(args.parts)}: no part starts so; the parts: {', '.join(names)}")
     failed = [name for name, part in parts if not run_part(name, part)]
     print(f"\ngpu_check: done in {time.perf_counter() - start:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if failed:

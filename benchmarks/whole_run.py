@@ -51,6 +51,7 @@ from pathlib import Path
 
 import lightning as L
 import torch
+import yaml
 from common import (
     HandStep,
     InterleavedHandLoop,
@@ -68,7 +69,7 @@ from common import (
 )
 
 from inr.experiments.runner import quiet_trainer
-from inr.run.cli import cli_main
+from inr.run.cli import cli_main, resolve_config_names
 
 ISOLATED = ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"]
 VARIANTS = {  # key: (table row, the command's extra options)
@@ -96,14 +97,37 @@ def hand_loop_step(config: str, steps: int, warmup: int) -> float:
     return hand_loop(HandStep(model, dm), StepClock(warmup, steps, per_step=False)).step()
 
 
+def logging_interval(config: str) -> int:
+    """The config's ``trainer.log_every_n_steps`` (Lightning's default, 50, where it gives none)."""
+    path = Path(resolve_config_names(["--config", config])[1])
+    trainer = (yaml.safe_load(path.read_text()) or {}).get("trainer") or {}
+    return int(trainer.get("log_every_n_steps", 50))
+
+
+def readable_logging(config: str, steps: int) -> list[str]:
+    """The step as logged is read between the first and the last logged ``train/loss``, so a run must log at two
+    steps at least: where ``steps`` is under twice the config's interval, the run logs every ``steps // 2`` steps
+    (a note says so); otherwise as configured (no option added)."""
+    every = logging_interval(config)
+    if steps >= 2 * every:
+        return []
+    if steps < 2:
+        raise SystemExit(f"whole_run.py: error: --steps {steps}: a step time needs 2 steps or more")
+    print(
+        f"note: {config} logs train/loss every {every} steps; these {steps}-step runs log every {steps // 2}, so that two logged steps frame the step time"
+    )
+    return ["--trainer.log_every_n_steps", str(steps // 2)]
+
+
 def bench(config: str, args) -> None:
     names = [VARIANTS[key][0] for key in args.variants]
+    logging = readable_logging(config, args.steps)
     steps, hand, whole = ({name: [] for name in names} for _ in range(3))
     for _ in range(args.repeats):
         for key in args.variants:  # hand loop, run, hand loop: each run bracketed by its own pair
             name, extra = VARIANTS[key]
             before = hand_loop_step(config, args.hand_steps, args.warmup)
-            step, total = whole_run(config, args.steps, extra)
+            step, total = whole_run(config, args.steps, [*extra, *logging])
             after = hand_loop_step(config, args.hand_steps, args.warmup)
             steps[name].append(step)
             hand[name].append((before + after) / 2)

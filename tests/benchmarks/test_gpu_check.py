@@ -1,4 +1,5 @@
-"""The GPU check on a machine without CUDA: one line saying nothing was measured, exit 0, nothing written."""
+"""The GPU check on a machine without CUDA: one line saying nothing was measured, exit 1 (not a success),
+nothing written; --parts that name no part are refused."""
 
 import os
 import subprocess
@@ -10,22 +11,35 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow
-def test_gpu_check_without_cuda_says_so_and_exits_0(tmp_path):
+def _gpu_check(tmp_path, *args):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}  # no device visible even where one exists
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py")],
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines() == [
+
+
+@pytest.mark.slow
+def test_gpu_check_without_cuda_says_so_and_exits_1(tmp_path):
+    proc = _gpu_check(tmp_path)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
         "gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured"
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_parts_that_match_nothing_are_refused(tmp_path):
+    proc = _gpu_check(tmp_path, "--dry-run", "--parts", "9")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "--parts 9: no part starts so; the parts: 2. hash encoding, 3. paper protocol" in proc.stderr
+    assert "measured" not in proc.stdout and list(tmp_path.iterdir()) == []
 
 
 def test_stacked_members_part_measures_on_the_cpu(capsys, monkeypatch):
