@@ -92,3 +92,27 @@ def test_documented_command_parses(where, command, monkeypatch, tmp_path, capsys
             monkeypatch.setattr(sys, "argv", words)
             monkeypatch.syspath_prepend(str(ROOT / Path(words[0]).parent))
             runpy.run_path(str(ROOT / words[0]), run_name="__main__")
+
+
+def documented(fragment: str) -> list[str]:
+    """The arguments of the one documented ``train.py`` line that contains ``fragment``."""
+    (line,) = [command for _, command in COMMANDS if fragment in command]
+    words = shlex.split(line)
+    return words[words.index("train.py") + 1 :]
+
+
+@pytest.mark.slow
+def test_the_fastmri_line_trains_a_2d_slice(tmp_path, capsys):
+    """docs/inverse.md's fastMRI line, on a small fastMRI-style file (its ``reconstruction_rss``), shortened: the
+    3-D config's encoder takes the 2-D slice's coordinates."""
+    import h5py
+    import numpy as np
+
+    scan = tmp_path / "file_brain_AXT2_200_2000019.h5"
+    with h5py.File(scan, "w") as f:
+        f["reconstruction_rss"] = (np.random.default_rng(0).random((3, 20, 20)) + 0.1).astype(np.float32)
+    args = [str(scan) if a == scan.name else a for a in documented("file_brain_AXT2_200_2000019.h5")]
+    short = ["--data.init_args.resolution", "16", "--trainer.max_steps", "3", "--trainer.enable_progress_bar", "false"]
+    cli = cli_main([*args, *short, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")])
+    assert cli.model.encoder.in_dim == 2 and cli.datamodule.shape == (16, 16)
+    assert "full/psnr" in capsys.readouterr().out
