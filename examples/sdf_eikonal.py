@@ -2,7 +2,7 @@
 
     python examples/sdf_eikonal.py                          # examples/sdf_eikonal.yaml, about a minute on a CPU
     python examples/sdf_eikonal.py --trainer.max_steps 50 --model.init_args.eikonal_weight 0.5
-    python -m inr.run.mesh --ckpt runs/sdf/version_0/checkpoints/last.ckpt --out sdf.ply --level 0
+    python -m inr.run.mesh --ckpt runs/sdf/version_0/checkpoints/last.ckpt --out sdf.ply --level 0 --trust examples
 
 A task is a DataModule that says what the target is on its grid (``load_values``) and an ``INRModule``
 subclass that says how to score the field. Here the target is the signed distance d of a built-in shape,

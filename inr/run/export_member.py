@@ -19,6 +19,7 @@ import copy
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -92,10 +93,17 @@ def member_config(config: dict[str, Any], k: int, seeds: list[int], source: str)
     return config
 
 
-def export_member(ckpt: Union[str, Path], k: int, out: Union[str, Path], config: Optional[Union[str, Path]] = None) -> Path:
+def export_member(
+    ckpt: Union[str, Path],
+    k: int,
+    out: Union[str, Path],
+    config: Optional[Union[str, Path]] = None,
+    trust: Union[str, Sequence[str], None] = None,
+) -> Path:
     """Write member k of the stacked run's checkpoint ``ckpt`` as a single run in ``out`` (``config.yaml`` and
     ``checkpoints/last.ckpt``); ``config`` defaults to the run's ``config.yaml`` two folders above ``ckpt``.
-    Returns the checkpoint written. ``out`` must not exist or be empty."""
+    Returns the checkpoint written. ``out`` must not exist or be empty; ``trust``: packages of the user's own
+    classes the config may name (``inr.io.trusted``)."""
     ckpt, out = Path(ckpt), Path(out)
     checkpoint = read_checkpoint(ckpt)
     count, seeds = stacked_members(checkpoint, ckpt)
@@ -109,7 +117,7 @@ def export_member(ckpt: Union[str, Path], k: int, out: Union[str, Path], config:
     except UnicodeDecodeError:
         raise InputError(f"{config_path}: not a text file (a run's config.yaml is YAML)") from None
     loaded = load_config_text(text, str(config_path))
-    check_trusted_config(loaded.get("model"), str(config_path))
+    check_trusted_config(loaded.get("model"), str(config_path), trust=trust)
     single_config = member_config(loaded, k, seeds, str(config_path))
     single = member_checkpoint(checkpoint, k, count)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -138,9 +146,16 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--member", type=int, required=True, help="k, the member to export (0..K−1)")
     parser.add_argument("--out", required=True, help="folder of the single run (must not exist or be empty)")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: two folders above --ckpt)")
+    parser.add_argument(
+        "--trust",
+        default=None,
+        metavar="PKG[,PKG]",
+        help="packages of your own classes that the run's config may build (default: only inr, torch, lightning; "
+        "also INR_TRUSTED_PACKAGES); grant only packages you wrote or installed yourself",
+    )
     args = parser.parse_args(argv)
     try:
-        written = export_member(args.ckpt, args.member, args.out, args.config)
+        written = export_member(args.ckpt, args.member, args.out, args.config, trust=args.trust)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_INPUT) from None

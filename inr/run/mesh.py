@@ -46,6 +46,13 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--chunk", type=int, default=None, help="coordinates per forward pass")
     parser.add_argument("--turntable", default=None, help="also a turntable video of the mesh (.mp4, .webm or .gif)")
     parser.add_argument("--frames", type=int, default=36, help="frames of the turntable (default 36, one per 10°)")
+    parser.add_argument(
+        "--trust",
+        default=None,
+        metavar="PKG[,PKG]",
+        help="packages of your own classes that the run's config may build (default: only inr, torch, lightning; "
+        "also INR_TRUSTED_PACKAGES); grant only packages you wrote or installed yourself",
+    )
     args = parser.parse_args(argv)
     try:
         if Path(args.out).suffix.lower() not in MESH_EXTENSIONS:
@@ -56,7 +63,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
             raise InputError(f"--chunk must be at least 1 coordinate, got {args.chunk}")
         if args.turntable is not None:
             check_video_target(args.turntable, args.frames)
-        model = load_model(args.ckpt, args.config)
+        model = load_model(args.ckpt, args.config, trust=args.trust, imported=False)
         with reporting(f"mesh: sampling the field at {args.resolution}³"):
             verts, faces = extract_mesh(model, args.resolution, args.level, chunk=args.chunk)
         out = write_mesh(args.out, verts, faces)

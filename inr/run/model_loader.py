@@ -5,24 +5,36 @@
 
 Used by ``inr-mesh``, the turntable command and notebooks. The weights are read with
 ``torch.load(weights_only=True)``; the config beside them builds only classes of the trusted packages and
-imports nothing from the run directory (``inr.io.trusted``).
+imports nothing from the run directory (``inr.io.trusted``). A run built from the user's own classes loads
+once the user grants their package (``trust=["mylab"]``, the commands' ``--trust mylab``, or
+``INR_TRUSTED_PACKAGES=mylab``); in Python, classes the caller has already imported count as granted.
 """
 
 from __future__ import annotations
 
 from argparse import ArgumentError
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
 
 from inr.errors import InputError
-from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
+from inr.io.trusted import check_trusted_config, granted_packages, refuse_untrusted_imports, trusted_imported_classes
 from inr.run.checkpoints import check_finite, check_matches_model, read_checkpoint
 from inr.run.config_loader import load_config_text
 
 
-def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None):
+def load_model(
+    ckpt: Union[str, Path],
+    config: Optional[Union[str, Path]] = None,
+    trust: Union[str, Sequence[str], None] = None,
+    imported: bool = True,
+):
     """Rebuild a trained task from its run's ``config.yaml`` (default: two folders above the checkpoint,
-    where the command line saves it) and load the checkpoint's weights; returned in eval mode."""
+    where the command line saves it) and load the checkpoint's weights; returned in eval mode.
+
+    ``trust``: packages of the user's own classes that the config may build (also ``$INR_TRUSTED_PACKAGES``);
+    ``imported``: classes the calling program has already imported count as granted (Python use; the commands
+    pass False, since nothing of the user's is imported there)."""
     from lightning.pytorch.cli import LightningArgumentParser
 
     from inr.tasks.base import INRModule
@@ -41,7 +53,8 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
     model_cfg = loaded.get("model")
     if not isinstance(model_cfg, dict):
         raise InputError(f"{config}: no model section")
-    check_trusted_config(model_cfg, str(config))
+    classes = trusted_imported_classes(model_cfg) if imported else frozenset()
+    check_trusted_config(model_cfg, str(config), trust=trust, classes=classes)
     state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
     # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
     model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
@@ -51,7 +64,8 @@ def load_model(ckpt: Union[str, Path], config: Optional[Union[str, Path]] = None
     parser = LightningArgumentParser(exit_on_error=False)
     parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
     try:
-        with refuse_untrusted_imports(str(config)):
+        granted = [*granted_packages(trust), *{name.split(".")[0] for name in classes}]
+        with refuse_untrusted_imports(str(config), granted):
             parsed = parser.parse_object({"model": model_cfg})
             instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
             model = instantiate(parsed).model

@@ -39,6 +39,13 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--radius", type=float, default=None, help="camera distance (default: the training cameras')")
     parser.add_argument("--resolution", type=int, default=None, help="frame width in pixels (default: the training views')")
     parser.add_argument("--fps", type=float, default=20.0, help="frames per second of the video (default 20)")
+    parser.add_argument(
+        "--trust",
+        default=None,
+        metavar="PKG[,PKG]",
+        help="packages of your own classes that the run's config may build (default: only inr, torch, lightning; "
+        "also INR_TRUSTED_PACKAGES); grant only packages you wrote or installed yourself",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
@@ -46,7 +53,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
             raise InputError(f"{out}: unsupported video extension {out.suffix!r}; use one of {', '.join(WRITABLE)}")
         if args.fps <= 0 or (args.radius is not None and args.radius <= 0):
             raise InputError("--fps and --radius must be positive")
-        model = load_model(args.ckpt, args.config)
+        model = load_model(args.ckpt, args.config, trust=args.trust, imported=False)
         frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution, progress=show_progress)
         write_video(out, frames, args.fps)
     except InputError as exc:

@@ -26,7 +26,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import lightning as L
 import torch
@@ -41,7 +41,7 @@ from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.io.progress import advance
-from inr.io.trusted import check_trusted_config, refuse_untrusted_imports
+from inr.io.trusted import check_trusted_config, granted_packages, refuse_untrusted_imports, trusted_imported_classes
 from inr.modes import eval_mode
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.guards import NonFiniteLossGuard
@@ -479,13 +479,23 @@ class INRModule(L.LightningModule):
         steps.reopen_cut_epoch(checkpoint, getattr(self.data, "steps_per_epoch", None))
 
     @classmethod
-    def load_from_checkpoint(cls, checkpoint_path: Any, map_location: Any = None, strict: Optional[bool] = None, **kwargs: Any):
+    def load_from_checkpoint(
+        cls,
+        checkpoint_path: Any,
+        map_location: Any = None,
+        strict: Optional[bool] = None,
+        trust: Union[str, Sequence[str], None] = None,
+        **kwargs: Any,
+    ):
         """Lightning's ``load_from_checkpoint``, reading the checkpoint as data: a run trained by the command line
         is rebuilt from the configuration recorded in its hyper-parameters (or, for older checkpoints, in its
-        ``inr_model_config``), building only classes of ``inr``, ``torch`` and ``lightning``; ``kwargs`` override
-        recorded arguments (a model built in Python: pass its ``encoder=...``, ``network=...``).
+        ``inr_model_config``), building only classes of ``inr``, ``torch`` and ``lightning``, of the packages the
+        user grants (``trust=["mylab"]`` or ``$INR_TRUSTED_PACKAGES``), and classes the caller has already
+        imported (``inr.io.trusted``); ``kwargs`` override recorded arguments (a model built in Python: pass its
+        ``encoder=...``, ``network=...``), and an overridden part's recorded config is not read at all.
 
             model = ImageFitting.load_from_checkpoint("runs/image/version_0/checkpoints/last.ckpt")
+            model = SDFFitting.load_from_checkpoint("runs/sdf/version_0/checkpoints/last.ckpt")  # SDFFitting imported
         """
         path = str(checkpoint_path)
         checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
@@ -494,15 +504,19 @@ class INRModule(L.LightningModule):
         for key, value in (recorded.get("init_args") or {}).items():  # older runs: their parts from the run's config
             hparams.setdefault(key, value)
         hparams.pop("_instantiator", None)
+        hparams = {k: v for k, v in hparams.items() if k not in kwargs}  # given by the caller: never built from data
         class_path = hparams.pop("_class_path", None)
-        check_trusted_config({"class_path": class_path, **hparams} if class_path else hparams, path, "hyper_parameters")
+        recorded_config = {"class_path": class_path, **hparams} if class_path else hparams
+        imported = trusted_imported_classes(recorded_config)  # the caller's own classes, already in memory
+        check_trusted_config(recorded_config, path, "hyper_parameters", trust=trust, classes=imported)
         target = import_class(class_path) if class_path is not None else cls
         if not issubclass(target, cls):
             raise InputError(f"{path}: a checkpoint of {class_path}, not of {cls.__name__}")
         accepted = init_arguments(target)  # the CLI also records values linked into every model (``mode``)
         hparams = {k: v for k, v in hparams.items() if k in accepted}
-        with refuse_untrusted_imports(path):
-            parts = {k: v for k, v in build_parts(hparams).items() if k not in kwargs}
+        granted = [*granted_packages(trust), *{name.split(".")[0] for name in imported}]
+        with refuse_untrusted_imports(path, granted):
+            parts = build_parts(hparams)
             model = target(**{**hparams, **parts, **kwargs})
         model.hparams.update({k: hparams[k] for k in parts})  # the configs again, so a new checkpoint records them
         state = checkpoint["state_dict"]
