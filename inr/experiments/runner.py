@@ -1,16 +1,12 @@
-"""One way to run a comparison: a quiet trainer, one fit per row, one results schema, one table and file writer,
-one command wrapper.
+"""The toolkit under every comparison: a quiet trainer and one fit per row, progress lines, mean ± std over seeds,
+Markdown tables, the output directory's checks and writer, the command wrapper (errors, signals).
 
-A comparison is a protocol (data, steps, metrics) plus a list of rows. Every row is a dict with at least
-
-    {"method": name, "kind": "model" | "baseline", "seed": s, "seconds": wall seconds, "steps": optimiser steps}
-
-and its metric columns (``test_psnr``, ``psnr``, …). Rows repeated over seeds or signals are summarised per
-method as mean ± sample standard deviation (``summarise``); ``markdown_table`` writes either form with the
-same ``Column`` list; ``write_results`` writes ``results.md`` and ``results.json`` into a directory that
-``prepare_out`` checked and created before the first row trained. ``command`` runs a comparison's body with
-the package's error style (bad input: one ``error:`` line, exit 2) and signal handling (SIGTERM / Ctrl-C: the
-rows finished so far are printed and kept, exit 143 / 130).
+Rows repeated over seeds or signals are summarised per method as mean ± sample standard deviation (``summarise``);
+``markdown_table`` writes either form with the same ``Column`` list; ``write_results`` writes ``results.md`` and
+``results.json`` (the layout of ``inr.experiments.results``) into a directory that ``prepare_out`` checked and
+created before the first row trained. ``command`` runs a comparison's body with the package's error style (bad
+input: one ``error:`` line, exit 2) and signal handling (SIGTERM / Ctrl-C: the rows finished so far are printed,
+exit 143 / 130). The loop over methods and seeds that uses them is ``inr.experiments.comparison``.
 """
 
 from __future__ import annotations
@@ -34,10 +30,9 @@ import lightning as L
 import torch
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
+from inr.experiments.results import json_safe
 from inr.io.files import atomic_write
 from inr.io.progress import advance, reporting
-
-ROW_KEYS = ("method", "kind", "seed", "seconds", "steps")
 
 
 # --- training a row -------------------------------------------------------------------------------------
@@ -149,7 +144,7 @@ class Column:
 def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = "method") -> list[dict[str, Any]]:
     """One row per ``by`` value (in order of appearance): every numeric key's mean over the rows that share it,
     with ``<key>_std`` (sample standard deviation, NaN for one row), ``<key>_n`` (how many rows had a value: a
-    target some seeds never reached is averaged over those that did) and ``n``; text keys from the first row.
+    target some seeds never reached is averaged over those that did) and ``n``; text values from the first row.
 
     Example:
         >>> rows = [{"method": "a", "psnr": 20.0}, {"method": "a", "psnr": 22.0}, {"method": "b", "psnr": 9.0}]
@@ -164,7 +159,7 @@ def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = 
         groups.setdefault(r[by], []).append(r)
     out = []
     for name, group in groups.items():
-        summary = {k: v for k, v in group[0].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
+        summary = {k: v for k, v in group[0].items() if isinstance(v, str)}
         summary.update({by: name, "n": len(group)})
         for key in keys:
             values = [float(r[key]) for r in group if isinstance(r.get(key), (int, float)) and r.get(key) is not None]
@@ -248,22 +243,6 @@ def difference_note(summary: Sequence[Mapping[str, Any]], a: str, b: str, key: s
         return f"{a} − {b}: {delta:+.2f} {unit} (one run each: no spread measured)"
     verdict = "beyond" if abs(delta) > spread else "within"
     return f"{a} − {b}: {delta:+.2f} {unit}, {verdict} the spread ({spread:.2f})"
-
-
-def json_safe(value: Any) -> Any:
-    """JSON-safe copy: mappings as dicts, tuples as lists, non-finite floats as None (∞ = an exact fit).
-
-    Example:
-        >>> json_safe({"psnr": float("inf"), "shape": (2, 3)})
-        {'psnr': None, 'shape': [2, 3]}
-    """
-    if isinstance(value, Mapping):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 # --- output --------------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
     assert "| bicubic |" in table[-1] and "| ∞ |" in table[-1]  # interpolation reproduces the training pixels
     saved = json.loads((tmp_path / "results.json").read_text())
     assert [r["method"] for r in saved["rows"]] == MODELS + BASELINE_ROWS
-    assert saved["rows"][-1]["train_psnr"] is None  # ∞ written as null: the file stays strict JSON
+    assert saved["rows"][-1]["train_psnr"] == "inf"  # ∞ written as a string: the file stays strict JSON
     assert (
         saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
     )

@@ -12,7 +12,9 @@ from inr.experiments.runner import ExperimentParser
 COMMANDS = sorted(
     m.name
     for m in pkgutil.iter_modules(inr.experiments.__path__)
-    if m.name not in ("runner",) and not m.ispkg and hasattr(importlib.import_module(f"inr.experiments.{m.name}"), "main")
+    if m.name not in ("runner", "comparison")
+    and not m.ispkg
+    and hasattr(importlib.import_module(f"inr.experiments.{m.name}"), "main")
 )
 
 

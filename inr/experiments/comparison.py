@@ -1,0 +1,591 @@
+"""One shape for every comparison: a ``Comparison`` holds the science in hooks; ``run`` and ``main`` are written once.
+
+A comparison trains methods of the registry (``inr.experiments.methods``) over signals and seeds, beside baselines
+that train nothing, scores both with one ``score`` and reports mean ± std per method. Its command line:
+
+    python -m inr.experiments.<name> --methods a,b --seeds N [--seed S] [--steps N] [--resolution R] [--out DIR]
+        [--threads T] [--paper] [--estimate-only] [--fresh] [--config FILE] [--print_config]   # + its own flags
+
+``run(c, args)``, in order:
+
+1. ``protocol(args)``: what every row shares, a frozen dataclass with ``seeds`` and ``steps`` (bad input refused
+   here); ``check(p)``: the inputs read once (a missing file fails before anything is written);
+2. with ``--paper`` or ``--estimate-only``: the expected time, from a few timed steps of each method;
+3. ``prepare(p, names, data)``: what needs the data (a target PSNR, a regularisation weight);
+4. each method over its ``members(p, name)`` (a member: a signal and a seed), one fit per member, or per ``groups``
+   of members trained as one stacked model: ``data`` -> ``spec`` -> ``model`` (``task``) -> ``callbacks`` -> fit ->
+   ``predict`` -> ``score``; then ``baselines(p, data)`` of every signal, scored by the same ``score``;
+5. after every row, ``results.json`` (layout: ``inr.experiments.results``) and ``results.md``, written atomically;
+   the same command in the same ``--out`` later skips the rows done under the same protocol (``--fresh``: start over);
+6. ``summary`` (mean ± std per method), ``title`` and ``notes`` around the table, ``finish`` (figures), printed.
+
+A new comparison is a subclass that sets ``name``, ``methods`` and ``columns`` and writes ``protocol``, ``data``,
+``setting``, ``task`` and ``score``: docs/extending.md, "A new comparison".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shlex
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple, Optional
+
+import lightning as L
+from jsonargparse import ActionConfigFile, ArgumentParser, DefaultHelpFormatter
+
+import inr
+from inr.errors import EXIT_INPUT, InputError
+from inr.experiments.estimate import step_seconds
+from inr.experiments.methods import METHODS, Resolved, Setting
+from inr.experiments.results import load_results, results_record
+from inr.experiments.runner import (
+    Column,
+    RowProgress,
+    cell,
+    command,
+    fit_row,
+    format_seconds,
+    markdown_table,
+    prepare_out,
+    silence_lightning,
+    summarise,
+    trained_numbers,
+    write_results,
+)
+from inr.io.allocator import retain_freed_memory
+from inr.io.threads import torch_threads
+
+# --seed + --seeds stay within the seeds Lightning and numpy accept (0 … 2^32 − 1); more seeds than this is a typo
+MAX_SEEDS = 10_000
+MAX_SEED = 2**32 - 1
+# old names of --methods (kept for one release, with a one-line note)
+METHOD_ALIASES = ("--encoders", "--encodings", "--rows")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The least a protocol holds, and the default one: the seeds, the training steps and the grid side."""
+
+    seeds: tuple[int, ...]
+    steps: int
+    resolution: int
+
+
+class Member(NamedTuple):
+    """Who one row is for: a signal of the comparison's set (None where it has one) and a seed."""
+
+    signal: Any
+    seed: int
+
+
+class Baseline(NamedTuple):
+    """A row that trains nothing: its name in the table, a function returning its prediction (scored by the
+    comparison's ``score``), its setting, its iterations, and the name ``--methods`` chooses it by (where the
+    comparison lets it choose baselines: ``Comparison.baseline_names``)."""
+
+    name: str
+    make: Callable[[], Any]
+    setting: str = ""
+    steps: int = 0
+    key: str = ""
+
+
+class Comparison:
+    """A comparison: set the class attributes, write the hooks that differ; ``run``/``main`` do the rest."""
+
+    name: str = ""  # python -m inr.experiments.<name>
+    doc: str = ""  # its help: the first paragraph
+    prog: Optional[str] = None  # the usage line's command, where not python -m inr.experiments.<name>
+    methods: tuple[str, ...] = ()  # what --methods chooses from ("all": every one), in table order
+    default_methods: tuple[str, ...] = ()  # the default rows (empty: all)
+    baseline_names: tuple[str, ...] = ()  # baselines --methods may choose (empty: every baseline, always)
+    columns: tuple[Column, ...] = ()
+    headline: tuple[str, ...] = ("psnr",)  # the row keys of a progress line
+    seeds: int = 1  # --seeds by default
+    steps: int = 300  # the default protocol's steps and grid side
+    resolution: int = 64
+    stack: bool = False  # a group of members trains as one stacked model
+    baselines_per_seed: bool = False  # each seed draws its own data: baselines scored per seed
+    old_seed_lists: bool = False  # --seeds took a list of seeds before (one release's note where it still gets one)
+
+    # --- the command line and the protocol ------------------------------------------------------------
+    def arguments(self, parser: ArgumentParser) -> None:
+        """Add this comparison's own flags (``parser.add_argument``, each with a help text)."""
+
+    def out_dir(self, args: Any) -> str:
+        """``--out`` when it is not given."""
+        return f"outputs/{self.name}"
+
+    def protocol(self, args: Any) -> Any:
+        """What every row shares, from the parsed flags (``args.seed_list``: the seeds): a frozen dataclass with
+        ``seeds`` and ``steps``; refuse bad values here (``InputError``: one line, exit 2). By default a
+        ``Protocol`` of ``--steps`` and ``--resolution`` (or the class's ``steps`` and ``resolution``)."""
+        if args.paper:
+            raise InputError(f"--paper: {self.name} has no paper sizes; give --steps and --resolution")
+        return Protocol(args.seed_list, args.steps or self.steps, args.resolution or self.resolution)
+
+    def record(self, p: Any) -> dict[str, Any]:
+        """The protocol as ``results.json`` keeps it, and as a rerun compares it (the seeds are kept apart)."""
+        return {k: v for k, v in dataclasses.asdict(p).items() if k != "seeds"}
+
+    def check(self, p: Any) -> Any:
+        """Read the inputs once before anything is written (a bad file fails here); the first member's data."""
+        return loaded(self.data(p, self.members(p, "")[0]))
+
+    def prepare(self, p: Any, names: Sequence[str], data: Any) -> Any:
+        """The protocol completed where it needs the data (``data``: ``check``'s), before the first row."""
+        return p
+
+    # --- who is trained -------------------------------------------------------------------------------
+    def signals(self, p: Any) -> Sequence[Any]:
+        """The signals every method is scored on (images, phantoms); one (None) by default."""
+        return (None,)
+
+    def label(self, signal: Any) -> Optional[str]:
+        """A signal's name in the rows."""
+        return None if signal is None else str(signal)
+
+    def members(self, p: Any, name: str) -> list[Member]:
+        """The members method ``name`` trains: every signal with every seed."""
+        return [Member(signal, seed) for signal in self.signals(p) for seed in p.seeds]
+
+    def groups(self, p: Any, members: list[Member]) -> list[list[Member]]:
+        """How the members train: one fit each, or (``stack``) groups trained as one stacked model."""
+        return [[m] for m in members]
+
+    # --- one row --------------------------------------------------------------------------------------
+    def data(self, p: Any, member: Member) -> Any:
+        """The member's data: a DataModule (``run`` sets it up), or what ``predict`` and ``score`` read."""
+        raise NotImplementedError
+
+    def stacked_data(self, p: Any, group: list[Member]) -> Any:
+        """The data a stacked group trains on: the first member's where they share it."""
+        return self.data(p, group[0])
+
+    def setting(self, p: Any, member: Member, data: Any) -> Setting:
+        """Where the registry's methods run for this member (``methods.Setting``)."""
+        raise NotImplementedError
+
+    def spec(self, p: Any, name: str, member: Member, data: Any) -> Resolved:
+        """Method ``name`` resolved for the member."""
+        return METHODS[name].resolve(self.setting(p, member, data))
+
+    def task(self, p: Any, data: Any) -> tuple[type, dict[str, Any]]:
+        """The task class and its arguments besides the method's encoder, network, optimiser and scheduler."""
+        raise NotImplementedError
+
+    def model(self, p: Any, spec: Resolved, data: Any) -> L.LightningModule:
+        """The method's model: its encoder, network, optimiser and scheduler in the comparison's task."""
+        task, kwargs = self.task(p, data)
+        encoder, network, optimizer = spec.build()
+        return task(encoder=encoder, network=network, optimizer=optimizer, scheduler=spec.build_scheduler(), **kwargs)
+
+    def stacked_model(self, p: Any, specs: list[Resolved], seeds: list[int], data: Any) -> L.LightningModule:
+        """The members as one stacked task: member k's encoder from ``specs[k]``, initialised with ``seeds[k]``."""
+        task, kwargs = self.task(p, data)
+        encoders = [spec.build()[0] for spec in specs]
+        _, network, optimizer = specs[0].build()
+        return task(
+            member_encoders=encoders,
+            member_seeds=seeds,
+            network=network,
+            optimizer=optimizer,
+            scheduler=specs[0].build_scheduler(),
+            **kwargs,
+        )
+
+    def callbacks(self, p: Any, name: str, member: Member, out: Path) -> list[L.Callback]:
+        """Callbacks of one fit (what they measure becomes row keys through ``measured``)."""
+        return []
+
+    def trainer_args(self, p: Any, name: str, member: Member, out: Path) -> dict[str, Any]:
+        """Further Trainer arguments of one fit (a logger)."""
+        return {}
+
+    def measured(self, p: Any, callbacks: list[L.Callback]) -> dict[str, Any]:
+        """Row keys from the fit's callbacks (histories, when a target was reached)."""
+        return {}
+
+    def predict(self, p: Any, model: L.LightningModule, data: Any) -> Any:
+        """What ``score`` reads of a trained model: its field on the grid by default."""
+        return model.render()
+
+    def score(self, p: Any, prediction: Any, data: Any) -> dict[str, Any]:
+        """The scores of a prediction (a model's or a baseline's), in the vocabulary of ``results.SCORES``; keys
+        starting with ``_`` go to ``keep`` and not into the row."""
+        raise NotImplementedError
+
+    def extra(self, p: Any, name: str) -> dict[str, Any]:
+        """Keys every row of method ``name`` carries besides its scores (the paper's number)."""
+        return {}
+
+    def keep(self, p: Any, row: dict[str, Any], prediction: Any, scores: dict[str, Any], out: Path) -> None:
+        """Write a finished row's own files (a reconstruction, a render) under ``out``."""
+
+    def baselines(self, p: Any, data: Any) -> list[Baseline]:
+        """The rows that train nothing, for one signal's data."""
+        return []
+
+    # --- the table ------------------------------------------------------------------------------------
+    def summary(self, p: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The table's rows: each method's rows summarised, mean ± sample std."""
+        return summarise(rows, [c.key for c in self.columns if c.spec != "s"])
+
+    def title(self, p: Any) -> str:
+        """The line above the table."""
+        return self.name
+
+    def notes(self, p: Any, summary: list[dict[str, Any]]) -> str:
+        """What reads the table: settings, the paper's row, differences."""
+        return ""
+
+    def size(self, p: Any) -> str:
+        """The grid in the time estimate's line, e.g. ``at 128²``."""
+        return ""
+
+    def finish(self, p: Any, rows: list[dict[str, Any]], out: Path) -> None:
+        """Figures and files of the whole run (the rows of earlier, resumed runs included)."""
+
+
+def loaded(data: Any) -> Any:
+    """A DataModule set up for fitting (its files read and checked), anything else as it is."""
+    if isinstance(data, L.LightningDataModule):
+        data.setup("fit")
+    return data
+
+
+# --- the command line ----------------------------------------------------------------------------------
+class ComparisonParser(ArgumentParser):
+    """jsonargparse, as train.py's: ``--config``, ``--print_config``, defaults shown once in ``--help``; a bad
+    argument is one line on stderr and exit 2."""
+
+    def error(self, message: str, ex: Optional[Exception] = None) -> None:
+        print(f"{self.prog}: error: {one_line(message)}", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT)
+
+
+def one_line(message: str) -> str:
+    """jsonargparse's report of a bad value as one line: the option and its complaint.
+
+    Example:
+        >>> one_line('Parser key "seeds":\\n  Expected a <class \\'int\\'>. Got value: 1e+20')
+        "--seeds: Expected a <class 'int'>. Got value: 1e+20"
+    """
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    if lines and lines[0].startswith('Parser key "'):
+        key = lines[0].split('"')[1]
+        detail = next(
+            (line.lstrip("- ") for line in lines[1:] if line.startswith(("Expected", "- Expected", "Given value:"))), ""
+        )
+        given = next((line for line in lines if line.startswith("Given value:")), "")
+        text = f"--{key.replace('_', '-')}: {detail or ' '.join(lines[1:])}"
+        return text + (f" ({given})" if given and given != detail else "")
+    return " ".join(lines)
+
+
+def parser(c: Comparison) -> ComparisonParser:
+    """The command line of ``c``: the common flags, then its own."""
+    first = " ".join((c.doc or "").strip().split("\n\n")[0].split())
+    p = ComparisonParser(
+        prog=c.prog or f"python -m inr.experiments.{c.name}",
+        description=first,
+        formatter_class=DefaultHelpFormatter,
+        exit_on_error=True,
+    )
+    every = ",".join(c.methods + c.baseline_names)
+    p.add_argument("--config", action=ActionConfigFile, help="a YAML file of these options (--print_config writes one)")
+    p.add_argument(
+        "--methods",
+        type=str,
+        default=",".join(c.default_methods or c.methods + c.baseline_names),
+        help=f"comma-separated rows, or all: {every}",
+    )
+    p.add_argument("--seeds", type=int, default=c.seeds, help="how many seeds: --seed … --seed + N − 1 (mean ± std over them)")
+    p.add_argument("--seed", type=int, default=0, help="the first seed")
+    p.add_argument("--steps", type=Optional[int], default=None, help="training steps of every row (null: the protocol's)")
+    p.add_argument("--resolution", type=Optional[int], default=None, help="grid side (null: the protocol's)")
+    p.add_argument("--out", type=Optional[str], default=None, help=f"output directory (null: {c.out_dir(None)})")
+    p.add_argument("--threads", type=Optional[int], default=None, help="torch CPU threads (null: torch's choice)")
+    p.add_argument("--paper", action="store_true", help="the paper's sizes (a GPU job); prints the expected time first")
+    p.add_argument("--estimate-only", action="store_true", help="print the expected time from a short probe and stop")
+    p.add_argument("--fresh", action="store_true", help="start over instead of keeping the rows --out holds")
+    c.arguments(p)
+    return p
+
+
+def deprecated(c: Comparison, argv: list[str]) -> list[str]:
+    """``argv`` with the old spellings rewritten, one note each on stderr: ``--encoders``/``--encodings``/``--rows``
+    (comma- or space-separated) -> ``--methods a,b``; several ``--seeds`` -> ``--seed S --seeds N`` (consecutive
+    seeds). Everything after ``--override`` is left alone.
+
+    Example:
+        >>> deprecated(Comparison(), ["--rows", "a", "b,c", "--seeds", "2", "3", "--steps", "5"])
+        ['--methods', 'a,b,c', '--seed', '2', '--seeds', '2', '--steps', '5']
+    """
+    out, i = [], 0
+    while i < len(argv):
+        flag, eq, value = argv[i].partition("=")
+        if flag == "--override":
+            return out + argv[i:]
+        values, j = ([value], i + 1) if eq else ([], i + 1)
+        if not eq:
+            while j < len(argv) and not argv[j].startswith("--"):
+                values.append(argv[j])
+                j += 1
+        if flag in METHOD_ALIASES and values:
+            names = ",".join(n for v in values for n in v.split(",") if n)
+            out += ["--methods", names]
+            note(f"{flag} is an old name of --methods: --methods {names}")
+        elif flag == "--seeds" and len(values) > 1:
+            seeds = [int(v) for v in values if v.lstrip("-").isdigit()]
+            if len(seeds) != len(values) or seeds != list(range(seeds[0], seeds[0] + len(seeds))):
+                raise InputError(f"--seeds {' '.join(values)}: give consecutive seeds as --seed FIRST --seeds COUNT")
+            out += ["--seed", str(seeds[0]), "--seeds", str(len(seeds))]
+            note(f"--seeds {' '.join(values)} is the old list form: --seed {seeds[0]} --seeds {len(seeds)}")
+        else:
+            if flag == "--seeds" and c.old_seed_lists and "--seed" not in argv:
+                note(f"--seeds {values[0] if values else ''} counts seeds from --seed (default 0); for that one seed: --seed N")
+            out += argv[i:j]
+        i = j
+    return out
+
+
+def note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr, flush=True)
+
+
+def chosen_methods(c: Comparison, text: str) -> list[str]:
+    """The comma-separated ``--methods`` (or ``all``), checked against what the comparison offers."""
+    available = c.methods + c.baseline_names
+    names = list(available) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in available]
+    if unknown or not names:
+        raise InputError(f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(available)}")
+    return list(dict.fromkeys(names))
+
+
+def check_common(args: Any) -> None:
+    """The common flags' bounds: seeds, steps, resolution, threads (one line each)."""
+    if not 1 <= args.seeds <= MAX_SEEDS:
+        raise InputError(f"--seeds must be 1 … {MAX_SEEDS:,}, got {args.seeds}")
+    if not 0 <= args.seed <= MAX_SEED - args.seeds + 1:
+        raise InputError(f"--seed must be 0 … {MAX_SEED - args.seeds + 1} (with --seeds {args.seeds}), got {args.seed}")
+    for key, least in (("steps", 1), ("resolution", 2), ("threads", 1)):
+        value = getattr(args, key)
+        if value is not None and value < least:
+            raise InputError(f"--{key} must be ≥ {least}, got {value}")
+    args.seed_list = tuple(range(args.seed, args.seed + args.seeds))
+
+
+# --- running it ------------------------------------------------------------------------------------------
+def row_key(row: Mapping[str, Any]) -> tuple:
+    """What names a row across runs: its method, signal and seed."""
+    return row["method"], row.get("signal"), row["seed"]
+
+
+def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path) -> list[dict[str, Any]]:
+    """Train method ``name`` for a group of members (one, or several as one stacked model); a scored row per member."""
+    first = group[0]
+    L.seed_everything(first.seed, verbose=False)
+    stacked = len(group) > 1
+    data = loaded(c.stacked_data(p, group) if stacked else c.data(p, first))
+    specs = [c.spec(p, name, m, data) for m in group]
+    model = c.stacked_model(p, specs, [m.seed for m in group], data) if stacked else c.model(p, specs[0], data)
+    callbacks = c.callbacks(p, name, first, out)
+    where = f"{len(group)} members" if stacked else ", ".join(x for x in (c.label(first.signal), f"seed {first.seed}") if x)
+    seconds = fit_row(model, data, p.steps, callbacks, label=f"{name} ({where})", **c.trainer_args(p, name, first, out))
+    measured = c.measured(p, callbacks)
+    rows = []
+    for k, (member, spec) in enumerate(zip(group, specs)):
+        single = model.member(k) if stacked else model
+        member_data = loaded(c.data(p, member)) if stacked else data
+        prediction = c.predict(p, single, member_data)
+        scores = c.score(p, prediction, member_data)
+        row = {
+            "method": name,
+            "kind": "model",
+            "signal": c.label(member.signal),
+            "seed": member.seed,
+            "setting": spec.describe,
+            "lr": spec.lr,
+            **{k: v for k, v in scores.items() if not k.startswith("_")},
+            "seconds": seconds / len(group),
+            "steps": p.steps,
+            "ms_per_step": 1000.0 * seconds / p.steps,
+            "params": trained_numbers(single),
+            **c.extra(p, name),
+            **measured,
+        }
+        c.keep(p, row, prediction, scores, out)
+        rows.append(row)
+    return rows
+
+
+def train_row(c: Comparison, p: Any, name: str, member: Member, out: Path) -> dict[str, Any]:
+    """One method's row for one member, as ``run`` trains it (for tests and scripts that compare one row)."""
+    return train_group(c, p, name, [member], out)[0]
+
+
+def baseline_row(c: Comparison, p: Any, b: Baseline, member: Member, data: Any, out: Path) -> dict[str, Any]:
+    """A baseline built (timed: its seconds) and scored like a model's prediction."""
+    start = time.perf_counter()
+    prediction = b.make()
+    seconds = time.perf_counter() - start
+    scores = c.score(p, prediction, data)
+    row = {
+        "method": b.name,
+        "kind": "baseline",
+        "signal": c.label(member.signal),
+        "seed": member.seed if c.baselines_per_seed else None,
+        "setting": b.setting,
+        **{k: v for k, v in scores.items() if not k.startswith("_")},
+        "seconds": seconds,
+        "steps": b.steps,
+    }
+    c.keep(p, row, prediction, scores, out)
+    return row
+
+
+def estimate(c: Comparison, p: Any, names: Sequence[str]) -> float:
+    """Expected seconds of the model rows: each method's median step on the first member (a few steps after a
+    warm-up), × steps × members (a stacked step costs about K single steps on a CPU: benchmarks/stacked.py)."""
+    per_step = {}
+    for name in names:
+        member = c.members(p, name)[0]
+        L.seed_everything(member.seed, verbose=False)
+        data = loaded(c.data(p, member))
+        per_step[name] = step_seconds(c.model(p, c.spec(p, name, member, data), data), data)
+    members = {name: len(c.members(p, name)) for name in names}
+    total = sum(p.steps * per_step[n] * members[n] for n in names)
+    count = max(members.values())
+    measured = ", ".join(f"{n} {1000 * s:.1f}" for n, s in per_step.items())
+    line = f"expected time: about {format_seconds(total)} for {len(names)} methods × {count} members × {p.steps} steps"
+    print(
+        f"{line}{(' ' + c.size(p)) if c.size(p) else ''} (an estimate: measured ms/step {measured}, from a short probe, "
+        "scaled; scoring and baselines add to it)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return total
+
+
+def resumed(c: Comparison, out: Path, record: Mapping[str, Any], fresh: bool) -> dict[tuple, dict[str, Any]]:
+    """The rows ``out``'s results.json holds for this comparison and protocol (none with ``fresh`` or no file);
+    results of another comparison or protocol are refused (one line), never overwritten."""
+    path = out / "results.json"
+    if fresh or not path.exists():
+        return {}
+    earlier = load_results(path)
+    now = results_record(f"python -m inr.experiments.{c.name}", "", record, [], [], [])["protocol"]
+    if earlier.name != c.name or earlier.protocol != now:
+        differ = sorted(k for k in set(now) | set(earlier.protocol) if now.get(k) != earlier.protocol.get(k))
+        what = earlier.name if earlier.name != c.name else "another protocol (" + ", ".join(differ[:4]) + ")"
+        raise InputError(f"--out {out} holds the results of {what}: choose another --out, or --fresh to replace them")
+    return {row_key(r): r for r in earlier.rows}
+
+
+def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
+    """The comparison ``c`` with parsed flags ``args``: every row (models, then baselines), printed and written."""
+    rows = [] if rows is None else rows
+    silence_lightning()
+    retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
+    check_common(args)
+    names = chosen_methods(c, args.methods)
+    models = [n for n in names if n in c.methods]
+    p = c.protocol(args)
+    probe = c.check(p)
+    if args.paper or args.estimate_only:
+        if models:
+            estimate(c, p, models)
+        if args.estimate_only:
+            return []
+    out = prepare_out(args.out or c.out_dir(args))
+    p = c.prepare(p, names, probe)
+    record = c.record(p)
+    done = resumed(c, out, record, args.fresh)
+    command_line = f"python -m inr.experiments.{c.name} {shlex.join(args.argv)}".strip()
+    plan = [(name, group) for name in models for group in c.groups(p, c.members(p, name))]
+    sets = list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
+    chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names]
+    progress = RowProgress(len(plan) + len(sets) * len(chosen))
+    planned = {(name, c.label(m.signal), m.seed) for name, group in plan for m in group}
+    planned |= {(b.name, c.label(m.signal), m.seed if c.baselines_per_seed else None) for m in sets for b in chosen}
+    outside = [key for key in done if key not in planned]
+    if outside:  # rewriting results.json without them would lose them
+        shown = ", ".join(
+            f"{k[0]}" + (f" {k[1]}" if k[1] else "") + (f" seed {k[2]}" if k[2] is not None else "") for k in outside[:3]
+        )
+        raise InputError(
+            f"--out {out} holds {len(outside)} rows this command does not run ({shown}{', …' if len(outside) > 3 else ''}): "
+            "include their methods and seeds, choose another --out, or --fresh to replace them"
+        )
+
+    def write(final: bool = False) -> str:
+        summary = c.summary(p, rows)
+        table = markdown_table(summary, c.columns)
+        status = "" if final else f"\n\n{len(rows)} rows so far; the run is not finished."
+        notes = c.notes(p, summary) if final else ""
+        text = f"{c.title(p)}\n\n    {command_line}\n\n{table}{status}" + (f"\n\n{notes}" if notes else "")
+        write_results(out, text, results_record(command_line, inr.__version__, record, p.seeds, rows, summary))
+        return text
+
+    for name, group in plan:
+        earlier = [done.get(row_key({"method": name, "signal": c.label(m.signal), "seed": m.seed})) for m in group]
+        if all(earlier):
+            rows += earlier
+            progress.row(name, "kept from the earlier run")
+            continue
+        new = train_group(c, p, name, group, out)
+        rows += new
+        write()
+        where = (
+            f"{len(new)} members"
+            if len(new) > 1
+            else ", ".join(x for x in (c.label(group[0].signal), f"seed {group[0].seed}") if x)
+        )
+        progress.row(f"{name} ({where})", headline(c, c.summary(p, new)[0]))
+    for member in sets:
+        data = loaded(c.data(p, member))
+        for b in (b for b in c.baselines(p, data) if not c.baseline_names or b.key in names):
+            seed = member.seed if c.baselines_per_seed else None
+            earlier = done.get(row_key({"method": b.name, "signal": c.label(member.signal), "seed": seed}))
+            rows.append(earlier or baseline_row(c, p, b, member, data, out))
+            if earlier is None:
+                write()
+            progress.row(b.name, headline(c, rows[-1]) if earlier is None else "kept from the earlier run")
+    text = write(final=True)
+    c.finish(p, rows, out)
+    print(text)
+    return rows
+
+
+def headline(c: Comparison, row: Mapping[str, Any]) -> str:
+    """A progress line's scores: the ``headline`` keys by their column headers, and the seconds."""
+    columns = {col.key: col for col in c.columns}
+    parts = [f"{columns[k].header} {cell(row.get(k), columns[k].spec)}" for k in c.headline if k in columns]
+    seconds = row.get("seconds")
+    if isinstance(seconds, (int, float)) and math.isfinite(seconds):
+        parts.append(f"{seconds:.1f} s")
+    return ", ".join(parts)
+
+
+def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
+    """``python -m inr.experiments.<c.name>``: parse, run, print; bad input one line and exit 2, a signal keeps
+    the finished rows (they are in results.json already) and exits 143 / 130."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rows: list[dict[str, Any]] = []
+
+    def body() -> list[dict[str, Any]]:
+        args = parser(c).parse_args(deprecated(c, argv))
+        args.argv = argv
+        with torch_threads(args.threads):
+            return run(c, args, rows)
+
+    return command(
+        body, lambda: markdown_table(summarise(rows, [k.key for k in c.columns if k.spec != "s"]), c.columns) if rows else ""
+    )
