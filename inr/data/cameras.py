@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from inr.errors import InputError
+from inr.io.bounded import read_json
 
 
 @dataclass(frozen=True)
@@ -141,37 +142,106 @@ def spiral_poses(frames: int, radius: float, low_deg: float = 10.0, high_deg: fl
 
 
 CAMERA_PATHS = ("views", "orbit", "spiral")
+# as an orbit's --frames (inr.run.session) and the turntable's MAX_FRAMES: an hour at 25 fps; more is a typo, and
+# rendering it would take days
+MAX_CAMERA_PATH_POSES = 100_000
 
 
-def read_camera_path(path: str | Path) -> tuple[Tensor, Optional[float]]:
-    """Camera-to-world poses (N, 4, 4) and the frame rate (or None) of a camera-path JSON file.
+@dataclass(frozen=True)
+class CameraPath:
+    """The cameras of a camera-path file: poses (N, 4, 4); the frame rate, or None; the image size (H, W) the path
+    asks for, or None (the training views'); each frame's vertical field of view in degrees (N,), or None (the
+    training camera's, resized to the rendered size)."""
+
+    poses: Tensor
+    fps: Optional[float] = None
+    size: Optional[tuple[int, int]] = None
+    fov_y: Optional[Tensor] = None
+
+    def intrinsics(self, height: int, width: int) -> list[Intrinsics]:
+        """Each frame's camera imaged at height × width from its field of view: square pixels of focal
+        f = ½H / tan(½ fov_y) and the principal point at the image centre (nerfstudio's three.js camera).
+
+        Example:
+            >>> path = CameraPath(torch.eye(4)[None], fov_y=torch.tensor([90.0]))
+            >>> round(path.intrinsics(64, 80)[0].fx, 6), path.intrinsics(64, 80)[0].cx
+            (32.0, 40.0)
+        """
+        assert self.fov_y is not None, "a camera path without fov renders with the training camera"
+        return [
+            Intrinsics.from_focal(height, width, 0.5 * height / math.tan(0.5 * math.radians(float(fov)))) for fov in self.fov_y
+        ]
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _path_size(data: dict, head: str) -> Optional[tuple[int, int]]:
+    """nerfstudio's ``render_height`` and ``render_width``: both or neither, whole numbers ≥ 1."""
+    height, width = data.get("render_height"), data.get("render_width")
+    if height is None and width is None:
+        return None
+    if not all(_number(v) and v >= 1 and float(v).is_integer() for v in (height, width)):
+        raise InputError(f"{head}: render_height and render_width must be whole numbers ≥ 1, got {height} and {width}")
+    return int(height), int(width)
+
+
+def _path_fov(data: dict, frames: list, head: str) -> Optional[Tensor]:
+    """Each frame's ``fov`` (nerfstudio: the vertical field of view in degrees), else the file's own ``fov``; None
+    when no frame and not the file gives one."""
+    default = data.get("fov")
+    given = [frame.get("fov", default) if isinstance(frame, dict) else default for frame in frames]
+    if all(fov is None for fov in given):
+        return None
+    for i, fov in enumerate(given):
+        if not (_number(fov) and 0 < fov < 180):
+            raise InputError(f"{head}: frame {i}: fov must be a vertical field of view in degrees in (0, 180), got {fov}")
+    return torch.tensor(given, dtype=torch.float64)
+
+
+def read_camera_path(path: str | Path) -> CameraPath:
+    """The cameras of a camera-path JSON file (at most ``MAX_CAMERA_PATH_POSES``; the file at most
+    ``inr.io.bounded.MAX_JSON_BYTES``, checked before it is read).
 
     Two layouts are read: ``{"frames": [{"camera_to_world": 4×4 or 16 numbers}, ...], "fps": 24}`` and
-    nerfstudio's ``camera_path.json`` (``{"camera_path": [{"camera_to_world": 16 numbers, row-major}, ...],
-    "fps": 24}``). Poses are in the training cameras' convention (OpenGL: the camera looks along −z), as both
-    nerfstudio's and the blender scenes' are.
+    nerfstudio's ``camera_path.json`` (``{"camera_path": [{"camera_to_world": 16 numbers, row-major, "fov": 50},
+    ...], "render_height": 480, "render_width": 640, "fps": 24}``). Poses are in the training cameras' convention
+    (OpenGL: the camera looks along −z), as both nerfstudio's and the blender scenes' are. Honoured as nerfstudio
+    renders them: ``render_height`` × ``render_width`` is the image size (``--shape``/``--scale`` still replace
+    it), and a frame's ``fov`` (else the file's) its vertical field of view in degrees, with square pixels and the
+    principal point at the centre. Without them, the training camera's size and focal length. Only perspective
+    cameras are rendered: another ``camera_type`` (fisheye, equirectangular) is refused.
     """
-    import json
-
     file = Path(path)
-    try:
-        data = json.loads(file.read_text())
-    except FileNotFoundError:
-        raise InputError(f"--camera_path {file}: file not found (or name one of {', '.join(CAMERA_PATHS)})") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"--camera_path {file}: not a JSON camera path ({exc})") from None
+    head = f"--camera_path {file}"
+    if not file.exists():
+        raise InputError(f"{head}: file not found (or name one of {', '.join(CAMERA_PATHS)})")
+    data = read_json(file, "a camera path", label=head)
     frames = data.get("frames", data.get("camera_path")) if isinstance(data, dict) else None
     if not isinstance(frames, list) or not frames:
-        raise InputError(f"--camera_path {file}: expected a list of poses under 'frames' or 'camera_path'")
+        raise InputError(f"{head}: expected a list of poses under 'frames' or 'camera_path'")
+    if len(frames) > MAX_CAMERA_PATH_POSES:
+        raise InputError(
+            f"{head}: {len(frames):,} poses, more than the {MAX_CAMERA_PATH_POSES:,} a camera path may have "
+            "(as --frames of an orbit); split the path"
+        )
+    camera_type = data.get("camera_type", "perspective")
+    if camera_type != "perspective":
+        raise InputError(f"{head}: camera_type {camera_type!r}; only perspective cameras are rendered here")
     poses = []
     for i, frame in enumerate(frames):
         matrix = frame.get("camera_to_world", frame.get("transform_matrix")) if isinstance(frame, dict) else None
         try:
             pose = torch.tensor(matrix, dtype=torch.float32).reshape(4, 4)
         except (TypeError, ValueError, RuntimeError):
-            raise InputError(f"--camera_path {file}: frame {i} has no 4×4 camera_to_world") from None
+            raise InputError(f"{head}: frame {i} has no 4×4 camera_to_world") from None
         if not torch.isfinite(pose).all():
-            raise InputError(f"--camera_path {file}: frame {i} holds NaN or inf")
+            raise InputError(f"{head}: frame {i} holds NaN or inf")
         poses.append(pose)
-    fps = data.get("fps") if isinstance(data, dict) else None
-    return torch.stack(poses), float(fps) if isinstance(fps, (int, float)) and fps > 0 else None
+    fps = data.get("fps")
+    if fps is not None and not (_number(fps) and fps > 0):
+        raise InputError(f"{head}: fps must be a number > 0, got {fps}")
+    return CameraPath(
+        torch.stack(poses), None if fps is None else float(fps), _path_size(data, head), _path_fov(data, frames, head)
+    )

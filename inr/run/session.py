@@ -22,7 +22,7 @@ from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
 from inr.callbacks.media import latest_reconstruction
-from inr.data.cameras import read_camera_path
+from inr.data.cameras import MAX_CAMERA_PATH_POSES, read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.io.progress import reporting
 from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
@@ -141,13 +141,13 @@ def camera_path_shape(model: Any, data: Any, camera_path: Optional[str], frames:
             f"--camera_path {camera_path}: only a radiance field renders camera views; this model is a {type(model).__name__}"
         )
     if camera_path in ("orbit", "spiral"):
-        if not 1 <= frames <= 100_000:
-            raise InputError(f"--frames must be between 1 and 100,000, got {frames}")
+        if not 1 <= frames <= MAX_CAMERA_PATH_POSES:
+            raise InputError(f"--frames must be between 1 and {MAX_CAMERA_PATH_POSES:,}, got {frames}")
         model.predict_camera_path = (camera_path, frames)
         return (frames, *shape[1:]), None
-    poses, fps = read_camera_path(camera_path)
-    model.predict_camera_path = poses
-    return (len(poses), *shape[1:]), fps
+    path = read_camera_path(camera_path)  # its own image size and fields of view, when it gives them
+    model.predict_camera_path = path
+    return (len(path.poses), *(path.size or shape[1:])), path.fps
 
 
 class Session:

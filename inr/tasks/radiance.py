@@ -10,7 +10,7 @@ a function of points: the renderer decides where along each ray to query it.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torchmetrics import MetricCollection
 from torchmetrics.image import StructuralSimilarityIndexMeasure
 
-from inr.data.cameras import Intrinsics, spiral_poses, turntable_poses, view_rays
+from inr.data.cameras import CameraPath, Intrinsics, spiral_poses, turntable_poses, view_rays
 from inr.data.rays import RaysDataModule, evenly_spaced
 from inr.encoders import Encoder
 from inr.errors import InputError, check_memory
@@ -188,9 +188,11 @@ class RadianceFieldFitting(INRModule):
         }
 
     @torch.no_grad()
-    def render_views(self, poses: Tensor, intrinsics: Optional[Intrinsics] = None) -> dict[str, Tensor]:
-        """``render_view`` of every pose (V, 4, 4), stacked: colour (V, C, H, W), depth and opacity (V, H, W)."""
-        views = [self.render_view(pose, intrinsics) for pose in poses]
+    def render_views(self, poses: Tensor, intrinsics: Union[Intrinsics, list[Intrinsics], None] = None) -> dict[str, Tensor]:
+        """``render_view`` of every pose (V, 4, 4), stacked: colour (V, C, H, W), depth and opacity (V, H, W);
+        ``intrinsics`` one camera for all, or one per pose (of one image size)."""
+        cameras = intrinsics if isinstance(intrinsics, list) else [intrinsics] * len(poses)
+        views = [self.render_view(pose, camera) for pose, camera in zip(poses, cameras)]
         return {key: torch.stack([v[key] for v in views]) for key in ("rgb", "depth", "opacity")}
 
     def heldout_poses(self) -> Tensor:
@@ -217,7 +219,7 @@ class RadianceFieldFitting(INRModule):
 
     # predict renders every view of the data (the grid's first axis), at the requested image size, or the
     # cameras of ``predict_camera_path`` (set by predict --camera-path: "orbit"/"spiral" with a frame count, or
-    # poses (N, 4, 4) read from a JSON file)
+    # the ``CameraPath`` of a JSON file: poses, and its own image size and fields of view when it gives them)
     predict_fixed_axes = (0,)
     predict_camera_path: Any = None
 
@@ -226,8 +228,8 @@ class RadianceFieldFitting(INRModule):
         path = self.predict_camera_path
         if path is None:
             return self.data.poses[:views]
-        if isinstance(path, Tensor):
-            return path.to(self.device)
+        if isinstance(path, CameraPath):
+            return path.poses.to(self.device)
         name, frames = path
         radius = float(self.orbit_radius)  # the training cameras' mean distance, restored with the checkpoint
         poses = turntable_poses(frames, 30.0, radius) if name == "orbit" else spiral_poses(frames, radius)
@@ -237,7 +239,11 @@ class RadianceFieldFitting(INRModule):
         """A render request ``{"shape": [V, H', W']}`` -> V views at H'×W' as (C + 2, V, H', W'): colour, then the
         expected depth and the accumulated opacity of each pixel's ray."""
         views, height, width = batch["shape"]
-        intrinsics = self.intrinsics.resized(int(height), int(width))
+        path = self.predict_camera_path
+        if isinstance(path, CameraPath) and path.fov_y is not None:  # the path's own field of view, frame by frame
+            intrinsics = path.intrinsics(int(height), int(width))
+        else:
+            intrinsics = self.intrinsics.resized(int(height), int(width))
         out = self.render_views(self.predict_poses(int(views)), intrinsics)
         stacked = torch.cat([out["rgb"], out["depth"][:, None], out["opacity"][:, None]], 1)  # (V, C + 2, H', W')
         return stacked.transpose(0, 1)  # (V, C + 2, H', W') -> (C + 2, V, H', W')

@@ -209,3 +209,54 @@ def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tmp_path, ru
     outcome = run_cli([*args, "--out", str(tmp_path / "no"), "--camera_path", str(bad)])
     assert outcome.code == 2 and outcome.errors == [f"error: --camera_path {bad}: frame 0 has no 4×4 camera_to_world"]
     assert not (tmp_path / "no").exists()
+
+
+def test_a_nerfstudio_camera_path_renders_at_its_own_size_and_field_of_view(tmp_path, run_cli, nerf_run):
+    """render_height × render_width and each camera's fov (vertical, degrees) as nerfstudio renders them: f = ½H /
+    tan(½ fov), square pixels, the principal point at the centre; --scale still multiplies the path's size."""
+    import json
+    import math
+
+    import torch
+
+    from inr.data.cameras import Intrinsics
+    from inr.run.model_loader import load_model
+
+    model = load_model(next(nerf_run.rglob("last.ckpt")))
+    pose = torch.eye(4)
+    pose[2, 3] = float(model.orbit_radius)
+    cameras = [{"camera_to_world": pose.flatten().tolist(), "fov": fov} for fov in (30.0, 75.0)]
+    path = tmp_path / "camera_path.json"
+    path.write_text(json.dumps({"camera_type": "perspective", "render_height": 6, "render_width": 10, "camera_path": cameras}))
+    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last", "--video", "none"]
+    outcome = run_cli([*args, "--out", str(tmp_path / "out"), "--camera_path", str(path)])
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    field = np.load(tmp_path / "out" / "field.npy")
+    assert field.shape == (2, 6, 10, 5)
+    for k, fov in enumerate((30.0, 75.0)):
+        camera = Intrinsics(6, 10, 3 / math.tan(math.radians(fov) / 2), 3 / math.tan(math.radians(fov) / 2), 5.0, 3.0)
+        expected = model.render_view(pose, camera)["rgb"].permute(1, 2, 0).numpy()
+        np.testing.assert_allclose(field[k, ..., :3], expected, atol=1e-5)
+    assert np.abs(field[0, ..., :3] - field[1, ..., :3]).max() > 1e-3  # the two fields of view differ
+    outcome = run_cli([*args, "--out", str(tmp_path / "scaled"), "--camera_path", str(path), "--scale", "2"])
+    assert outcome.code == 0 and np.load(tmp_path / "scaled" / "field.npy").shape == (2, 12, 20, 5)
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ({"camera_type": "fisheye", "camera_path": [{"camera_to_world": list(range(16))}]}, "camera_type 'fisheye'"),
+        ({"render_height": 0, "render_width": 8, "camera_path": [{"camera_to_world": list(range(16))}]}, "render_height"),
+        ({"camera_path": [{"camera_to_world": list(range(16)), "fov": 190}]}, "frame 0: fov must be"),
+        ('{"camera_path": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply to be a camera path"),
+    ],
+)
+def test_a_camera_path_it_cannot_honour_is_one_line(tmp_path, run_cli, nerf_run, content, expected):
+    import json
+
+    path = tmp_path / "camera_path.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    outcome = run_cli([*args, "--out", str(tmp_path / "out"), "--camera_path", str(path)])
+    assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
