@@ -21,6 +21,7 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
+from inr.io.bounded import check_declared
 from inr.resources import DATA_DIR
 from inr.sizes import grid_size
 
@@ -67,15 +68,87 @@ def to_unit_float(array: np.ndarray, source: str) -> np.ndarray:
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_GRAY = 0  # colour type of a single-channel PNG (PNG spec, IHDR)
+# channels of each PNG colour type as decoded (a palette expands to RGB, or RGBA with transparency)
+PNG_CHANNELS = {0: 1, 2: 3, 3: 4, 4: 2, 6: 4}
+# Memory of reading an image beyond its stored values, in bytes per value over max(C, 3) channels, for the check of
+# its declared size before any pixel is decoded (inr.io.bounded). Measured with tracemalloc (read_image, then
+# resize_image): an 8-bit RGB PNG peaks at 27 bytes a pixel, a 16-bit RGBA PNG (pypng) at 52, a 16-bit RGB TIFF at
+# 30; the float32 image and its converted copy.
+IMAGE_BYTES_PER_VALUE = 12
 
 
-def png_depth_and_colour(path: Path) -> Optional[tuple[int, int]]:
-    """(bit depth, colour type) from a PNG's IHDR chunk (bytes 24 and 25 of the file), None for other files."""
+def png_header(path: Path) -> Optional[tuple[int, int, int, int]]:
+    """(width, height, bit depth, colour type) from a PNG's IHDR chunk (bytes 16 to 25), None for other files."""
     with open(path, "rb") as f:
         head = f.read(26)
     if len(head) < 26 or not head.startswith(PNG_SIGNATURE) or head[12:16] != b"IHDR":
         return None
-    return head[24], head[25]
+    width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    return width, height, head[24], head[25]
+
+
+def png_depth_and_colour(path: Path) -> Optional[tuple[int, int]]:
+    """(bit depth, colour type) from a PNG's IHDR chunk, None for other files."""
+    header = png_header(path)
+    return None if header is None else header[2:]
+
+
+def tiff_header(path: Path) -> Optional[tuple[int, tuple[int, ...], int]]:
+    """(pages, the first page's shape, bytes per value) of a TIFF, from its directory entries (no pixel decoded);
+    None when tifffile cannot read them (the decoder then says why)."""
+    try:
+        import tifffile
+
+        with tifffile.TiffFile(path) as tif:
+            pages = list(tif.pages)
+            return len(pages), tuple(int(s) for s in pages[0].shape), int(pages[0].dtype.itemsize)
+    except Exception:  # tifffile raises many types for files that are not TIFF
+        return None
+
+
+def image_header(path: Path) -> Optional[tuple[int, int, int, int, int]]:
+    """(frames, height, width, channels, bytes per value) as the file's header declares them, read without decoding
+    a pixel: a PNG's IHDR, a TIFF's directories, Pillow's header parse for the other formats; None when the header
+    does not read (the decoder then says why)."""
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        header = png_header(path)
+        if header is None:
+            return None
+        width, height, depth, colour = header
+        return 1, height, width, PNG_CHANNELS.get(colour, 4), 2 if depth == 16 else 1
+    if suffix in (".tif", ".tiff"):
+        header = tiff_header(path)
+        if header is None:
+            return None
+        pages, shape, itemsize = header
+        channels = shape[2] if len(shape) == 3 else 1
+        return pages, shape[0], shape[1] if len(shape) > 1 else 1, channels, itemsize
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            frames = int(getattr(image, "n_frames", 1))  # a GIF's frames, counted without decoding them
+            return frames, image.height, image.width, len(image.getbands()), 2 if image.mode.startswith("I;16") else 1
+    except Image.DecompressionBombError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    except Exception:  # Pillow raises many types for files that are not images
+        return None
+
+
+def check_image_size(path: Path, what: str = "image") -> None:
+    """Refuse an image whose header declares more pixels than memory holds once read and converted, before any is
+    decoded (a deflated PNG of zeros inflates a thousandfold)."""
+    header = image_header(path)
+    if header is None:
+        return
+    frames, height, width, channels, itemsize = header
+    shape = (frames, height, width, max(channels, 3))
+    if what == "image":
+        described = f"a {width}×{height} image of {channels} channels of {8 * itemsize} bits"
+    else:
+        described = f"{frames} frames of {width}×{height}"
+    check_declared(str(path), described, shape, itemsize + IMAGE_BYTES_PER_VALUE, "downsample it first")
 
 
 def read_png16(path: Path) -> np.ndarray:
@@ -102,6 +175,7 @@ def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] 
     """Read an image file into a float32 tensor (H, W, C) in [0, 1] with the conversions of this module."""
     path = Path(path)
     check_file(path, IMAGE_EXTENSIONS, "image")
+    check_image_size(path)
     try:
         array = decode_image(path)
     except Exception as exc:  # imageio and pypng raise many types for undecodable files

@@ -14,6 +14,7 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
+from inr.io.bounded import check_declared, shape_text
 from inr.operators.base import Operator
 from inr.operators.sampling import AdditiveNoise
 from inr.sizes import grid_size
@@ -24,7 +25,14 @@ def read_array(path: Union[str, Path], what: str, complex_ok: bool = False) -> n
     path = resolve_data_path(path)
     check_file(path, (".npy",), what)
     try:
+        mapped = np.load(path, mmap_mode="r", allow_pickle=False)  # the header read, the data mapped, not read
+        # the array, its finiteness mask and the float32 or complex64 copy the data module makes of it
+        described = f"{what} of {shape_text(mapped.shape)} {mapped.dtype}"
+        check_declared(str(path), described, mapped.shape, 2 * mapped.dtype.itemsize + 1, "crop or subsample it first")
+        del mapped
         array = np.load(path, allow_pickle=False)
+    except InputError:
+        raise
     except Exception as exc:  # numpy raises several types for corrupt files
         raise InputError(f"{path}: not a readable .npy array ({type(exc).__name__})") from None
     numeric = np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_

@@ -29,7 +29,8 @@ from torch import Tensor
 from inr.data.cameras import Intrinsics
 from inr.data.image import integers_to_unit, read_image
 from inr.data.paths import check_file, resolve_data_path
-from inr.errors import InputError
+from inr.errors import InputError, check_memory
+from inr.io.bounded import check_npz_member, read_json
 from inr.io.files import atomic_write
 
 # A camera's rotation block must be orthonormal to this tolerance (poses in JSON carry 6–8 digits).
@@ -110,12 +111,7 @@ def composite_alpha(image: Tensor, background: tuple[float, float, float], sourc
 
 def _json(path: Path) -> dict:
     check_file(path, (".json",), "transforms")
-    try:
-        data = json.loads(path.read_text())
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+    data = read_json(path, "a transforms file")  # bounded in size (before reading) and in nesting
     if not isinstance(data, dict) or not isinstance(data.get("frames"), list):
         raise InputError(f'{path}: expected an object with a list of "frames"')
     if not data["frames"]:
@@ -165,6 +161,13 @@ def read_blender_split(directory: Path, split: str, background: tuple[float, flo
         if not file.is_file():
             raise InputError(f"{path}: frame {k}: image {file} not found")
         image = composite_alpha(read_image(file, channels="keep"), background, str(file))
+        if not images:  # every frame as float32 RGB, in the list and stacked: the first one sizes them all
+            height, width = image.shape[:2]
+            check_memory(
+                f"{path}: {len(data['frames'])} frames of {width}×{height}",
+                len(data["frames"]) * height * width * 3 * 4 * 2,
+                advice="use fewer frames or smaller images",
+            )
         if images and image.shape != images[0].shape:
             raise InputError(
                 f"{path}: frame {k}: {file.name} is {image.shape[1]}×{image.shape[0]} but frame 0 is {images[0].shape[1]}×{images[0].shape[0]}"
@@ -208,7 +211,11 @@ def read_npz(path: Union[str, Path]) -> tuple[Tensor, Tensor, Intrinsics]:
     check_file(path, (".npz",), "posed images")
     try:
         archive = np.load(path, allow_pickle=False)
+        if "images" in archive.files:  # the views as stored, then as float32: sized before they are inflated
+            check_npz_member(archive, "images", str(path), 8, "use fewer or smaller views")
         arrays = {key: archive[key] for key in archive.files}
+    except InputError:
+        raise
     except Exception as exc:  # zipfile and numpy raise several types for corrupt archives
         raise InputError(f"{path}: not a readable .npz archive ({type(exc).__name__})") from None
     missing = [key for key in ("images", "poses", "focal") if key not in arrays]

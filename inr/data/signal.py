@@ -10,9 +10,10 @@ targets lie in [−1, 1] and PSNR is comparable across sources (relative amplitu
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import IO, Any, Literal, Optional, Union
 
 import numpy as np
 import torch
@@ -21,6 +22,7 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
+from inr.io.bounded import check_declared
 
 WAV_EXTENSIONS = (".wav",)
 GENERATORS = ("sinusoids", "power_law")
@@ -29,15 +31,52 @@ DEFAULT_LENGTH = 1024
 RAHAMAN_FREQUENCIES = [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0]
 
 
+def wav_header(stream: IO[bytes]) -> Optional[tuple[int, int, int]]:
+    """(channels, bytes per sample, samples per channel) from a WAV stream's ``fmt `` and ``data`` chunk headers
+    (RIFF: each chunk a 4-byte tag and a little-endian 4-byte size), read without its samples; None when the stream
+    does not parse that far (the reader then says why).
+
+    Example:
+        >>> import io, struct
+        >>> fmt = b"fmt " + struct.pack("<IHHIIHH", 16, 1, 2, 8000, 32000, 4, 16)
+        >>> wav_header(io.BytesIO(b"RIFF" + bytes(4) + b"WAVE" + fmt + b"data" + struct.pack("<I", 400)))
+        (2, 2, 100)
+    """
+    if stream.read(4) != b"RIFF" or len(stream.read(4)) < 4 or stream.read(4) != b"WAVE":
+        return None
+    channels = width = 0
+    while True:
+        head = stream.read(8)
+        if len(head) < 8:
+            return None
+        tag, size = head[:4], struct.unpack("<I", head[4:])[0]
+        if tag == b"fmt ":
+            fmt = stream.read(size)
+            if len(fmt) < 16:
+                return None
+            channels, bits = struct.unpack("<H", fmt[2:4])[0], struct.unpack("<H", fmt[14:16])[0]
+            width = max(1, (bits + 7) // 8)
+        elif tag == b"data":
+            return (channels, width, size // (channels * width)) if channels else None
+        else:
+            stream.seek(size + size % 2, 1)  # chunks are padded to an even size
+
+
 def read_wav(path: Union[str, Path], channels: Literal["mono", "keep"] = "mono") -> tuple[Tensor, int]:
     """Read a WAV file into float32 samples (T, C) and its sample rate.
 
     ``channels="mono"`` averages the channels of a stereo/multichannel file into one; ``"keep"`` keeps them.
     """
-    from scipy.io import wavfile
-
     path = Path(path)
     check_file(path, WAV_EXTENSIONS, "audio", "use .wav")
+    with open(path, "rb") as stream:
+        header = wav_header(stream)
+    if header is not None:  # the samples as stored, as float32 and their mono mean: sized before they are read
+        stored_channels, width, frames = header
+        described = f"{frames:,} samples of {stored_channels} channels"
+        check_declared(str(path), described, (frames, stored_channels), width + 12, "use a shorter excerpt")
+    from scipy.io import wavfile
+
     try:
         rate, data = wavfile.read(path)
     except Exception as exc:  # scipy raises ValueError for non-RIFF data, struct errors for truncated headers

@@ -22,11 +22,20 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.data.image import DEFAULT_IMAGE, IMAGE_EXTENSIONS, convert_channels, read_image, resize_image, to_unit_float
+from inr.data.image import (
+    DEFAULT_IMAGE,
+    IMAGE_EXTENSIONS,
+    check_image_size,
+    convert_channels,
+    image_header,
+    read_image,
+    resize_image,
+    to_unit_float,
+)
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
-from inr.errors import InputError
+from inr.errors import InputError, check_memory
 from inr.io.video import EXTRA_HINT, READABLE, read_video
 from inr.sizes import grid_size
 
@@ -40,6 +49,7 @@ def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
     """
     path = Path(path)
     check_file(path, (".gif",), "video", "use .gif or a folder of images")
+    check_image_size(path, what="frames")  # frames counted from the file, none decoded: a GIF frame may be 1 pixel
     try:
         frames = np.asarray(iio.imread(path, index=None))  # (T, H, W[, C])
     except Exception as exc:  # imageio raises many types for undecodable files
@@ -73,7 +83,15 @@ def sequence_files(pattern: Union[str, Path]) -> list[Path]:
 
 def read_sequence(pattern: Union[str, Path], channels: str = "rgb") -> Tensor:
     """Frames of an image sequence (see ``sequence_files``) as float32 (T, H, W, C); all frames one size."""
-    frames = [read_image(p, channels) for p in sequence_files(pattern)]
+    files = sequence_files(pattern)
+    headers = [image_header(p) for p in files]
+    pixels = sum(h[0] * h[1] * h[2] for h in headers if h is not None)
+    if headers[0] is not None:  # the frames as float32 RGB, in their list and stacked: 2 × 12 bytes a pixel
+        _, height, width, _, _ = headers[0]
+        check_memory(
+            f"{pattern}: {len(files)} frames of {width}×{height} (their headers)", 24 * pixels, advice="use fewer frames"
+        )
+    frames = [read_image(p, channels) for p in files]
     sizes = {tuple(f.shape) for f in frames}
     if len(sizes) > 1:
         raise InputError(f"{pattern}: frames differ in size {sorted(sizes)}; an image sequence needs one size")

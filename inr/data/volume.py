@@ -20,14 +20,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from inr.data.image import tiff_header
 from inr.data.medical import SCAN_FORMATS, is_scan, read_scan
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
 from inr.errors import InputError
+from inr.io.bounded import check_declared, check_npz_member, shape_text
 from inr.sizes import grid_size
 
 VOLUME_EXTENSIONS = (".npy", ".npz", ".tif", ".tiff")
+# Memory of reading a volume beyond its stored values, in bytes per voxel, for the check of its declared size before
+# it is read or inflated (inr.io.bounded): to_unit_range's float64 copy and its [0, 1] map, as a scan's (measured
+# 16 bytes a voxel: inr.data.medical), and the float32 result.
+VOLUME_BYTES_PER_VALUE = 20
+VOLUME_ADVICE = "crop or downsample the volume first"
 MODES = ("occupancy", "density")
 # A full batch keeps the training coordinates and their encoding on the device every step; beyond this many
 # points that is hundreds of MB per step, so volumes and videos this large train on random batches.
@@ -44,7 +51,10 @@ def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.n
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
-            return np.load(path, mmap_mode="r", allow_pickle=False)
+            array = np.load(path, mmap_mode="r", allow_pickle=False)  # the header read, the data mapped, not read
+            what = f"array of {shape_text(array.shape)} {array.dtype}"
+            check_declared(str(path), what, array.shape, array.dtype.itemsize + VOLUME_BYTES_PER_VALUE, VOLUME_ADVICE)
+            return array
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
                 names = list(archive.keys())
@@ -53,7 +63,13 @@ def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.n
                 name = key if key is not None else names[0]
                 if name not in names:
                     raise InputError(f"{path}: no array {name!r} (found {names})")
+                check_npz_member(archive, name, str(path), VOLUME_BYTES_PER_VALUE, VOLUME_ADVICE)  # before inflating it
                 return archive[name]
+        header = tiff_header(path)
+        if header is not None:  # every page, as its directory declares it, before any is decompressed
+            pages, shape, itemsize = header
+            what = f"a TIFF stack of {shape_text((pages, *shape))} values of {itemsize} bytes"
+            check_declared(str(path), what, (pages, *shape), itemsize + VOLUME_BYTES_PER_VALUE, VOLUME_ADVICE)
         import imageio.v3 as iio
 
         return np.asarray(iio.imread(path, index=None))  # all pages: (D, H, W[, C])
