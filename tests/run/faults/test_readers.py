@@ -152,3 +152,63 @@ def test_mesh_export_refuses_chunks_and_resolutions_that_render_nothing_or_too_m
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert exit_info.value.code == 2 and len(errors) == 1 and expected in errors[0], errors
     assert not out.exists()
+
+
+def _ct_scan_args(save_dir, scan):
+    return [
+        "--config",
+        "ct.yaml",
+        "--data.init_args.resolution",
+        "16",
+        "--data.init_args.scan",
+        str(scan),
+        "--model.init_args.network.init_args.width",
+        "8",
+        "--model.init_args.encoder.init_args.num_features",
+        "8",
+        "--trainer.max_steps",
+        "2",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.callbacks",
+        "null",
+        "--trainer.logger.init_args.save_dir",
+        str(save_dir),
+    ]
+
+
+def test_a_nifti_bomb_given_as_a_ct_scan_is_refused_from_its_header(tmp_path, run_cli, kit, monkeypatch):
+    """``train.py --config ct.yaml --data.init_args.scan bomb.nii.gz`` with a 16 MiB volume of zeros gzipped to a few
+    KiB, on a host with 16 MiB available: refused from its header (the volume was read, then called constant)."""
+    import nibabel as nib
+
+    import inr.errors
+
+    bomb = tmp_path / "bomb.nii.gz"
+    nib.save(nib.Nifti1Image(np.zeros((256, 256, 256), dtype=np.int8), np.eye(4)), str(bomb))
+    assert bomb.stat().st_size < 100_000
+    monkeypatch.setattr(inr.errors, "available_memory_bytes", lambda: 16 * 2**20)
+    monkeypatch.setattr("inr.run.cli.check_model_memory", lambda *args, **kwargs: None)  # the scan's check, not the model's
+    outcome = run_cli(_ct_scan_args(tmp_path / "runs", bomb))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert f"{bomb}: a 256×256×256 int8 NIfTI volume (its header) needs an estimated" in outcome.errors[0]
+    assert kit.files_under(tmp_path / "runs") == []
+
+
+def test_a_nifti_header_of_more_voxels_than_any_memory_is_one_line_through_the_command(tmp_path, run_cli, kit):
+    """A NIfTI-2 header declaring 10¹⁵ float32 voxels: the estimate in one line, not a bare MemoryError."""
+    import gzip
+
+    import nibabel as nib
+
+    header = nib.Nifti2Header()
+    header.set_data_shape((100_000, 100_000, 100_000))
+    header.set_data_dtype(np.float32)
+    path = tmp_path / "huge.nii.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(header.binaryblock + bytes(int(header["vox_offset"]) - header.sizeof_hdr + 1024))
+    outcome = run_cli(_ct_scan_args(tmp_path / "runs", path))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert f"{path}: a 100000×100000×100000 float32 NIfTI volume (its header) needs an estimated" in outcome.errors[0]
+    assert "GiB available; crop or downsample the scan first" in outcome.errors[0] and "MemoryError" not in outcome.stderr
+    assert kit.files_under(tmp_path / "runs") == []
