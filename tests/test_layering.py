@@ -18,7 +18,7 @@ FLOORS = [
     ("inr.export",),
     ("inr.callbacks",),
     ("inr.run",),
-    ("inr.experiments",),
+    ("inr.experiments", "inr.codec"),
     ("inr.commands",),
 ]
 
