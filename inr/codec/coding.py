@@ -1,0 +1,142 @@
+"""A fitted network to a file's bytes (``encode_network``) and a file's bytes to pixels (``decode``).
+
+Decoding reads only the file: the registry rebuilds the network the header names (``architecture``), the range
+decoder gives the integers, the step codes turn them into float32 weights, and the network is evaluated on the
+image's grid in float64, chunk by chunk; each value is clamped to [0, 1] and rounded to 8 bits,
+p = round(255 · clamp(f(v), 0, 1)) with ties to even. Every size is checked against the header and the bounds of
+``bitstream`` and ``architecture`` before anything is allocated; the memory of the output is checked against
+what the machine has. The same file gives the same pixels on every call and thread count
+(tests/codec/test_roundtrip.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from inr.codec import entropy
+from inr.codec.architecture import Architecture, buffers_crc, linear_weights, stored_tensors
+from inr.codec.bitstream import MAX_FILE_BYTES, Body, Header, Layout, pack, read_body, read_header
+from inr.codec.quantise import Quantised, channel_rows, levels, quantise
+from inr.data.grid import Grid
+from inr.errors import InputError, check_memory
+
+RENDER_CHUNK = 16384  # coordinates per evaluation: bounds the activations' memory
+
+
+def tensor_rows(encoder: nn.Module, network: nn.Module, per_channel: bool) -> list[int]:
+    """The number of steps of each stored tensor (``quantise.channel_rows``), in the file's order."""
+    linear = linear_weights(encoder, network)
+    return [channel_rows(tuple(t.shape), per_channel and name in linear) for name, t in stored_tensors(encoder, network)]
+
+
+def layout(encoder: nn.Module, network: nn.Module, per_channel: bool) -> Layout:
+    """What the variable part of a file for these modules holds."""
+    return Layout(
+        sum(tensor_rows(encoder, network, per_channel)),
+        len(stored_tensors(encoder, network)),
+        buffers_crc(encoder, network) is not None,
+    )
+
+
+def quantised_tensors(encoder: nn.Module, network: nn.Module, bits: int, per_channel: bool) -> list[Quantised]:
+    """Every stored tensor quantised at ``bits``, in the file's order."""
+    rows = tensor_rows(encoder, network, per_channel)
+    return [quantise(t, bits, r) for (_, t), r in zip(stored_tensors(encoder, network), rows)]
+
+
+def encode_network(
+    encoder: nn.Module, network: nn.Module, arch: Architecture, shape: tuple[int, int, int], bits: int, per_channel: bool
+) -> bytes:
+    """The file of a fitted (encoder, network) of ``arch`` for an image of ``shape`` (H, W, C), its weights
+    quantised at ``bits`` (one step per output channel of each linear layer's weight if ``per_channel``)."""
+    height, width, channels = shape
+    quantised = quantised_tensors(encoder, network, bits, per_channel)
+    symbols = [t.q.numpy().ravel() for t in quantised]
+    scales = [entropy.scale_code(q) for q in symbols]
+    body = Body(
+        step_codes=bytes(torch.cat([t.codes for t in quantised]).tolist()),
+        scale_codes=bytes(scales),
+        buffers_crc=buffers_crc(encoder, network),
+        payload=entropy.encode(symbols, levels(bits), scales),
+    )
+    return pack(Header(height, width, channels, arch, bits, per_channel), body)
+
+
+@dataclass
+class Decoded:
+    """A file's header and its network (float32 weights, as the file gives them)."""
+
+    header: Header
+    encoder: nn.Module
+    network: nn.Module
+
+
+def read_network(data: bytes, source: str = "file") -> Decoded:
+    """The header and the network with the file's weights; every problem of the file is one ``InputError``."""
+    header, reader = read_header(data, source)
+    encoder, network = header.arch.build(header.side, header.channels)
+    body = read_body(reader, layout(encoder, network, header.per_channel))
+    if body.buffers_crc != buffers_crc(encoder, network):
+        raise InputError(
+            f"{source}: this decoder rebuilds the {header.arch.method} network's fixed tensors differently from the "
+            "encoder that wrote the file (another version of the registry or of torch)"
+        )
+    tensors = stored_tensors(encoder, network)
+    rows = tensor_rows(encoder, network, header.per_channel)
+    symbols = entropy.decode(body.payload, [t.numel() for _, t in tensors], levels(header.bits), list(body.scale_codes))
+    codes = torch.tensor(list(body.step_codes), dtype=torch.uint8)
+    start = 0
+    with torch.no_grad():
+        for (_, target), q, r in zip(tensors, symbols, rows):
+            values = Quantised(torch.from_numpy(q).reshape(target.shape), codes[start : start + r]).dequantise()
+            target.copy_(values)
+            start += r
+    return Decoded(header, encoder.eval(), network.eval())
+
+
+@torch.no_grad()
+def render(encoder: nn.Module, network: nn.Module, height: int, width: int, chunk: int = RENDER_CHUNK) -> np.ndarray:
+    """The 8-bit image (H, W, C) of a network, evaluated in float64 on the grid v = (row / H, col / W)."""
+    encoder64, network64 = copy.deepcopy(encoder).double(), copy.deepcopy(network).double()
+    grid = Grid((height, width))
+    parts = []
+    for start in range(0, grid.numel, chunk):
+        coords = grid.coords(torch.arange(start, min(start + chunk, grid.numel))).double()  # (n, 2)
+        values = network64(encoder64(coords)).clamp(0.0, 1.0) * 255.0  # (n, C)
+        parts.append(torch.round(values).to(torch.uint8))
+    return torch.cat(parts).reshape(height, width, -1).numpy()
+
+
+def decode(data: bytes, source: str = "file") -> np.ndarray:
+    """A file's pixels, uint8 (H, W, C) with C = 1 or 3."""
+    header, _ = read_header(data, source)
+    # the output, its float64 values and one chunk's activations: refused before anything is built
+    check_memory(f"{source}: decoding {header.width}×{header.height}", header.height * header.width * header.channels * 9)
+    decoded = read_network(data, source)
+    return render(decoded.encoder, decoded.network, header.height, header.width)
+
+
+def read_file(path: Union[str, Path]) -> bytes:
+    """A codec file's bytes; a missing, unreadable or oversized file is one ``InputError``."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise InputError(f"{path}: {size:,} bytes, more than an image file may hold ({MAX_FILE_BYTES:,})")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def as_unit(pixels: np.ndarray) -> Tensor:
+    """8-bit pixels (H, W, C) as float32 values in [0, 1]."""
+    return torch.from_numpy(pixels.astype(np.float32) / 255.0)

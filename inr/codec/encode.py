@@ -1,0 +1,153 @@
+"""Encoding images to files under a target: a rate (bits per pixel), a quality (PSNR) or a size (weights).
+
+``encode_images`` fits the sizes the search names (``search``), all images of one size as one stacked run per
+size, and picks each image's file on its true size and its decoded PSNR; ``finetune_steps`` then trains the
+chosen network through its quantiser and keeps the fine-tuned file where it is better within the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from inr.codec.architecture import Architecture
+from inr.codec.coding import read_network
+from inr.codec.fit import Fitted, finetune, fit
+from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee, ladder, rungs_for_budget, weights_of
+from inr.data.image import convert_channels, read_image
+from inr.errors import InputError
+from inr.experiments.methods import METHODS, Setting
+
+# a rate target decodes and scores the files of this many bit depths per quantiser: the deepest within the budget
+SCORED_PER_QUANTISER = 2
+MAX_BPP = 24.0  # raw 8-bit RGB: a file larger than the pixels is no codec
+MAX_PSNR = 60.0  # above the PSNR of 8-bit rounding noise alone (58.9 dB)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a file must meet: ``bpp`` (at most this many bits per pixel), ``psnr`` (at least this many dB) or
+    ``params`` (a network of at most this many weights)."""
+
+    kind: Literal["bpp", "psnr", "params"]
+    value: float
+
+    def check(self) -> None:
+        """Refuse a target no file can meet, in one line naming the option."""
+        if not np.isfinite(self.value):
+            raise InputError(f"--{self.kind} {self.value}: not a finite number")
+        if self.kind == "bpp" and not 0 < self.value <= MAX_BPP:
+            raise InputError(f"--bpp {self.value:g}: bits per pixel must lie in (0, {MAX_BPP:g}]")
+        if self.kind == "psnr" and not 0 < self.value <= MAX_PSNR:
+            raise InputError(f"--psnr {self.value:g}: a PSNR target must lie in (0, {MAX_PSNR:g}] dB")
+        if self.kind == "params" and (self.value < 1 or self.value != int(self.value)):
+            raise InputError(f"--params {self.value:g}: the number of weights must be a whole number ≥ 1")
+
+    def describe(self) -> str:
+        unit = {"bpp": " bpp", "psnr": " dB", "params": " weights"}[self.kind]
+        return f"{self.value:g}{unit}"
+
+
+def read_codec_image(path: Union[str, Path]) -> Tensor:
+    """An image file as the codec's target (H, W, C) in [0, 1]: gray (and gray + alpha) as 1 channel, colour as 3;
+    alpha composited onto white (``inr.data.image``)."""
+    image = read_image(path, "keep").numpy()
+    channels = "gray" if image.shape[2] in (1, 2) else "rgb"
+    return torch.from_numpy(convert_channels(image, channels, str(path)))
+
+
+def default_depth(method: str) -> int:
+    """The depth of the method's network in the registry (the paper's MLP: 3; SIREN: 4)."""
+    if method not in METHODS:
+        raise InputError(f"--method {method!r}: unknown; choose from {', '.join(METHODS)}")
+    return int(METHODS[method].resolve(Setting(in_dim=2)).network.init_args.get("depth", 1))
+
+
+def encode_images(
+    images: Sequence[Tensor],
+    target: Target,
+    method: str = "siren",
+    depth: Optional[int] = None,
+    steps: int = 1000,
+    seed: int = 0,
+    bits: Optional[int] = None,
+    finetune_steps: int = 0,
+) -> list[Choice]:
+    """One file per image (H, W, C in [0, 1], all of one size), each meeting ``target``; the search's rules are in
+    ``inr.codec.search``. ``bits`` fixes the bit depth (default: searched)."""
+    target.check()
+    if steps < 1:
+        raise InputError(f"--steps {steps}: at least one training step")
+    if finetune_steps < 0:
+        raise InputError(f"--finetune-steps {finetune_steps}: must be ≥ 0")
+    if bits is not None and bits not in BITS:
+        raise InputError(f"--bits {bits}: choose {BITS[0]}…{BITS[-1]}")
+    height, width, channels = images[0].shape
+    side = min(height, width)
+    rungs = ladder(method, depth if depth is not None else default_depth(method), seed)
+    bit_depths = [bits] if bits is not None else list(BITS)
+    picked: list[Optional[Choice]] = [None] * len(images)
+    if target.kind == "bpp":
+        budget = target.value * height * width
+        for arch in rungs_for_budget(rungs, budget, side, channels):
+            for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch))):
+                found = choices(arch, fitted, images[k], bit_depths, budget=budget, keep=SCORED_PER_QUANTISER)
+                best = best_under([*found, *filter(None, [picked[k]])], budget)
+                picked[k] = best
+        missing = [k for k, c in enumerate(picked) if c is None]
+        if missing:
+            raise InputError(f"no file of image {missing[0] + 1} fits {target.describe()}; try a larger rate or --bits")
+    elif target.kind == "psnr":
+        limit = height * width * channels  # more weights than pixel values is no longer compression
+        for arch in rungs:
+            if weights_of(arch, side, channels) > limit:
+                break
+            todo = [k for k, c in enumerate(picked) if c is None]
+            for k, fitted in zip(todo, fit(arch, [images[k] for k in todo], steps, label=arch_label(arch))):
+                picked[k] = first_reaching(arch, fitted, images[k], target.value, bit_depths)
+            if all(c is not None for c in picked):
+                break
+        missing = [k for k, c in enumerate(picked) if c is None]
+        if missing:
+            raise InputError(
+                f"image {missing[0] + 1} does not reach {target.describe()} with {method} networks of up to "
+                f"{limit:,} weights at {steps} steps; ask for a lower PSNR or more --steps"
+            )
+    else:
+        fitting = [a for a in rungs if weights_of(a, side, channels) <= target.value]
+        if not fitting:
+            raise InputError(
+                f"--params {target.value:g}: the smallest {method} network has {weights_of(rungs[0], side, channels):,} weights"
+            )
+        arch = fitting[-1]
+        for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch))):
+            picked[k] = knee(choices(arch, fitted, images[k], bit_depths))
+    if finetune_steps:
+        picked = [finetuned(c, images[k], target, finetune_steps) for k, c in enumerate(picked)]
+    return picked
+
+
+def finetuned(choice: Choice, image: Tensor, target: Target, steps: int) -> Choice:
+    """The choice's network trained ``steps`` more through its quantiser; kept if the new file meets the target and
+    scores higher (a rate target) or is smaller (a quality target), else the choice as it was."""
+    decoded = read_network(choice.data)  # the quantised weights are where fine-tuning starts
+    start = Fitted(decoded.encoder.train(), decoded.network.train(), choice.fit_seconds)
+    tuned = finetune(choice.arch, start, image, choice.bits, choice.per_channel, steps)
+    (new,) = choices(choice.arch, tuned, image, [choice.bits], [choice.per_channel])
+    if target.kind == "bpp":
+        return new if new.size_bits <= target.value * image.shape[0] * image.shape[1] and new.psnr > choice.psnr else choice
+    if target.kind == "psnr":
+        return new if new.psnr >= target.value and new.size_bits < choice.size_bits else choice
+    return new if new.psnr > choice.psnr else choice
+
+
+def arch_label(arch: Architecture) -> str:
+    """A network size in words, e.g. ``siren 4 × 24`` or ``hashgrid 2 × 16, T = 2^12``."""
+    text = f"{arch.method} {arch.depth} × {arch.width}"
+    return text + (f", T = 2^{arch.hash_log2}" if arch.hash_log2 else "")

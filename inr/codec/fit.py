@@ -1,0 +1,156 @@
+"""Fitting a codec's networks: one ``Architecture`` to each of a list of images of one size, as one stacked run
+(``inr.tasks.members``) where the method stacks and one run per image where it does not; then, as an option,
+quantisation-aware fine-tuning at a bit depth.
+
+Every pixel is a training sample (``split="all"``) and every step sees them all (full batch), with the registry's
+optimiser and learning rate for the method. Member k of a stacked run is the single run on image k (docs/members.md),
+so stacking changes the wall time, not the networks.
+
+Fine-tuning (``finetune``) trains the network through its own quantiser: each stored tensor is replaced, in the
+forward pass, by its quantised value (``quantise.FakeQuantised`` as a ``torch.nn.utils.parametrize``
+parametrisation) and the gradient passes through the rounding unchanged (straight-through), at the registry's
+learning rate times ``FINETUNE_LR_SCALE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import lightning as L
+import torch
+from torch import Tensor, nn
+from torch.nn.utils import parametrize
+
+from inr.codec.architecture import Architecture, linear_weights
+from inr.codec.quantise import FakeQuantised, channel_rows
+from inr.data.module import GridDataModule
+from inr.encoders.stacked import stack_encoders
+from inr.errors import InputError
+from inr.experiments.runner import fit_row, silence_lightning
+from inr.networks.stacked import stackable_problem
+from inr.tasks import ImageFitting
+
+# fine-tuning through the quantiser starts from a fitted network: a tenth of the fit's rate (as in the
+# quantisation-aware fine-tuning of Strümpler et al. 2022, sec. 3.3, which lowers the rate after the fit)
+FINETUNE_LR_SCALE = 0.1
+
+
+class Pixels(GridDataModule):
+    """Images of one size (H, W, C) in [0, 1] as the targets of a fit: one per member, every pixel a training
+    sample, full batches."""
+
+    def __init__(self, images: Sequence[Tensor]) -> None:
+        super().__init__(split="all")
+        if not images:
+            raise InputError("codec: no image to fit")
+        shapes = {tuple(image.shape) for image in images}
+        if len(shapes) > 1:
+            raise InputError(f"codec: images of one fit share one size; got {sorted(shapes)}")
+        self.images, self.targets = list(images), len(images)
+
+    def load_values(self) -> Tensor:
+        return torch.cat(self.images, dim=-1)  # T × (H, W, C) -> (H, W, T·C)
+
+    def describe(self) -> str:
+        return f"{len(self.images)} image(s) of {tuple(self.images[0].shape)}"
+
+
+@dataclass
+class Fitted:
+    """One image's fitted encoder and network (float32, eval mode) and the fit's wall seconds (a stacked fit's
+    seconds are shared by its members: each gets the run's seconds divided by their number)."""
+
+    encoder: nn.Module
+    network: nn.Module
+    seconds: float
+
+
+def stacks(arch: Architecture, side: int, channels: int) -> bool:
+    """Whether the method's networks train as members of one stacked model."""
+    encoder, network = arch.build(side, channels)
+    try:
+        stack_encoders([encoder])
+    except InputError:
+        return False
+    return stackable_problem(network) is None
+
+
+def _task(arch: Architecture, side: int, channels: int, steps: int, members: int) -> ImageFitting:
+    spec = arch.resolve(side, steps)
+    encoder, factory, optimizer = spec.build()
+    if members > 1:
+        return ImageFitting(
+            encoder=encoder,
+            network=factory,
+            out_channels=channels,
+            optimizer=optimizer,
+            scheduler=spec.build_scheduler(),
+            members=members,
+            member_seeds=[arch.seed] * members,
+        )
+    encoder, network = arch.build(side, channels)
+    return ImageFitting(
+        encoder=encoder,
+        network=lambda i, o: network,
+        out_channels=channels,
+        optimizer=optimizer,
+        scheduler=spec.build_scheduler(),
+    )
+
+
+def fit(arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "fit") -> list[Fitted]:
+    """Fit ``arch`` to each image (H, W, C) for ``steps`` full-batch steps; one ``Fitted`` per image, in order."""
+    silence_lightning()
+    height, width, channels = images[0].shape
+    side = min(height, width)
+    if len(images) > 1 and stacks(arch, side, channels):
+        data = Pixels(images)
+        task = _task(arch, side, channels, steps, len(images))
+        seconds = fit_row(task, data, steps, label=f"{label}: {len(images)} members")
+        out = []
+        for k in range(len(images)):
+            member = task.member(k)
+            out.append(Fitted(member.encoder.eval(), member.network.eval(), seconds / len(images)))
+        return out
+    out = []
+    for k, image in enumerate(images):
+        task = _task(arch, side, channels, steps, 1)
+        seconds = fit_row(task, Pixels([image]), steps, label=f"{label}: image {k + 1} of {len(images)}")
+        out.append(Fitted(task.encoder.eval(), task.network.eval(), seconds))
+    return out
+
+
+def finetune(arch: Architecture, fitted: Fitted, image: Tensor, bits: int, per_channel: bool, steps: int) -> Fitted:
+    """``steps`` more full-batch steps of ``fitted`` through its quantiser at ``bits`` (the module docstring); the
+    latent float weights come back, and quantising them gives the weights the fine-tuning saw."""
+    silence_lightning()
+    height, width, channels = image.shape
+    side = min(height, width)
+    linear = linear_weights(fitted.encoder, fitted.network)
+    for prefix, module in (("encoder", fitted.encoder), ("network", fitted.network)):
+        for name, p in list(module.named_parameters()):
+            if p.is_complex():
+                raise InputError(f"codec: fine-tuning through the quantiser takes real weights; {arch.method} has complex ones")
+            owner_name, _, attr = name.rpartition(".")
+            owner = module.get_submodule(owner_name) if owner_name else module
+            rows = channel_rows(tuple(p.shape), per_channel and f"{prefix}.{name}" in linear)
+            parametrize.register_parametrization(owner, attr, FakeQuantised(bits, rows))
+    spec = arch.resolve(side, steps)
+    _, _, optimizer = spec.build()
+    lr = spec.lr * FINETUNE_LR_SCALE
+    task = ImageFitting(
+        encoder=fitted.encoder,
+        network=lambda i, o: fitted.network,
+        out_channels=channels,
+        optimizer=partial(optimizer.func, **{**optimizer.keywords, "lr": lr}),
+    )
+    L.seed_everything(arch.seed, verbose=False)
+    seconds = fit_row(task, Pixels([image]), steps, label="fine-tuning through the quantiser")
+    for module in (fitted.encoder, fitted.network):
+        for owner in list(module.modules()):
+            if parametrize.is_parametrized(owner):
+                for attr in list(owner.parametrizations.keys()):
+                    parametrize.remove_parametrizations(owner, attr, leave_parametrized=False)
+    return Fitted(fitted.encoder.eval(), fitted.network.eval(), fitted.seconds + seconds)
