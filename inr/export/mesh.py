@@ -16,6 +16,7 @@ side of a signed distance). Written and read through trimesh.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.errors import InputError, check_memory
+from inr.errors import EXIT_INPUT, InputError, check_memory
 from inr.geometry.level_set import level_set_mesh, marching_cubes
 from inr.io.files import atomic_write
 from inr.modes import eval_mode
@@ -149,3 +150,11 @@ def mesh_report(verts: np.ndarray, faces: np.ndarray) -> str:
     return (
         f"{len(verts):,} vertices, {len(faces):,} triangles, {closed}, {components} connected component{'s' * (components != 1)}"
     )
+
+
+if __name__ == "__main__":  # the command this module was before the re-layout: a script calling it must not succeed silently
+    print(
+        "error: python -m inr.export.mesh is no longer a command; run inr-mesh (python -m inr.run.mesh) with the same options",
+        file=sys.stderr,
+    )
+    raise SystemExit(EXIT_INPUT)

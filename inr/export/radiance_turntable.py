@@ -7,6 +7,7 @@ with, stored in its checkpoint. The command that writes them as a video is ``pyt
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Optional
 
@@ -14,7 +15,7 @@ import numpy as np
 import torch
 
 from inr.data.cameras import turntable_poses
-from inr.errors import InputError, check_memory
+from inr.errors import EXIT_INPUT, InputError, check_memory
 
 MAX_FRAMES = 100_000  # an hour at 25 fps; more is a typo, and rendering it would take days
 
@@ -65,3 +66,11 @@ def turntable_frames(
         if progress is not None:
             progress(t + 1, frames)
     return out
+
+
+if __name__ == "__main__":  # the command this module was before the re-layout: a script calling it must not succeed silently
+    print(
+        "error: python -m inr.export.radiance_turntable is no longer a command; run python -m inr.run.turntable with the same options",
+        file=sys.stderr,
+    )
+    raise SystemExit(EXIT_INPUT)
