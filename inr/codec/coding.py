@@ -90,7 +90,10 @@ def read_network(data: bytes, source: str = "file") -> Decoded:
         )
     tensors = stored_tensors(encoder, network)
     rows = tensor_rows(encoder, network, header.per_channel)
-    symbols = entropy.decode(body.payload, [t.numel() for _, t in tensors], levels(header.bits), list(body.scale_codes))
+    try:
+        symbols = entropy.decode(body.payload, [t.numel() for _, t in tensors], levels(header.bits), list(body.scale_codes))
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
     codes = torch.tensor(list(body.step_codes), dtype=torch.uint8)
     start = 0
     with torch.no_grad():

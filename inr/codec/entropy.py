@@ -73,7 +73,8 @@ def encode(tensors: Sequence[np.ndarray], bound: int, codes: Sequence[int]) -> b
 
 def decode(data: bytes, sizes: Sequence[int], bound: int, codes: Sequence[int]) -> list[np.ndarray]:
     """The integer arrays (flat, int32) of ``sizes`` elements from ``encode``'s bytes; refuses a stream that is not
-    a whole number of words or holds words beyond the last tensor's."""
+    a whole number of words or holds words beyond the last tensor's (beyond the one word the decoder's state reads
+    ahead: a single appended word is caught by the file's declared length and CRC, not here)."""
     import constriction
 
     if len(data) % WORD_BYTES:

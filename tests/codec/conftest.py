@@ -1,0 +1,65 @@
+"""Shared pieces of the codec tests: a small photograph crop, a briefly fitted tiny network's file, the
+``inr-codec`` command run in this process with its exit code and stderr lines."""
+
+from dataclasses import dataclass
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+import torch
+
+from inr.codec.architecture import Architecture
+from inr.codec.cli import main
+from inr.codec.coding import encode_network
+from inr.codec.fit import fit
+from inr.resources import DATA_DIR
+
+TINY = Architecture("siren", width=8, depth=2, seed=0)
+
+
+@pytest.fixture(scope="session")
+def crop() -> np.ndarray:
+    """A 24×20 crop of the astronaut (uint8, H, W, 3)."""
+    return iio.imread(DATA_DIR / "astronaut.png")[100:124, 200:220, :3]
+
+
+@pytest.fixture(scope="session")
+def tiny_fit(crop):
+    """(architecture, image (H, W, 3) in [0, 1], fitted network) after 30 steps."""
+    image = torch.from_numpy(crop.astype(np.float32) / 255.0)
+    (fitted,) = fit(TINY, [image], steps=30)
+    return TINY, image, fitted
+
+
+@pytest.fixture(scope="session")
+def tiny_file(tiny_fit) -> bytes:
+    arch, image, fitted = tiny_fit
+    return encode_network(fitted.encoder, fitted.network, arch, tuple(image.shape), bits=8, per_channel=True)
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def errors(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if "error:" in line]
+
+
+@pytest.fixture
+def codec_cli(capsys):
+    """``codec_cli(args)``: ``inr-codec`` in this process -> Outcome(exit code, stdout, stderr)."""
+
+    def run(args) -> Outcome:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out = capsys.readouterr()
+        return Outcome(code, out.out, out.err)
+
+    return run
