@@ -17,6 +17,12 @@ Extension points (override only what differs):
 - ``make_metrics()``: a torchmetrics ``MetricCollection`` for the held-out split (and, unless
   ``make_train_metrics`` says otherwise, the training batches);
 - ``on_heldout_grid(pred, target)``: extra metrics on the held-out split as a regular grid (SSIM, IoU).
+
+A stacked task (``members``) hands the hooks of ``inr.tasks.members.HOOKS`` (training and validation steps, the
+step hooks, ``predict``, ``render``, ``target_grid``, ``predict_step``, ``evaluate``) to its ``Members``
+(``self.stack``), each in its first line; a subclass that overrides one of them does the same and declares
+``stackable = True``. The inner-step loop and the CUDA-graph path call the interface
+``inr.tasks.engine.SteppedTask``.
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from __future__ import annotations
 import inspect
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Optional, Union
+from typing import Any, ClassVar, Optional, Union
 
 import lightning as L
 import torch
@@ -44,9 +50,9 @@ from inr.io.progress import advance
 from inr.io.trusted import check_trusted_config, granted_packages, refuse_untrusted_imports, trusted_imported_classes
 from inr.modes import eval_mode
 from inr.networks import MLP, NetworkFactory
+from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.guards import NonFiniteLossGuard
-from inr.tasks.members import install as install_members
-from inr.tasks.members import resolve_members
+from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
 from inr.tasks.parts import build_parts, import_class
 
@@ -85,6 +91,8 @@ class INRModule(L.LightningModule):
     default_output_activation = "none"
     # the world axes of the coordinates, in input order: grid tasks read (z, y, x) = the array's axes; meshes are written in x, y, z
     coordinate_axes = "zyx"
+    # whether this class's own overrides of inr.tasks.members.HOOKS hand a stacked task to its members (the base's do)
+    stackable: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -107,7 +115,10 @@ class INRModule(L.LightningModule):
             raise InputError(f"model.render_chunk must be ≥ 1 coordinates, got {render_chunk}")
         self.inner_steps = steps.check_inner_steps(inner_steps)
         self.cuda_graphs = bool(cuda_graphs)
-        self._graph_backend: Any = None  # a stand-in for torch.cuda.CUDAGraph (tests: graphs.EagerGraph)
+        # what captures the graph: None is torch.cuda.CUDAGraph (the tests give graphs.EagerGraph, which needs no CUDA)
+        self.graph_backend: Optional[Callable[[], graphs.GraphBackend]] = None
+        self._graphed: Optional[tuple[L.Trainer, Optional[graphs.GraphedSteps]]] = None  # (the run, its graph)
+        self.lightning_steps = False  # True: inner steps through Lightning's manual path even without a scaler
         stacked = members is not None or member_seeds is not None or member_encoders is not None
         if stacked:
             members, member_seeds = resolve_members(members, member_seeds, member_encoders)
@@ -119,13 +130,16 @@ class INRModule(L.LightningModule):
             self.hparams.update(members=members, member_seeds=member_seeds)
         self.encoder = encoder if encoder is not None else IdentityEncoding(in_dim=self.default_in_dim)
         factory = network or partial(MLP, width=256, depth=3, output_activation=self.default_output_activation)
-        self.members: Optional[int] = None  # K of a stacked task (inr.tasks.members)
         self._attached_data: Any = None  # data given by attach_data, else the Trainer's
+        self.out_channels = out_channels
+        self.stack: Optional[Members] = None  # the members of a stacked task (inr.tasks.members)
+        self.predict_member: Optional[int] = None  # the member a stacked task's predict_step renders (--member k)
         if stacked:
-            install_members(self, INRModule, self.encoder, factory, out_channels, members, member_seeds, member_encoders)
+            encoders = list(member_encoders) if member_encoders is not None else [self.encoder] * members
+            self.stack = Members(self, INRModule, encoders, member_seeds, factory)
+            self.encoder, self.network = build_members(encoders, member_seeds, factory, out_channels)
         else:
             self.network = factory(self.encoder.out_dim, out_channels)
-        self.out_channels = out_channels
         self.optimizer_factory, self.scheduler_factory = optimizer, scheduler
         self.render_chunk, self.cache_encoding = render_chunk, cache_encoding
         # a compiled view of the same module, kept out of nn.Module's registry (object.__setattr__) so the
@@ -141,7 +155,7 @@ class INRModule(L.LightningModule):
         # (first step, losses so far, steps taken) of the group in progress (inner_steps > 1), read by the guard
         self.inner_progress: Optional[tuple[int, Tensor, int]] = None
         # (batch, StepLoss) of the latest step of the group in progress, for ``refresh_grid_prediction``
-        self.inner_output: Optional[tuple[dict[str, Any], steps.StepLoss]] = None
+        self.inner_output: Optional[tuple[dict[str, Any], StepLoss]] = None
 
     # --- what subclasses override -------------------------------------------------------------------
     def field(self, batch: dict[str, Any]) -> Tensor:
@@ -185,6 +199,30 @@ class INRModule(L.LightningModule):
         """(encoder, network) when the field is f(v) = network(encoder(v)), else None (``field`` overridden)."""
         return (self.encoder, self.network) if type(self).field is INRModule.field else None
 
+    # --- members (inr.tasks.members) ------------------------------------------------------------------
+    @property
+    def members(self) -> Optional[int]:
+        """K of a stacked task, None for a single model."""
+        return None if self.stack is None else self.stack.count
+
+    @property
+    def member_seeds(self) -> Optional[list[int]]:
+        """The members' network seeds of a stacked task, None for a single model."""
+        return None if self.stack is None else self.stack.seeds
+
+    def member(self, k: int) -> INRModule:
+        """Member k of a stacked task as an ordinary single-model task (``Members.member``)."""
+        return self._members().member(k)
+
+    def evaluate_members(self) -> list[dict[str, float]]:
+        """Each member's ``evaluate()`` as the single model it is (``Members.evaluate_members``)."""
+        return self._members().evaluate_members()
+
+    def _members(self) -> Members:
+        if self.stack is None:
+            raise InputError(f"{type(self).__name__} is a single model; members are those of a model with model.members")
+        return self.stack
+
     # A task whose loss differentiates the field with respect to its coordinates (∂f/∂v: an eikonal term, gradient
     # supervision) sets this: the full batch's encoding is then never cached, which would cut the graph at v.
     needs_coordinate_gradients: bool = False
@@ -211,6 +249,8 @@ class INRModule(L.LightningModule):
     @torch.no_grad()
     def predict(self, coords: Tensor, chunk: Optional[int] = None) -> Tensor:
         """Values f(v) at coordinates (N, d) -> (N, C), evaluated in chunks of ``chunk`` rows."""
+        if self.stack is not None:
+            return self.stack.predict(coords, chunk)
         chunk = chunk or self.render_chunk
         out = [self.postprocess(self(c)) for c in coords.split(chunk)]
         return torch.cat(out) if out else coords.new_zeros(0, self.out_channels)
@@ -222,6 +262,8 @@ class INRModule(L.LightningModule):
         Coordinates are computed chunk by chunk from linear indices, so peak memory is bounded by the chunk
         (plus the output), never by a full coordinate tensor.
         """
+        if self.stack is not None:
+            return self.stack.render(shape, chunk)
         shape = tuple(shape) if shape is not None else self.grid_shape
         grid, chunk = Grid(shape), chunk or self.render_chunk
         if chunk < 1:  # a negative step would render nothing and return uninitialised memory
@@ -253,6 +295,8 @@ class INRModule(L.LightningModule):
 
     def target_grid(self) -> Tensor:
         """The target on the full grid, (C, *shape), on this module's device."""
+        if self.stack is not None:
+            return self.stack.target_grid()
         return self.data.values_grid().to(self.device)
 
     def setup(self, stage: str) -> None:
@@ -272,7 +316,9 @@ class INRModule(L.LightningModule):
             raise InputError(
                 f"model.out_channels is {self.out_channels}: the data needs {expected} channels, it has {dm.out_channels}"
             )
-        if getattr(dm, "targets", 1) > 1 and self.members is None:
+        if self.stack is not None:
+            self.stack.check_fit(self.trainer, dm)
+        elif getattr(dm, "targets", 1) > 1:
             raise InputError(
                 f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
             )
@@ -286,6 +332,8 @@ class INRModule(L.LightningModule):
 
     # --- steps --------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Optional[Tensor]:
+        if self.stack is not None:
+            return self.stack.training_step(batch, batch_idx)
         if "group" in batch:  # inner_steps K > 1: the group's steps, under manual optimization
             return steps.run_group(self, batch["group"])
         target = batch["values"]
@@ -311,16 +359,20 @@ class INRModule(L.LightningModule):
         return loss
 
     # --- the steps of a group (inner_steps > 1; ``inr.tasks.steps``) --------------------------------------
-    def step_loss(self, batch: dict[str, Any]) -> steps.StepLoss:
+    def step_loss(self, batch: dict[str, Any]) -> StepLoss:
         """One step's forward: the loss L of the batch, the guard's view of it, the raw prediction and the field."""
+        if self.stack is not None:
+            return self.stack.step_loss(batch)
         field = self.field(batch)
         raw = self.measure(field, batch)
         loss = self.loss(raw, batch["values"])
-        return steps.StepLoss(loss, loss, raw, field)
+        return StepLoss(loss, loss, raw, field)
 
-    def group_log_values(self, batch: dict[str, Any], out: steps.StepLoss) -> dict[str, Tensor]:
+    def group_log_values(self, batch: dict[str, Any], out: StepLoss) -> dict[str, Tensor]:
         """A logging step's values: ``train/loss`` and each training metric of the batch (``<key>_step``; the
         metrics' states take the batch in). A copy of the loss: a CUDA graph's next replay rewrites its output."""
+        if self.stack is not None:
+            return self.stack.group_log_values(batch, out)
         loss = out.loss.detach().clone()
         if self._shard_weight is not None:  # the full batch's loss: the mean over ranks of the weighted losses
             loss = self.trainer.strategy.reduce(loss * self._shard_weight, reduce_op="mean")
@@ -331,11 +383,15 @@ class INRModule(L.LightningModule):
 
     def update_group_metrics(self, raws: list[Tensor], targets: list[Tensor]) -> None:
         """The training metrics' states take the predictions of a group's other steps in, in one update."""
+        if self.stack is not None:
+            return self.stack.update_group_metrics(raws, targets)
         if len(self.train_metrics):
             self.train_metrics.update(self.postprocess_measurement(torch.cat(raws)), torch.cat(targets))
 
-    def record_grid_prediction(self, batch: dict[str, Any], out: steps.StepLoss) -> None:
+    def record_grid_prediction(self, batch: dict[str, Any], out: StepLoss) -> None:
         """``last_train_grid_prediction`` from a full-batch step (the group's last)."""
+        if self.stack is not None:
+            return self.stack.record_grid_prediction(batch, out)
         if batch["full_batch"] and self._shard_weight is None:
             raw = out.raw.detach()
             values = self.postprocess_measurement(raw) if out.raw is out.field else self.postprocess(out.field.detach())
@@ -347,16 +403,23 @@ class INRModule(L.LightningModule):
         if self.inner_output is not None:
             self.record_grid_prediction(*self.inner_output)
 
-    def log_group(self, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
+    def log_group(self, logged: list[LoggedStep]) -> None:
         """Writes the group's logging steps (``inr.tasks.steps.write_logs``) and, when it has any, hands Lightning
         the training metrics, whose epoch values it computes (``<key>_epoch``) from every step's update."""
+        if self.stack is not None:
+            return self.stack.log_group(logged)
         steps.write_logs(self, logged)
         if logged and len(self.train_metrics):
             self.log_dict({f"{key}_epoch": metric for key, metric in self.train_metrics.items()}, on_step=False, on_epoch=True)
 
     def graphed_steps(self) -> Optional[graphs.GraphedSteps]:
-        """The captured training step of this run (``cuda_graphs``), or None: the steps run eagerly."""
-        return graphs.graphed_steps(self, self.trainer) if self.cuda_graphs else None
+        """The captured training step of this run (``cuda_graphs``), or None: the steps run eagerly. Built at the
+        run's first group (``inr.tasks.graphs.graphed_steps``, which says why not in one line) and kept for it."""
+        if not self.cuda_graphs:
+            return None
+        if self._graphed is None or self._graphed[0] is not self.trainer:
+            self._graphed = (self.trainer, graphs.graphed_steps(self, self.trainer))
+        return self._graphed[1]
 
     def divergence_guard(self) -> Optional[NonFiniteLossGuard]:
         return next((cb for cb in self.trainer.callbacks if isinstance(cb, NonFiniteLossGuard)), None)
@@ -395,6 +458,8 @@ class INRModule(L.LightningModule):
         super().backward(loss if self._shard_weight is None else loss * self._shard_weight, *args, **kwargs)
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        if self.stack is not None:
+            return self.stack.validation_step(batch, batch_idx)
         pred = self.predict(batch["coords"])
         self.val_metrics.update(pred, batch["values"])
         self._heldout_chunks.append(pred)
@@ -427,6 +492,8 @@ class INRModule(L.LightningModule):
         return torch.cat([share[:size] for share, size in zip(shares, sizes)])
 
     def on_validation_epoch_end(self) -> None:
+        if self.stack is not None:
+            return self.stack.on_validation_epoch_end()
         self.log_rank_equal(self.val_metrics.compute(), prog_bar=True)
         self.val_metrics.reset()
         if type(self).on_heldout_grid is INRModule.on_heldout_grid:
@@ -458,7 +525,9 @@ class INRModule(L.LightningModule):
 
     def predict_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
         """A render request ``{"shape": [...]}`` (``GridDataModule.predict_dataloader``) -> the field on that
-        grid, (C, *shape), evaluated chunk by chunk."""
+        grid, (C, *shape), evaluated chunk by chunk (a stacked task: member ``predict_member``'s)."""
+        if self.stack is not None:
+            return self.stack.predict_step(batch, batch_idx)
         return self.render(batch["shape"])
 
     def configure_optimizers(self) -> Any:
@@ -532,6 +601,8 @@ class INRModule(L.LightningModule):
 
         Local to the calling process (no cross-rank sync), so rank 0 may call it alone after DDP training.
         """
+        if self.stack is not None:
+            return self.stack.evaluate()
         dm, results = self.data, {}
         with eval_mode(self):
             for split, index in (("train", dm.train_index), ("test", dm.test_index)):

@@ -16,15 +16,16 @@ process, 32-bit precision, no learning-rate scheduler (its rate would be frozen 
 ``compile``, ``inner_steps`` > 1 and an optimizer with a ``capturable`` form (Adam, AdamW). On the CPU the steps
 run eagerly. The logic that does not need CUDA (the refusals, the static batch, warm-up, capture and replay
 bookkeeping) runs on the CPU with ``EagerGraph`` standing in for ``torch.cuda.CUDAGraph``
-(tests/tasks/test_graphs.py): a replay there calls the step again, and what the graph returns lives in the same
-tensors from step to step, as a CUDA graph's outputs do.
+(tests/tasks/test_graphs.py, through the task's ``graph_backend``): a replay there calls the step again, and what
+the graph returns lives in the same tensors from step to step, as a CUDA graph's outputs do. What this path calls
+on the task is ``inr.tasks.engine.SteppedTask``, on the graph ``GraphBackend``.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 import lightning as L
 import torch
@@ -32,18 +33,14 @@ from lightning.pytorch.plugins.precision import Precision
 from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor
 
-from inr.tasks.steps import StepLoss
-
-# the task is an INRModule (inr.tasks.base, the floor above, which imports this module): it is typed here as
-# the Lightning module it is, so this module imports nothing from the task
-Task = L.LightningModule
+from inr.tasks.engine import StepLoss, SteppedTask
 
 WARMUP_STEPS = 3  # eager steps on a side stream before the capture (torch.cuda.graphs' whole-network recipe)
 
 
-def refusal(task: Task, trainer: L.Trainer) -> Optional[str]:
+def refusal(task: SteppedTask, trainer: L.Trainer) -> Optional[str]:
     """Why the steps cannot be a CUDA graph in this run, or None when they can."""
-    if task.device.type != "cuda" and getattr(task, "_graph_backend", None) is None:
+    if task.device.type != "cuda" and task.graph_backend is None:
         return f"the device is {task.device.type}; CUDA graphs need a CUDA device"
     if task.inner_steps == 1:
         return "model.inner_steps is 1; a graph pays off replayed several times per Lightning step"
@@ -59,6 +56,24 @@ def refusal(task: Task, trainer: L.Trainer) -> Optional[str]:
     if "capturable" not in optimizer.defaults:
         return f"{type(optimizer).__name__} has no capturable form"
     return None
+
+
+class GraphBackend(Protocol):
+    """What ``GraphedSteps`` calls on the graph it captures: ``CudaGraph``, or ``EagerGraph`` without CUDA."""
+
+    @staticmethod
+    def prepare(optimizer: torch.optim.Optimizer) -> None:
+        """Switches the optimizer to the form the graph can capture."""
+
+    @staticmethod
+    def side_stream() -> contextlib.AbstractContextManager:
+        """Where the warm-up steps run."""
+
+    def capture(self, fn: Callable[[], Any]) -> Any:
+        """Records ``fn`` (runs nothing); returns the outputs the replays rewrite, or None."""
+
+    def replay(self) -> Any:
+        """Runs the recorded step; returns its outputs, or None (then they are ``capture``'s)."""
 
 
 class CudaGraph:
@@ -143,7 +158,7 @@ class GraphedSteps:
     the next replay rewrites them, so what is kept across steps must be copied.
     """
 
-    def __init__(self, task: Task, trainer: L.Trainer, backend: Any) -> None:
+    def __init__(self, task: SteppedTask, trainer: L.Trainer, backend: GraphBackend) -> None:
         self.task, self.trainer, self.backend = task, trainer, backend
         self.optimizer = task.optimizers().optimizer
         self.clip = (trainer.gradient_clip_val, trainer.gradient_clip_algorithm)
@@ -185,20 +200,13 @@ class GraphedSteps:
         return replayed if replayed is not None else self.captured[1]
 
 
-def graphed_steps(task: Task, trainer: L.Trainer) -> Optional[GraphedSteps]:
-    """The run's ``GraphedSteps`` when ``cuda_graphs`` is set and usable; otherwise None, saying why once."""
-    if not task.cuda_graphs:
-        return None
-    state = getattr(task, "_graphed", None)
-    if state is not None and state[0] is trainer:
-        return state[1]
+def graphed_steps(task: SteppedTask, trainer: L.Trainer) -> Optional[GraphedSteps]:
+    """The run's ``GraphedSteps`` when ``cuda_graphs`` is usable in it, else None, saying why in one log line; built
+    once per run (the task keeps it: ``INRModule.graphed_steps``)."""
     reason = refusal(task, trainer)
     if reason is not None:
         rank_zero_info(f"model.cuda_graphs: not used, {reason}; the training steps run eagerly")
-        graphed = None
-    else:
-        backend = task._graph_backend() if task._graph_backend is not None else CudaGraph()
-        graphed = GraphedSteps(task, trainer, backend)
-        rank_zero_info(f"model.cuda_graphs: the training step is captured after {WARMUP_STEPS} eager steps and replayed")
-    object.__setattr__(task, "_graphed", (trainer, graphed))
-    return graphed
+        return None
+    backend = task.graph_backend() if task.graph_backend is not None else CudaGraph()
+    rank_zero_info(f"model.cuda_graphs: the training step is captured after {WARMUP_STEPS} eager steps and replayed")
+    return GraphedSteps(task, trainer, backend)

@@ -64,8 +64,9 @@ class NonFiniteLossGuard(L.Callback):
             return
         self.read_pending(trainer)
         self._watch_early_rise(trainer, loss[None])
-        # a stacked model's losses per member (inr.tasks.members), (K,): reported in place of their sum
-        members = getattr(pl_module, "member_losses", None)
+        # a stacked model's losses per member (inr.tasks.members.Members.losses), (K,): reported in place of their sum
+        stack = getattr(pl_module, "stack", None)
+        members = None if stack is None else stack.losses
         self._watch(trainer, (members if members is not None else loss).detach()[None], trainer.global_step)
 
     def watch_group(

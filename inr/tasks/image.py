@@ -39,6 +39,7 @@ class ImageFitting(INRModule):
 
     default_in_dim = 2
     default_output_activation = "sigmoid"
+    stackable = True  # evaluate hands a stacked task to its members
 
     def postprocess(self, raw: Tensor) -> Tensor:
         return raw.clamp(0.0, 1.0)
@@ -48,6 +49,8 @@ class ImageFitting(INRModule):
 
     def evaluate(self) -> dict[str, float]:
         """Train/held-out PSNR, plus PSNR and SSIM of the whole image rendered at the data's resolution."""
+        if self.stack is not None:
+            return self.stack.evaluate()
         results = super().evaluate()
         with eval_mode(self):
             pred, target = self.render()[None], self.target_grid()[None]  # (1, C, H, W)

@@ -65,6 +65,7 @@ class InverseFitting(INRModule):
 
     default_in_dim = 2
     default_output_activation = "sigmoid"
+    stackable = True  # its validation hooks and evaluate hand a stacked task to its members
 
     def __init__(
         self,
@@ -122,10 +123,14 @@ class InverseFitting(INRModule):
 
     # --- validation ---------------------------------------------------------------------------------
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        if self.stack is not None:
+            return self.stack.validation_step(batch, batch_idx)
         if self.data.has_ground_truth:
             super().validation_step(batch, batch_idx)
 
     def on_validation_epoch_end(self) -> None:
+        if self.stack is not None:  # the held-out residual is reported per member by evaluate()
+            return self.stack.on_validation_epoch_end()
         if self.data.has_ground_truth:
             super().on_validation_epoch_end()
         heldout = self.heldout_residual()
@@ -149,6 +154,8 @@ class InverseFitting(INRModule):
     def evaluate(self) -> dict[str, float]:
         """PSNR and SSIM of the reconstruction on the whole grid against the ground truth (when known) and
         the relative residual on the training (and held-out) measurements, in eval mode."""
+        if self.stack is not None:
+            return self.stack.evaluate()
         with eval_mode(self):
             dm, results = self.data, {}
             field = self.render()

@@ -6,7 +6,8 @@ is trained by ``run_group`` under manual optimization: per step, the task's forw
 (``step_loss``), zero_grad, backward, gradient clipping with the Trainer's settings, the optimizer's step, the
 scheduler's step, and Lightning's optimizer-step counter, so ``global_step`` counts optimizer steps and
 ``max_steps`` stops exactly (a group is cut at it). The arithmetic of every step is that of K = 1, so K > 1
-ends bit for bit where K = 1 ends (tests/tasks/test_inner_steps.py).
+ends bit for bit where K = 1 ends (tests/tasks/test_inner_steps.py). What the loop calls on the task is
+``inr.tasks.engine.SteppedTask``.
 
 What runs once per group instead of once per step: the training metrics' update (one update on the group's
 predictions), the non-finite check (one host read per group on a CPU; a device flag read at the next group's
@@ -18,41 +19,25 @@ checkpoint due at that step, a stop requested by a signal): a checkpoint written
 loader counts the epoch's trained steps, not Lightning's batches (``inr.data.module.ResumableLoader``).
 
 Under a precision plugin with a gradient scaler (16-mixed) the steps go through Lightning's own
-``manual_backward`` and ``LightningOptimizer.step``, which scale and unscale; otherwise the backward and the
-step are called directly, since Lightning's per-step hooks cost about a fifth of a tiny step
+``manual_backward`` and ``LightningOptimizer.step``, which scale and unscale (as they do with the task's
+``lightning_steps`` set); otherwise the backward and the step are called directly, since Lightning's per-step hooks cost about a fifth of a tiny step
 (benchmarks/README.md, "Small steps"). Per-step hooks (``on_before_backward``, ``on_after_backward``,
 ``on_before_optimizer_step``) are not called on that direct path.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import lightning as L
 from torch import Tensor
 
 from inr.errors import InputError
-
-# the task is an INRModule (inr.tasks.base, the floor above, which imports this module): it is typed here as
-# the Lightning module it is, so this module imports nothing from the task
-Task = L.LightningModule
+from inr.tasks.engine import LoggedStep, StepLoss, SteppedTask
 
 # Predictions kept for one batched metric update; beyond this many values the update runs and starts again,
 # so a group of large batches holds at most this much (plus its last step's prediction) for the metrics.
 METRIC_FLUSH_VALUES = 1 << 24
-
-
-@dataclass
-class StepLoss:
-    """One step's forward: ``loss`` (back-propagated), ``watched`` (what the non-finite guard reads: the loss,
-    or a stacked model's losses per member), ``raw`` (the prediction of the batch's values, for the metrics)
-    and ``field`` (the field at the batch's coordinates)."""
-
-    loss: Tensor
-    watched: Tensor
-    raw: Tensor
-    field: Tensor
 
 
 def check_inner_steps(inner_steps: int) -> int:
@@ -101,7 +86,7 @@ def inner_observers(trainer: L.Trainer) -> list[Any]:
     return [cb for cb in trainer.callbacks if callable(getattr(cb, "on_inner_step_end", None))]
 
 
-def first_scheduler(task: Task) -> Optional[Any]:
+def first_scheduler(task: SteppedTask) -> Optional[Any]:
     schedulers = task.lr_schedulers()
     if schedulers is None:
         return None
@@ -118,7 +103,7 @@ class GroupMetrics:
     """The predictions and targets of a group's steps that do not log, updated into the training metrics in one
     call (``update``) when the group ends or when they exceed ``METRIC_FLUSH_VALUES`` values."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: SteppedTask) -> None:
         self.task, self.raws, self.targets, self.values = task, [], [], 0
 
     def add(self, raw: Tensor, target: Tensor) -> None:
@@ -134,7 +119,7 @@ class GroupMetrics:
         self.raws, self.targets, self.values = [], [], 0
 
 
-def run_group(task: Task, group: Any) -> None:
+def run_group(task: SteppedTask, group: Any) -> None:
     """The steps of ``group`` (see the module docstring); returns nothing (manual optimization)."""
     trainer = task.trainer
     optimizer = task.optimizers()
@@ -143,7 +128,7 @@ def run_group(task: Task, group: Any) -> None:
     progress = trainer.fit_loop.epoch_loop.manual_optimization.optim_step_progress
     strategy = trainer.strategy
     scaler = getattr(trainer.precision_plugin, "scaler", None)
-    direct = scaler is None and not getattr(task, "_lightning_steps", False)
+    direct = scaler is None and not task.lightning_steps
     clip_val, clip_algorithm = trainer.gradient_clip_val, trainer.gradient_clip_algorithm
     count = steps_allowed(trainer, len(group))
     first = trainer.global_step
@@ -219,7 +204,7 @@ def run_group(task: Task, group: Any) -> None:
     trainer.fit_loop.epoch_loop._batches_that_stepped = trainer.global_step - 1
 
 
-def write_logs(task: Task, logged: list[tuple[int, dict[str, Tensor], bool]]) -> None:
+def write_logs(task: SteppedTask, logged: list[LoggedStep]) -> None:
     """The values of each logging step that reaches the loggers to them, at that step (with the epoch, as
     Lightning adds it), and the latest values to the progress bar and ``trainer.callback_metrics``."""
     if not logged:

@@ -31,6 +31,7 @@ class VideoFitting(ImageFitting):
     frames, ``full/ssim`` (with ``full/psnr``) on the whole clip in the closing summary."""
 
     default_in_dim = 3
+    stackable = True  # evaluate hands a stacked task to its members
 
     def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
         ssim = frame_ssim(pred, target)
@@ -38,6 +39,8 @@ class VideoFitting(ImageFitting):
 
     def evaluate(self) -> dict[str, float]:
         """Train/held-out PSNR, plus PSNR and per-frame SSIM of the whole clip rendered at its resolution."""
+        if self.stack is not None:
+            return self.stack.evaluate()
         results = INRModule.evaluate(self)
         with eval_mode(self):
             pred, target = self.render(), self.target_grid()  # (C, T, H, W)

@@ -45,7 +45,7 @@ def trainer(steps: int = STEPS, **kwargs) -> L.Trainer:
 def fit(make, backend=None, model_kwargs=None, **trainer_kwargs):
     torch.manual_seed(0)
     model, dm = make(**(model_kwargs or {}))
-    model._graph_backend = backend
+    model.graph_backend = backend
     fitted = trainer(**trainer_kwargs)
     fitted.fit(model, datamodule=dm)
     return model, fitted
@@ -101,6 +101,6 @@ def test_each_refusal_names_its_setting(model_kwargs, trainer_kwargs, reason):
             seen.append(refusal(pl_module, trainer))
 
     model, dm = image(**{"cuda_graphs": True, **model_kwargs})
-    model._graph_backend = EagerGraph
+    model.graph_backend = EagerGraph
     trainer(steps=1, callbacks=[Probe()], **trainer_kwargs).fit(model, datamodule=dm)
     assert seen and seen[0] is not None and reason in seen[0], seen

@@ -130,7 +130,7 @@ def test_lightning_step_path_and_the_direct_path_agree():
     direct, trainer_direct = fit(volume, K)
     torch.manual_seed(0)
     model, dm = volume(K)
-    model._lightning_steps = True
+    model.lightning_steps = True
     trainer = L.Trainer(
         max_steps=STEPS,
         logger=False,

@@ -172,9 +172,9 @@ def test_guard_reads_member_losses_on_the_lagged_path_too(quiet_trainer):
 
     stacked = ImageFitting(members=3, encoder=GaussianEncoding(num_features=8), network=NET)
     guard = NonFiniteLossGuard(lagged=True)
-    stacked.member_losses = torch.tensor([0.1, float("inf"), float("nan")])
+    stacked.stack.losses = torch.tensor([0.1, float("inf"), float("nan")])
     trainer = quiet_trainer()
-    guard.on_before_backward(trainer, stacked, stacked.member_losses.sum())
+    guard.on_before_backward(trainer, stacked, stacked.stack.losses.sum())
     with pytest.raises(TrainingDiverged, match=r"the loss of members 1, 2 is inf, nan at step 0"):
         guard.read_pending(trainer)
 
@@ -261,7 +261,7 @@ def test_a_loss_vmap_cannot_map_is_taken_member_by_member(images, fit):
     encoders = [GaussianEncoding(num_features=8, sigma=s) for s in (3.0, 7.0)]
     stacked = HostReadingLoss(member_encoders=encoders, network=NET, optimizer=ADAM)
     fit(stacked, ImageDataModule(path=images[:2], resolution=16, steps_per_epoch=5), 10)
-    assert stacked._loss_maps is False
+    assert stacked.stack.loss_maps is False
     for k, sigma in enumerate((3.0, 7.0)):
         torch.manual_seed(k)
         single = HostReadingLoss(encoder=GaussianEncoding(num_features=8, sigma=sigma), network=NET, optimizer=ADAM)
