@@ -42,10 +42,13 @@ SCORES = (
     "iou_surface",
     "chamfer",
     "normal_consistency",
+    "ms_ssim",
 )
 # numbers about a row that are not scores: its setting, size, speed, the paper's score beside it, when it first
 # reached a target PSNR, the spread of its score over held-out views
 FACTS = ("lr", "params", "ms_per_step", "paper_psnr", "target_step", "target_seconds", "view_psnr_std")
+# a codec's rows (inr.experiments.codec): the file's bits per pixel, the rate asked for, the decoder's seconds
+FACTS += ("bpp", "target_bpp", "decode_seconds")
 TEXT = ("signal", "setting")
 # lists and histories: per-band errors and their edges, per-view PSNR, the spectral and held-out PSNR histories
 DETAILS = ("band_errors", "band_edges", "view_psnr", "history", "progress")
