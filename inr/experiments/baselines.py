@@ -15,7 +15,6 @@ prints, per image, the share of its energy the training pixels cannot hold and t
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
 from typing import Any, Optional
@@ -90,9 +89,8 @@ BASELINE_SETTINGS = {
     "linear": "interpolation of the training samples (trilinear in 3D)",
     "cubic": "Keys cubic convolution, a = −0.75 (tricubic in 3D)",
 }
-
-
-BASELINES = {"constant": FIELD_BASELINES["constant"], "bilinear": FIELD_BASELINES["linear"], "bicubic": FIELD_BASELINES["cubic"]}
+IMAGE_NAMES = {"constant": "constant", "linear": "bilinear", "cubic": "bicubic"}
+BASELINES = {IMAGE_NAMES[k]: f for k, f in FIELD_BASELINES.items()}
 IMAGE_BASELINE_SETTINGS = {
     "constant": "mean colour of the training pixels",
     "bilinear": "interpolation of the training pixels",
@@ -109,26 +107,22 @@ def split_grid(values: Tensor, index: Tensor, shape: tuple[int, ...]) -> Tensor:
 def score_field(pred: Tensor, target: Tensor, dm: Any, data_range: float = 1.0, num_bands: int = 16) -> dict[str, Any]:
     """Scores of a prediction on the whole grid, (C, *shape) against the target (C, *shape), the same for a
     trained network (its ``render()``) and a baseline: PSNR (``inr.metrics.psnr``, data range R) of the
-    training and held-out samples, SSIM of the held-out sub-image (2D grids only), and ``spectral_summary``
-    (DC, low, high; DC apart) on the training grid and on the held-out grid. ``dm`` is the GridDataModule
-    whose split defines the two grids."""
+    held-out (``psnr``) and training samples (``train_psnr``), SSIM of the held-out sub-image (2D grids only),
+    and ``spectral_summary``'s DC, low and high errors (DC apart) on the held-out grid (``dc``, ``low``,
+    ``high``, with every band's ``band_errors`` and their ``band_edges``) and on the training grid (``train_dc``,
+    …). ``dm`` is the GridDataModule whose split defines the two grids."""
     pred, target = pred.detach().double().cpu(), target.double().cpu()
     train_p, train_t = (split_grid(x, dm.train_index, dm.train_shape) for x in (pred, target))
     test_p, test_t = (split_grid(x, dm.test_index, dm.test_shape) for x in (pred, target))
     train_s = spectral_summary(train_p, train_t, num_bands=num_bands)
     test_s = spectral_summary(test_p, test_t, num_bands=num_bands)
-    scores = {"train_psnr": psnr(train_p, train_t, data_range), "test_psnr": psnr(test_p, test_t, data_range)}
+    scores = {"psnr": psnr(test_p, test_t, data_range), "train_psnr": psnr(train_p, train_t, data_range)}
     if pred.ndim == 3:
         ssim = structural_similarity_index_measure(test_p[None].float(), test_t[None].float(), data_range=data_range)
-        scores["test_ssim"] = float(ssim)
-    scores.update(
-        {
-            f"{split}_{part}_error": float(s[part])
-            for split, s in (("train", train_s), ("test", test_s))
-            for part in ("dc", "low", "high")
-        }
-    )
-    scores.update({"test_band_errors": test_s["errors"].tolist(), "band_edges": test_s["edges"].tolist()})
+        scores["ssim"] = float(ssim)
+    scores.update({part: float(test_s[part]) for part in ("dc", "low", "high")})
+    scores.update({f"train_{part}": float(train_s[part]) for part in ("dc", "low", "high")})
+    scores.update({"band_errors": test_s["errors"].tolist(), "band_edges": test_s["edges"].tolist()})
     return scores
 
 
@@ -137,48 +131,34 @@ def score_prediction(pred: Tensor, target: Tensor, dm: Any, num_bands: int = 16)
     return score_field(pred, target, dm, 1.0, num_bands)
 
 
-def baseline_row(name: str, setting: str) -> dict[str, Any]:
-    """The columns every baseline row has: no training, no parameters."""
-    return {
-        "method": name,
-        "kind": "baseline",
-        "seed": None,
-        "setting": setting,
-        "params": 0,
-        "seconds": math.nan,
-        "steps": 0,
-        "ms_per_step": math.nan,
-        "lr": math.nan,
-    }
-
-
-def baseline_rows(dm: Any, num_bands: int = 16) -> list[dict[str, Any]]:
-    """One row per ``BASELINES`` entry for the image of ``dm`` (a 2D GridDataModule with the every_other
-    split, set up), scored by ``score_prediction``; predictions clamped to [0, 1] as ``ImageFitting`` clamps."""
-    if dm.ndim != 2 or dm.split != "every_other":
-        raise ValueError("interpolation baselines need a 2D grid with the every_other split")
-    target = dm.values_grid().double()  # (C, H, W)
-    train = dm.values_grid(dm.train_index, dm.train_shape).double()  # (C, h, w): the [::2, ::2] pixels
-    rows = []
-    for name, predict in BASELINES.items():
-        row = baseline_row(name, IMAGE_BASELINE_SETTINGS[name])
-        row.update(score_prediction(predict(train, tuple(target.shape[1:]), (0.0, 1.0)), target, dm, num_bands))
-        rows.append(row)
-    return rows
-
-
-def field_baseline_rows(dm: Any, data_range: float, num_bands: int, clamp: Optional[tuple[float, float]]) -> list[dict[str, Any]]:
-    """One row per ``FIELD_BASELINES`` entry for the target of ``dm`` (a set-up GridDataModule with the
-    every_other split, 1–3 axes), scored by ``score_field``."""
+def interpolations(dm: Any, clamp: Optional[tuple[float, float]] = None) -> dict[str, tuple[Callable[[], Tensor], str]]:
+    """The baselines of ``dm``'s target (a set-up GridDataModule with the every_other split, 1–3 axes), in table
+    order: name -> (a function returning its prediction (C, *shape), float64, its setting); on a 2D grid named as
+    image processing names them (bilinear, bicubic). ``clamp`` bounds them as the task bounds a network's output."""
     if dm.split != "every_other":
         raise ValueError("interpolation baselines need the every_other split")
     target = dm.values_grid().double()  # (C, *shape); float64, so a baseline's score carries no float32 rounding
     train = dm.values_grid(dm.train_index, dm.train_shape).double()  # (C, *train_shape): the [::2, …] samples
+    shape, image = tuple(target.shape[1:]), dm.ndim == 2
+    return {
+        IMAGE_NAMES[name] if image else name: (
+            lambda f=f: f(train, shape, clamp),
+            IMAGE_BASELINE_SETTINGS[IMAGE_NAMES[name]] if image else BASELINE_SETTINGS[name],
+        )
+        for name, f in FIELD_BASELINES.items()
+    }
+
+
+def baseline_rows(
+    dm: Any, data_range: float = 1.0, num_bands: int = 16, clamp: Optional[tuple[float, float]] = (0.0, 1.0)
+) -> list[dict[str, Any]]:
+    """One scored row per baseline of ``interpolations`` (an image's clamped to [0, 1] as ``ImageFitting`` clamps)."""
+    target = dm.values_grid().double()
     rows = []
-    for name, predict in FIELD_BASELINES.items():
-        row = baseline_row(name, BASELINE_SETTINGS[name])
-        row.update(score_field(predict(train, tuple(target.shape[1:]), clamp), target, dm, data_range, num_bands))
-        rows.append(row)
+    for name, (predict, setting) in interpolations(dm, clamp).items():
+        rows.append(
+            {"method": name, "kind": "baseline", "setting": setting, **score_field(predict(), target, dm, data_range, num_bands)}
+        )
     return rows
 
 
@@ -189,7 +169,7 @@ def describe_image(dm: Any) -> dict[str, Any]:
     return {
         "image": dm.describe(),
         "above_nyquist": aliased_energy_fraction(dm.values_grid()),
-        **{f"{r['method']}_test_psnr": r["test_psnr"] for r in rows},
+        **{f"{r['method']}_test_psnr": r["psnr"] for r in rows},
     }
 
 

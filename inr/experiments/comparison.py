@@ -118,8 +118,12 @@ class Comparison:
         """Add this comparison's own flags (``parser.add_argument``, each with a help text)."""
 
     def out_dir(self, args: Any) -> str:
-        """``--out`` when it is not given."""
-        return f"outputs/{self.name}"
+        """The output directory: ``--out``, or where it goes without one (``args`` None: that, for the help)."""
+        return getattr(args, "out", None) or f"outputs/{self.name}"
+
+    def available(self, args: Any) -> tuple[str, ...]:
+        """What ``--methods`` chooses from (``all``: every one) for these flags."""
+        return self.methods + self.baseline_names
 
     def protocol(self, args: Any) -> Any:
         """What every row shares, from the parsed flags (``args.seed_list``: the seeds): a frozen dataclass with
@@ -135,7 +139,7 @@ class Comparison:
 
     def check(self, p: Any) -> Any:
         """Read the inputs once before anything is written (a bad file fails here); the first member's data."""
-        return loaded(self.data(p, self.members(p, "")[0]))
+        return loaded(self.data(p, Member(self.signals(p)[0], p.seeds[0])))
 
     def prepare(self, p: Any, names: Sequence[str], data: Any) -> Any:
         """The protocol completed where it needs the data (``data``: ``check``'s), before the first row."""
@@ -269,6 +273,11 @@ class ComparisonParser(ArgumentParser):
         raise SystemExit(EXIT_INPUT)
 
 
+def program(c: Comparison) -> str:
+    """How the comparison is run: its ``prog``, or ``python -m inr.experiments.<name>``."""
+    return c.prog or f"python -m inr.experiments.{c.name}"
+
+
 def one_line(message: str) -> str:
     """jsonargparse's report of a bad value as one line: the option and its complaint.
 
@@ -292,7 +301,7 @@ def parser(c: Comparison) -> ComparisonParser:
     """The command line of ``c``: the common flags, then its own."""
     first = " ".join((c.doc or "").strip().split("\n\n")[0].split())
     p = ComparisonParser(
-        prog=c.prog or f"python -m inr.experiments.{c.name}",
+        prog=program(c),
         description=first,
         formatter_class=DefaultHelpFormatter,
         exit_on_error=True,
@@ -359,9 +368,9 @@ def note(text: str) -> None:
     print(f"note: {text}", file=sys.stderr, flush=True)
 
 
-def chosen_methods(c: Comparison, text: str) -> list[str]:
+def chosen_methods(c: Comparison, args: Any) -> list[str]:
     """The comma-separated ``--methods`` (or ``all``), checked against what the comparison offers."""
-    available = c.methods + c.baseline_names
+    available, text = c.available(args), args.methods
     names = list(available) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in available]
     if unknown or not names:
@@ -455,6 +464,7 @@ def estimate(c: Comparison, p: Any, names: Sequence[str]) -> float:
     """Expected seconds of the model rows: each method's median step on the first member (a few steps after a
     warm-up), × steps × members (a stacked step costs about K single steps on a CPU: benchmarks/stacked.py)."""
     per_step = {}
+    names = [name for name in names if c.members(p, name)]
     for name in names:
         member = c.members(p, name)[0]
         L.seed_everything(member.seed, verbose=False)
@@ -481,7 +491,7 @@ def resumed(c: Comparison, out: Path, record: Mapping[str, Any], fresh: bool) ->
     if fresh or not path.exists():
         return {}
     earlier = load_results(path)
-    now = results_record(f"python -m inr.experiments.{c.name}", "", record, [], [], [])["protocol"]
+    now = results_record(program(c), "", record, [], [], [])["protocol"]
     if earlier.name != c.name or earlier.protocol != now:
         differ = sorted(k for k in set(now) | set(earlier.protocol) if now.get(k) != earlier.protocol.get(k))
         what = earlier.name if earlier.name != c.name else "another protocol (" + ", ".join(differ[:4]) + ")"
@@ -495,8 +505,8 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
     silence_lightning()
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     check_common(args)
-    names = chosen_methods(c, args.methods)
-    models = [n for n in names if n in c.methods]
+    names = chosen_methods(c, args)
+    models = [n for n in names if n not in c.baseline_names]
     p = c.protocol(args)
     probe = c.check(p)
     if args.paper or args.estimate_only:
@@ -504,11 +514,11 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
             estimate(c, p, models)
         if args.estimate_only:
             return []
-    out = prepare_out(args.out or c.out_dir(args))
+    out = prepare_out(c.out_dir(args))
     p = c.prepare(p, names, probe)
-    record = c.record(p)
+    record = {"comparison": c.name, **c.record(p)}
     done = resumed(c, out, record, args.fresh)
-    command_line = f"python -m inr.experiments.{c.name} {shlex.join(args.argv)}".strip()
+    command_line = f"{program(c)} {shlex.join(args.argv)}".strip()
     plan = [(name, group) for name in models for group in c.groups(p, c.members(p, name))]
     sets = list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
     chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names]
@@ -574,6 +584,14 @@ def headline(c: Comparison, row: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def parse(c: Comparison, argv: Sequence[str]) -> Any:
+    """The flags of ``c``'s command line ``argv``, checked (``args.seed_list``: the seeds; ``args.argv``: ``argv``)."""
+    args = parser(c).parse_args(deprecated(c, list(argv)))
+    args.argv = list(argv)
+    check_common(args)
+    return args
+
+
 def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """``python -m inr.experiments.<c.name>``: parse, run, print; bad input one line and exit 2, a signal keeps
     the finished rows (they are in results.json already) and exits 143 / 130."""
@@ -581,8 +599,7 @@ def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]
     rows: list[dict[str, Any]] = []
 
     def body() -> list[dict[str, Any]]:
-        args = parser(c).parse_args(deprecated(c, argv))
-        args.argv = argv
+        args = parse(c, argv)
         with torch_threads(args.threads):
             return run(c, args, rows)
 

@@ -1,8 +1,8 @@
 """One row type and one ``results.json`` layout for every comparison, written whole after every row and read back by
 one typed loader.
 
-    {"command": "python -m inr.experiments.<name> ...", "version": "0.1.0", "protocol": {...}, "seeds": [0, 1],
-     "rows": [row, ...], "summary": [summary row, ...]}
+    {"command": "python -m inr.experiments.<name> ...", "version": "0.1.0", "protocol": {"comparison": "<name>", ...},
+     "seeds": [0, 1], "rows": [row, ...], "summary": [summary row, ...]}
 
 A row is one method (or baseline) scored on one signal with one seed: ``ROW_KEYS`` always, the other keys from
 one vocabulary (``SCORES``, ``FACTS``, ``TEXT``, ``DETAILS``), so that every comparison calls the same thing by
@@ -128,9 +128,8 @@ class Results:
 
     @property
     def name(self) -> str:
-        """The comparison that wrote it: ``compare_encoders`` of ``python -m inr.experiments.compare_encoders ...``."""
-        module = self.command.split()[2] if len(self.command.split()) > 2 else ""
-        return module.rpartition(".")[2]
+        """The comparison that wrote it (``protocol["comparison"]``)."""
+        return self.protocol["comparison"]
 
 
 LAYOUT = ("command", "version", "protocol", "seeds", "rows", "summary")
@@ -141,7 +140,7 @@ def check_results(data: Any, where: str = "results.json") -> Results:
 
     Example:
         >>> row = {"method": "a", "kind": "model", "seed": 0, "seconds": 1.5, "steps": 10, "psnr": "inf"}
-        >>> data = {"command": "python -m inr.experiments.x", "version": "0", "protocol": {}, "seeds": [0],
+        >>> data = {"command": "python -m inr.experiments.x", "version": "0", "protocol": {"comparison": "x"}, "seeds": [0],
         ...         "rows": [row], "summary": [{"method": "a", "kind": "model", "n": 1, "psnr": "inf"}]}
         >>> check_results(data).rows[0]["psnr"]
         inf
@@ -162,8 +161,8 @@ def check_results(data: Any, where: str = "results.json") -> Results:
     for key, kind in kinds.items():
         if not isinstance(data[key], kind):
             raise InputError(f"{where}: {key} is a {type(data[key]).__name__}, not a {kind.__name__}")
-    if not data["command"].startswith("python -m inr.experiments."):
-        raise InputError(f"{where}: command {data['command'][:60]!r} is not a comparison's")
+    if not isinstance(data["protocol"].get("comparison"), str):
+        raise InputError(f"{where}: protocol names no comparison")
     if not all(isinstance(s, int) and not isinstance(s, bool) for s in data["seeds"]):
         raise InputError(f"{where}: seeds must be integers, got {data['seeds'][:5]}")
     for part in ("rows", "summary"):

@@ -64,22 +64,22 @@ def test_constant_is_the_training_mean():
 def test_rows_scored_like_models():
     dm = ImageDataModule(resolution=32, split="every_other")
     dm.setup("fit")
-    rows = baseline_rows(dm, num_bands=8)
+    rows = baseline_rows(dm, num_bands=8)  # an image: clamped to [0, 1]
     assert [r["method"] for r in rows] == list(BASELINES) == ["constant", "bilinear", "bicubic"]
     by = {r["method"]: r for r in rows}
     for name in ("bilinear", "bicubic"):
-        assert math.isinf(by[name]["train_psnr"]) and by[name]["train_low_error"] == 0.0  # the training pixels, exactly
-        assert 15 < by[name]["test_psnr"] < 40
+        assert math.isinf(by[name]["train_psnr"]) and by[name]["train_low"] == 0.0  # the training pixels, exactly
+        assert 15 < by[name]["psnr"] < 40
     # the constant has learned no frequency: Δ = 1 in every band on both grids, a small DC error on held-out pixels
     constant = by["constant"]
-    for key in ("train_low_error", "train_high_error", "test_low_error", "test_high_error"):
+    for key in ("train_low", "train_high", "low", "high"):
         assert constant[key] == pytest.approx(1.0, rel=1e-9), key
-    assert constant["train_dc_error"] == pytest.approx(0.0, abs=1e-6)  # float32 mean and constant["test_dc_error"] < 0.1
-    assert constant["test_psnr"] < by["bilinear"]["test_psnr"]
+    assert constant["train_dc"] == pytest.approx(0.0, abs=1e-6)  # float32 mean and constant["dc"] < 0.1
+    assert constant["psnr"] < by["bilinear"]["psnr"]
     # score_prediction is what the rows hold: the target itself scores ∞ and zero errors
     target = dm.values_grid()
     exact = score_prediction(target, target, dm, num_bands=8)
-    assert math.isinf(exact["test_psnr"]) and exact["test_high_error"] == 0 and exact["test_ssim"] == pytest.approx(1.0)
+    assert math.isinf(exact["psnr"]) and exact["high"] == 0 and exact["ssim"] == pytest.approx(1.0)
 
 
 def test_refuses_other_splits():

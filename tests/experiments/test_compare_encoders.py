@@ -1,8 +1,8 @@
 """The encoder comparison, run tiny through its real ``main(argv)``."""
 
 import json
-import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,10 +10,12 @@ import torch
 import yaml
 
 from inr.encoders import IdentityEncoding
-from inr.experiments import compare_encoders as ce
 from inr.experiments import methods
-from inr.experiments.compare_encoders import COLUMNS, Protocol, build_model, main, resolve
+from inr.experiments.compare_encoders import Encoders, main
+from inr.experiments.comparison import Member, parse
+from inr.experiments.heldout import COLUMNS
 from inr.experiments.methods import INSTANT_NGP_ADAM, METHODS, Component, Method
+from inr.experiments.results import load_results
 from inr.networks import BACON, FINER, MFN, WIRE, GaussMLP
 from inr.networks.mlp import MLP
 
@@ -21,10 +23,28 @@ REPO = Path(__file__).resolve().parents[2]
 
 MODELS = ["none", "basic", "positional", "gaussian", "siren", "hashgrid", "hashgrid_hashed"]
 BASELINE_ROWS = ["constant", "bilinear", "bicubic"]
+ENCODERS = Encoders()
+
+
+def Protocol(*argv):
+    """The comparison's protocol for a command line."""
+    return ENCODERS.protocol(parse(ENCODERS, list(argv)))
+
+
+def resolve(name, p):
+    return ENCODERS.spec(p, name, Member(None, 0), None)
+
+
+def build_model(spec, out_channels, p=None):
+    return ENCODERS.model(p, spec, SimpleNamespace(out_channels=out_channels))
+
+
+def table_lines(text):
+    return [line for line in text.splitlines() if line.startswith("|")]
 
 
 def test_paper_mappings():
-    p = Protocol(resolution=512)  # the paper's image size: its values unchanged by the grid rule
+    p = Protocol("--resolution", "512")  # the paper's image size: its values unchanged by the grid rule
     b = resolve("positional", p).build()[0].b.double().numpy()
     # the paper's code: bvals = 2^linspace(0, 6, 128) − 1 on each axis
     np.testing.assert_allclose(b[:128, 0], 2.0 ** np.linspace(0, 6, 128) - 1, rtol=1e-6, atol=1e-6)
@@ -35,24 +55,24 @@ def test_paper_mappings():
     small = Protocol()
     assert resolve("gaussian", small).encoder.init_args["sigma"] == pytest.approx(16 / 3)
     assert float(resolve("positional", small).build()[0].b.max()) == pytest.approx(16.0, rel=1e-5)
-    given = Protocol(sigma=7.0, scale=3.0)
+    given = Protocol("--sigma", "7", "--scale", "3")
     assert resolve("gaussian", given).encoder.init_args["sigma"] == 7.0
     assert resolve("positional", given).encoder.init_args["sigma"] == 8.0
 
 
 def test_paper_network_and_optimisers():
-    model = build_model(resolve("gaussian", Protocol(kind="text")), 3)
+    model = build_model(resolve("gaussian", Protocol("--kind", "text")), 3)
     assert isinstance(model.network, MLP) and model.network.init == "paper" and model.network.depth == 3
     optimizer = model.configure_optimizers()
     assert optimizer.defaults["lr"] == 1e-3
-    hashed = build_model(resolve("hashgrid_hashed", Protocol(resolution=256)), 3)
+    hashed = build_model(resolve("hashgrid_hashed", Protocol("--resolution", "256")), 3)
     adam = hashed.configure_optimizers().defaults
     assert (adam["lr"], list(adam["betas"]), adam["eps"]) == (1e-2, INSTANT_NGP_ADAM["betas"], INSTANT_NGP_ADAM["eps"])
     # at 256² (finest level 128) T = 2^19 holds every level densely; T = 2^12 hashes the six finest
-    dense = build_model(resolve("hashgrid", Protocol(resolution=256)), 3).encoder
+    dense = build_model(resolve("hashgrid", Protocol("--resolution", "256")), 3).encoder
     assert dense.dense_levels == 16 and hashed.encoder.dense_levels == 10
     assert (
-        resolve("hashgrid_hashed", Protocol(resolution=256)).describe
+        resolve("hashgrid_hashed", Protocol("--resolution", "256")).describe
         == "T = 2^12: levels 0–9 dense (N 16–55), 10–15 hashed (N 64–128)"
     )
 
@@ -61,39 +81,41 @@ def test_paper_network_and_optimisers():
 def test_tiny_comparison_end_to_end(tmp_path, capsys):
     rows = main(["--image", "data/camera.png", "--resolution", "32", "--steps", "10", "--width", "32", "--out", str(tmp_path)])
     captured = capsys.readouterr()
-    table = captured.out.strip().splitlines()
+    assert captured.out.strip() == (tmp_path / "results.md").read_text().strip()  # printed as written
+    table = table_lines(captured.out)
     assert table[0].startswith("| row | setting | lr | train PSNR (dB) | test PSNR (dB) |")
     assert "test Δ DC" in table[0] and len(table[0].split("|")) == len(COLUMNS) + 2
-    assert "[1/7] none (seed 0): train" in captured.err and "[7/7] hashgrid_hashed (seed 0)" in captured.err
+    assert "[1/10] none (seed 0): train PSNR (dB)" in captured.err and "[7/10] hashgrid_hashed (seed 0)" in captured.err
     assert [line.split("|")[1].strip() for line in table[2:]] == MODELS + BASELINE_ROWS
     models, baselines = rows[: len(MODELS)], rows[len(MODELS) :]
     for r in models:
-        assert 5 < r["train_psnr"] < 60 and 5 < r["test_psnr"] < 60 and r["seconds"] > 0
+        assert 5 < r["train_psnr"] < 60 and 5 < r["psnr"] < 60 and r["seconds"] > 0
         errors = np.array(r["history"]["errors"])
         assert errors.shape == (2, 16) and len(r["history"]["dc"]) == 2  # measured at step 9 (reused) and 10 (final)
-        assert 0 <= r["test_dc_error"] and 0 < r["test_low_error"] and 0 < r["test_high_error"]
+        assert 0 <= r["dc"] and 0 < r["low"] and 0 < r["high"]
     # the training-grid errors of the table are the callback's last measurement
     gaussian = models[3]
     assert gaussian["method"] == "gaussian"
     assert gaussian["lr"] == 1e-3 and models[0]["lr"] == 1e-2  # natural-image learning rates
     for r in baselines:
-        assert r["kind"] == "baseline" and r["params"] == 0 and math.isnan(r["seconds"])
+        assert r["kind"] == "baseline" and "params" not in r and r["steps"] == 0 and 0 <= r["seconds"] < 5
     assert "| bicubic |" in table[-1] and "| ∞ |" in table[-1]  # interpolation reproduces the training pixels
     saved = json.loads((tmp_path / "results.json").read_text())
     assert [r["method"] for r in saved["rows"]] == MODELS + BASELINE_ROWS
     assert saved["rows"][-1]["train_psnr"] == "inf"  # ∞ written as a string: the file stays strict JSON
+    assert load_results(tmp_path / "results.json").rows[-1]["train_psnr"] == float("inf")  # and read back as ∞
     assert (
         saved["protocol"]["resolution"] == 32 and saved["protocol"]["kind"] == "natural" and saved["protocol"]["init"] == "paper"
     )
-    assert saved["paper_settings"]["lr"]["none"] == 1e-2
+    assert saved["protocol"]["settings"]["lr"]["none"] == 1e-2
     # without --target-psnr the target is bilinear interpolation's held-out PSNR on the same pixels
     bilinear = next(r for r in baselines if r["method"] == "bilinear")
-    assert saved["protocol"]["target_psnr"] == round(bilinear["test_psnr"], 2)
-    assert f"≥ {round(bilinear['test_psnr'], 2):g} dB (bilinear interpolation's)" in (tmp_path / "results.md").read_text()
+    assert saved["protocol"]["target_psnr"] == round(bilinear["psnr"], 2)
+    assert f"≥ {round(bilinear['psnr'], 2):g} dB (bilinear interpolation's)" in (tmp_path / "results.md").read_text()
     assert (tmp_path / "spectral_heatmaps.png").stat().st_size > 10_000
     history = np.load(tmp_path / "tb" / "gaussian" / "seed_0" / "spectral_history.npz")
-    np.testing.assert_allclose(history["low"][-1], gaussian["train_low_error"], rtol=1e-4)
-    np.testing.assert_allclose(history["high"][-1], gaussian["train_high_error"], rtol=1e-4)
+    np.testing.assert_allclose(history["low"][-1], gaussian["train_low"], rtol=1e-4)
+    np.testing.assert_allclose(history["high"][-1], gaussian["train_high"], rtol=1e-4)
     results = (tmp_path / "results.md").read_text()
     assert "| gaussian |" in results and "Table 1" in results and "19.32" in results
 
@@ -117,7 +139,7 @@ def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
             "3",
             "--width",
             "16",
-            "--encoders",
+            "--methods",
             "none,identity_slow",
             "--threads",
             "1",
@@ -129,8 +151,8 @@ def test_text_image_and_an_added_row(tmp_path, monkeypatch, capsys):
     assert [r["method"] for r in rows] == ["none", "identity_slow"] + BASELINE_ROWS
     assert rows[0]["lr"] == 1e-3 and rows[1]["lr"] == 1e-4  # text: the paper's 1e-3 for no mapping
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["protocol"]["kind"] == "text" and saved["paper_settings"]["gaussian_sigma"] == 14
-    assert saved["settings"]["gaussian_sigma"] == pytest.approx(1.0)  # 12² training pixels: ν 6, 3σ capped at 3
+    assert saved["protocol"]["kind"] == "text" and "Gaussian σ = 14" in (tmp_path / "results.md").read_text()
+    assert saved["protocol"]["settings"]["gaussian_sigma"] == pytest.approx(1.0)  # 12² training pixels: ν 6, 3σ capped at 3
     assert (tmp_path / "text.png").is_file()
     assert "| identity_slow |" in capsys.readouterr().out
 
@@ -146,7 +168,7 @@ def test_estimate_only_prints_the_expected_time_and_writes_nothing(tmp_path, cap
             "32",
             "--width",
             "8",
-            "--encoders",
+            "--methods",
             "gaussian,hashgrid",
             "--out",
             str(out),
@@ -155,7 +177,7 @@ def test_estimate_only_prints_the_expected_time_and_writes_nothing(tmp_path, cap
     err = capsys.readouterr().err
     assert rows == [] and not out.exists()
     line = [l for l in err.splitlines() if l.startswith("expected time:")]
-    assert len(line) == 1 and "2 rows × 2000 steps at 32²" in line[0] and "an estimate" in line[0]
+    assert len(line) == 1 and "2 methods × 1 members × 2000 steps at 32²" in line[0] and "an estimate" in line[0]
     assert "gaussian" in line[0] and "hashgrid" in line[0]
 
 
@@ -167,19 +189,22 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "missing.png" in err[0] and "not found" in err[0]
     with pytest.raises(SystemExit) as exc:
-        main(["--encoders", "none,fancy", "--out", str(out)])
+        main(["--methods", "none,fancy", "--out", str(out)])
     assert exc.value.code == 2 and "fancy" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["--image", "data/camera.png", "--text", "--out", str(out)])
+    assert exc.value.code == 2 and capsys.readouterr().err.strip() == "error: --image and --text: choose one"
+    assert not out.exists()
 
 
 def test_protocol_from_arguments():
-    cpu = ce.protocol_from_args(ce.parse_args([]))
-    paper = ce.protocol_from_args(ce.parse_args(["--paper"]))
+    cpu, paper = Protocol(), Protocol("--paper")
     assert (cpu.resolution, cpu.steps, cpu.kind, cpu.init) == (128, 300, "natural", "paper")
     assert (paper.resolution, paper.steps, paper.width, paper.depth) == (512, 2000, 256, 3)
-    mixed = ce.protocol_from_args(ce.parse_args(["--paper", "--steps", "50", "--text"]))
-    assert (mixed.resolution, mixed.steps, mixed.kind, mixed.gaussian_sigma) == (512, 50, "text", 14.0)
-    assert ce.protocol_from_args(ce.parse_args(["--init", "torch"])).init == "torch"
-    assert ce.parse_args([]).names == MODELS
+    mixed = Protocol("--paper", "--steps", "50", "--text")
+    assert (mixed.resolution, mixed.steps, mixed.kind, mixed.settings.gaussian_sigma) == (512, 50, "text", 14.0)
+    assert Protocol("--init", "torch").init == "torch"
+    assert parse(ENCODERS, []).methods.split(",") == MODELS
     assert Component("torch.optim.Adam").cls().__name__ == "Adam"
 
 
@@ -193,7 +218,7 @@ ARCHITECTURES = {
 
 
 def test_architecture_rows_follow_their_configs():
-    p = Protocol(resolution=256)  # the configs' image size
+    p = Protocol("--resolution", "256")  # the configs' image size
     for name, (cls, lr) in ARCHITECTURES.items():
         model = build_model(resolve(name, p), 3)
         assert isinstance(model.network, cls) and isinstance(model.encoder, IdentityEncoding)
@@ -207,10 +232,11 @@ def test_architecture_rows_follow_their_configs():
         assert config["network"] == resolve(name, p).network.as_config()
     # BACON's band limit is the training pixels' Nyquist: 64 cycles per unit for 128² of a 256² image
     bacon = build_model(resolve("bacon", p), 3).network
-    assert bacon.max_frequency == methods.bacon_band_limit(p.setting()) == 64
-    assert methods.bacon_band_limit(Protocol(resolution=512).setting()) == 128
+    setting = lambda p: ENCODERS.setting(p, Member(None, 0), None)
+    assert bacon.max_frequency == methods.bacon_band_limit(setting(p)) == 64
+    assert methods.bacon_band_limit(setting(Protocol("--resolution", "512"))) == 128
     assert build_model(resolve("wire", p), 3).network.hidden_width == 181
-    assert ce.parse_args(["--encoders", "all"]).names == [n for n, m in METHODS.items() if 2 in m.dims]
+    assert ENCODERS.available(None) == tuple(n for n, m in METHODS.items() if 2 in m.dims)
 
 
 @pytest.mark.slow
@@ -226,7 +252,7 @@ def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
             "6",
             "--width",
             "8",
-            "--encoders",
+            "--methods",
             ",".join(names),
             "--target-psnr",
             "11.5",
@@ -236,13 +262,13 @@ def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
             str(tmp_path),
         ]
     )
-    table = capsys.readouterr().out.strip().splitlines()
+    table = table_lines(capsys.readouterr().out)
     assert table[0].rstrip().endswith("| params | steps to target | time to target (s) |")
     assert [r["method"] for r in rows] == names + BASELINE_ROWS
     for r, line in zip(rows[: len(names)], table[2:]):
         h = r["progress"]
         assert h["steps"] == [0, 6] and len(h["test_psnr"]) == 2  # step 0 and the final step (6 < 10)
-        np.testing.assert_allclose(h["test_psnr"][-1], r["test_psnr"], rtol=1e-5)  # the same held-out pixels
+        np.testing.assert_allclose(h["test_psnr"][-1], r["psnr"], rtol=1e-5)  # the same held-out pixels
         cells = [c.strip() for c in line.split("|")[-3:-1]]
         if max(h["test_psnr"]) < 11.5:
             assert r["target_step"] is None and r["target_seconds"] is None and cells == ["—", "—"]
@@ -251,7 +277,7 @@ def test_architecture_rows_end_to_end_with_the_target_columns(tmp_path, capsys):
             assert r["target_step"] == h["steps"][first] and r["target_seconds"] == h["train_seconds"][first]
             assert cells == [str(r["target_step"]), f"{r['target_seconds']:.1f}"]
     for line in table[-len(BASELINE_ROWS) :]:
-        assert line.rstrip().endswith("| — | — |")  # baselines do not train
+        assert line.rstrip().endswith("| — | — | — | — |")  # baselines do not train: no steps, parameters or target
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["protocol"]["target_psnr"] == 11.5 and "progress" in saved["rows"][0]
     assert "held-out PSNR ≥ 11.5 dB" in (tmp_path / "results.md").read_text()
@@ -265,7 +291,7 @@ def test_seed_table_spreads_measurements_not_settings():
     """Over seeds a measurement reads mean ± std, while the learning rate (the same on every seed) reads once."""
     from inr.experiments.runner import markdown_table, summarise
 
-    rows = [{"method": "gaussian", "setting": "σ = 5", "lr": 1e-3, "test_psnr": v} for v in (20.0, 22.0)]
+    rows = [{"method": "gaussian", "setting": "σ = 5", "lr": 1e-3, "psnr": v} for v in (20.0, 22.0)]
     numeric = [c.key for c in COLUMNS if c.spec != "s"]
     line = markdown_table(summarise(rows, numeric), COLUMNS).splitlines()[2]
     assert line.startswith("| gaussian | σ = 5 | 1e-03 | — | 21.00 ± 1.41 |")

@@ -3,6 +3,7 @@ against independent float64 numpy computations."""
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,11 +11,16 @@ import torch
 
 from inr.data import SignalDataModule, VolumeDataModule
 from inr.experiments import compare_fields as cf
-from inr.experiments.baselines import field_baseline_rows, upsample_axis
-from inr.experiments.compare_fields import DOMAINS, FieldProtocol, field_methods
-from inr.experiments.methods import METHODS
-from inr.experiments.protocols import PROTOCOLS
+from inr.experiments.baselines import baseline_rows, upsample_axis
+from inr.experiments.compare_fields import DOMAINS, Fields, field_methods
+from inr.experiments.comparison import Member, parse
 from inr.networks import BACON
+
+FIELDS = Fields()
+
+
+def field_baseline_rows(dm, data_range, num_bands, clamp):
+    return baseline_rows(dm, data_range, num_bands, clamp)
 
 
 def numpy_psnr(pred: np.ndarray, target: np.ndarray, data_range: float) -> float:
@@ -35,14 +41,14 @@ def test_signal_baselines_equal_numpy():
     rows = {r["method"]: r for r in field_baseline_rows(dm, 2.0, 8, None)}
     # np.interp holds the last training value beyond it: the edge replication of the baselines
     linear = np.interp(np.arange(1, 256, 2), np.arange(0, 256, 2), train)
-    assert rows["linear"]["test_psnr"] == pytest.approx(numpy_psnr(linear, held_out, 2.0), abs=1e-6)
+    assert rows["linear"]["psnr"] == pytest.approx(numpy_psnr(linear, held_out, 2.0), abs=1e-6)
     cubic = keys_midpoints(train)[:-1]
     cubic = np.append(cubic, train[-1])  # the last held-out sample lies beyond the last training sample
-    assert rows["cubic"]["test_psnr"] == pytest.approx(numpy_psnr(cubic, held_out, 2.0), abs=1e-6)
+    assert rows["cubic"]["psnr"] == pytest.approx(numpy_psnr(cubic, held_out, 2.0), abs=1e-6)
     constant = np.full_like(held_out, train.mean())
-    assert rows["constant"]["test_psnr"] == pytest.approx(numpy_psnr(constant, held_out, 2.0), abs=1e-6)
+    assert rows["constant"]["psnr"] == pytest.approx(numpy_psnr(constant, held_out, 2.0), abs=1e-6)
     assert math.isinf(rows["linear"]["train_psnr"]) and math.isinf(rows["cubic"]["train_psnr"])
-    assert rows["constant"]["test_low_error"] == pytest.approx(1.0) and rows["constant"]["test_dc_error"] < 0.2
+    assert rows["constant"]["low"] == pytest.approx(1.0) and rows["constant"]["dc"] < 0.2
 
 
 def test_volume_baselines_equal_numpy():
@@ -53,13 +59,13 @@ def test_volume_baselines_equal_numpy():
     # a held-out voxel (odd, odd, odd) is the mean of the 8 training voxels around it
     trilinear = sum(train[i : i + 8, j : j + 8, k : k + 8] for i in (0, 1) for j in (0, 1) for k in (0, 1)) / 8
     rows = {r["method"]: r for r in field_baseline_rows(dm, 1.0, 2, (0.0, 1.0))}
-    assert rows["linear"]["test_psnr"] == pytest.approx(numpy_psnr(trilinear, v[1::2, 1::2, 1::2], 1.0), abs=1e-6)
+    assert rows["linear"]["psnr"] == pytest.approx(numpy_psnr(trilinear, v[1::2, 1::2, 1::2], 1.0), abs=1e-6)
     tricubic = v[::2, ::2, ::2]
     for axis in range(3):  # Keys' kernel along each axis in turn: the tensor-product kernel
         mid = np.apply_along_axis(lambda x: np.append(keys_midpoints(x)[:-1], x[-1]), axis, tricubic)
         tricubic = mid
     tricubic = np.clip(tricubic, 0, 1)
-    assert rows["cubic"]["test_psnr"] == pytest.approx(numpy_psnr(tricubic, v[1::2, 1::2, 1::2], 1.0), abs=1e-6)
+    assert rows["cubic"]["psnr"] == pytest.approx(numpy_psnr(tricubic, v[1::2, 1::2, 1::2], 1.0), abs=1e-6)
 
 
 def test_upsampling_reproduces_the_training_samples():
@@ -73,9 +79,10 @@ def test_upsampling_reproduces_the_training_samples():
 
 def test_rows_follow_the_dimension():
     for name, d in DOMAINS.items():
-        p = FieldProtocol(d, d.resolution, 1, PROTOCOLS[name], width=16)
+        p = FIELDS.protocol(parse(FIELDS, [f"--{name}", "--steps", "1", "--width", "16"]))
         assert "mfn" not in field_methods(d.ndim) and "hashgrid_hashed" not in field_methods(d.ndim)
-        build = lambda row, p=p: cf.build_model(METHODS[row].resolve(p.setting()), p, 1)
+        data = SimpleNamespace(out_channels=1)
+        build = lambda row, p=p, data=data: FIELDS.model(p, FIELDS.spec(p, row, Member(None, 0), data), data)
         for row in field_methods(d.ndim):
             assert build(row).encoder.in_dim == d.ndim, (name, row)
         bacon = build("bacon").network
@@ -95,7 +102,7 @@ def test_signal_comparison_end_to_end(tmp_path, capsys):
             "10",
             "--width",
             "16",
-            "--encoders",
+            "--methods",
             "gaussian,hashgrid",
             "--threads",
             "1",
@@ -103,18 +110,18 @@ def test_signal_comparison_end_to_end(tmp_path, capsys):
             str(tmp_path),
         ]
     )
-    table = capsys.readouterr().out.strip().splitlines()
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert [line.split("|")[1].strip() for line in table[2:]] == ["gaussian", "hashgrid", "constant", "linear", "cubic"]
     assert "test SSIM" not in table[0] and "test Δ DC" in table[0]
     models, baselines = rows[:2], rows[2:]
-    linear = baselines[1]["test_psnr"]
+    linear = round(baselines[1]["psnr"], 2)
     for r in models:
-        assert r["in_dim"] == 1 and r["seconds"] > 0 and 0 < r["test_psnr"] < 80
+        assert r["seconds"] > 0 and 0 < r["psnr"] < 80
         assert np.array(r["history"]["errors"]).shape[1] == 8  # 32 training samples: Nyquist 16, 8 bands of 2 cycles
         reached = [s for s, v in zip(r["progress"]["steps"], r["progress"]["test_psnr"]) if v >= linear]
         assert r["target_step"] == (reached[0] if reached else None)
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["protocol"]["target_psnr"] == pytest.approx(linear) and saved["protocol"]["domain"]["ndim"] == 1
+    assert saved["protocol"]["target_psnr"] == linear and saved["protocol"]["ndim"] == 1
     assert [r["method"] for r in saved["rows"]] == [r["method"] for r in rows]
     # 32 training samples, ν = 16: the grid rule caps the signal protocol's σ = 10 at 3σ = 8 (its 1024 samples: 10)
     assert "σ = 2.67, m = 256" in (tmp_path / "results.md").read_text()
@@ -132,7 +139,7 @@ def test_volume_comparison_end_to_end(tmp_path, capsys):
             "4",
             "--width",
             "16",
-            "--rows",
+            "--methods",
             "bacon",
             "--target-psnr",
             "5",
@@ -140,7 +147,7 @@ def test_volume_comparison_end_to_end(tmp_path, capsys):
             str(tmp_path),
         ]
     )
-    assert rows[0]["in_dim"] == 3 and rows[0]["setting"] == "4 × 16, band limit 3 cycles/unit"
+    assert rows[0]["setting"] == "4 × 16, band limit 3 cycles/unit"
     assert rows[0]["target_step"] == 0  # 5 dB is met before the first step
     for name in ("results.md", "results.json", "spectral_heatmaps.png"):
         assert (tmp_path / name).is_file()
@@ -154,6 +161,7 @@ def test_sweep_reads_only_the_training_samples(tmp_path, monkeypatch):
     args = ["--signal", "--resolution", "32", "--steps", "3", "--width", "8", "--sweep", "--out", str(tmp_path)]
     first = cf.main(args)
     assert [r["setting"] for r in first] == ["σ = 3, m = 256", "scale 4 (top 15 cycles/unit), 128 per axis"]
+    assert not (tmp_path / "results.json").exists()  # the sweep's table lies apart from the comparison's
     # changing the held-out samples (odd positions) changes nothing the sweep measures
     original = SignalDataModule.load_values
 
@@ -163,18 +171,21 @@ def test_sweep_reads_only_the_training_samples(tmp_path, monkeypatch):
         return values
 
     monkeypatch.setattr(SignalDataModule, "load_values", odd_samples_scrambled)
-    second = cf.main(args)
-    assert [r["test_psnr"] for r in second] == [r["test_psnr"] for r in first]
-    assert (tmp_path / "sweep.md").is_file() and json.loads((tmp_path / "sweep.json").read_text())["protocol"]["resolution"] == 16
+    second = cf.main([*args, "--fresh"])  # trained again, not read back from the first run's results
+    assert [r["psnr"] for r in second] == [r["psnr"] for r in first]
+    saved = json.loads((tmp_path / "sweep" / "results.json").read_text())
+    assert saved["protocol"]["resolution"] == 16 and (tmp_path / "sweep" / "results.md").is_file()
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     out = tmp_path / "out"
     for argv, word in (
-        (["--signal", "--rows", "none,fancy"], "fancy"),
+        (["--signal", "--methods", "none,fancy"], "fancy"),
+        (["--signal", "--methods", "mfn"], "unknown mfn"),  # a 2-D method
         (["--volume", "--resolution", "8"], "too small"),
         (["--signal", "--steps", "0"], "--steps"),
-        (["--rows", "none"], "--signal"),
+        (["--methods", "none"], "--signal"),
+        (["--signal", "--sweep", "--sigma", "3"], "--sweep chooses σ"),
     ):
         with pytest.raises(SystemExit) as exc:
             cf.main([*argv, "--out", str(out)])

@@ -67,7 +67,11 @@ def test_the_docs_example_runs_end_to_end_and_its_results_validate(sines, tmp_pa
     held = dm.values[dm.test_index, 0].double().numpy()
     assert rows[-1]["psnr"] == pytest.approx(10 * math.log10(4 / np.mean(held**2)), abs=1e-4)
     results = load_results(tmp_path / "results.json")
-    assert results.name == "sines" and results.seeds == [0, 1] and results.protocol == {"steps": 4, "resolution": 32}
+    assert (
+        results.name == "sines"
+        and results.seeds == [0, 1]
+        and results.protocol == {"comparison": "sines", "steps": 4, "resolution": 32}
+    )
     assert [s["method"] for s in results.summary] == ["none", "gaussian", "zero"] and results.summary[0]["n"] == 2
     assert results.command.startswith("python -m inr.experiments.sines --methods none,gaussian --seeds 2")
     printed = capsys.readouterr().out

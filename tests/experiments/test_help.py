@@ -7,6 +7,7 @@ import pkgutil
 import pytest
 
 import inr.experiments
+from inr.experiments.comparison import ComparisonParser
 from inr.experiments.runner import ExperimentParser
 
 COMMANDS = sorted(
@@ -26,13 +27,13 @@ def test_the_commands_are_found():
 def test_help_names_the_command_and_documents_every_option(name, monkeypatch, capsys):
     module = importlib.import_module(f"inr.experiments.{name}")
     parsers = []
-    original = ExperimentParser.parse_args
+    for kind in (ExperimentParser, ComparisonParser):  # the toolkit's commands, and the comparisons (jsonargparse)
 
-    def record(self, *args, **kwargs):
-        parsers.append(self)
-        return original(self, *args, **kwargs)
+        def record(self, *args, original=kind.parse_args, **kwargs):
+            parsers.append(self)
+            return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(ExperimentParser, "parse_args", record)
+        monkeypatch.setattr(kind, "parse_args", record)
     with pytest.raises(SystemExit) as exc:
         module.main(["--help"])
     assert exc.value.code == 0

@@ -11,6 +11,7 @@ import yaml
 from inr.encoders import GaussianEncoding, PositionalEncoding
 from inr.errors import InputError
 from inr.experiments import compare_encoders, compare_fields, methods, view_synthesis
+from inr.experiments.comparison import Member, parse
 from inr.experiments.methods import IMAGE_SETTING, METHODS, OVERLAYS, SHAPE_SETTINGS, Setting, method_names, overlay_text
 from inr.experiments.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
 from inr.networks import MLP, WIRE
@@ -254,11 +255,13 @@ def test_a_shape_overlay_replaces_the_paper_configs_scheduler(name, capsys):
 
 def test_wire_is_read_from_one_place_by_every_comparison():
     # compare_encoders, compare_fields and configs/methods/wire.yaml all resolve the registry's entry
-    image = compare_encoders.resolve("wire", compare_encoders.Protocol(resolution=256))
+    def spec(c, *argv):
+        return c.spec(c.protocol(parse(c, list(argv))), "wire", Member(None, 0), None)
+
+    image = spec(compare_encoders.Encoders(), "--resolution", "256")
     assert image.overlay() == METHODS["wire"].resolve(IMAGE_SETTING).overlay()
     assert yaml.safe_load((CONFIGS / "methods" / "wire.yaml").read_text())["model"]["init_args"] == image.overlay()
-    args = compare_fields.parse_args(["--signal", "--encoders", "wire", "--out", "unused"])
-    field = METHODS["wire"].resolve(compare_fields.protocol_from_args(args).setting())
+    field = spec(compare_fields.Fields(), "--signal", "--methods", "wire")
     assert field.network == image.network and field.lr == image.lr
     assert "--model.init_args.network" in view_synthesis.overrides("gaussian")
     assert methods.METHODS is METHODS

@@ -9,7 +9,8 @@ from PIL import Image
 
 from inr.data.image_sets import NATURAL, image_folder, natural_set
 from inr.errors import InputError
-from inr.experiments import compare_encoders as ce
+from inr.experiments.compare_encoders import Encoders
+from inr.experiments.comparison import Member, parse, train_row
 from inr.experiments.table1 import main
 
 TINY = ["--resolution", "32", "--steps", "6", "--width", "16", "--threads", "1"]
@@ -25,15 +26,13 @@ def test_members_are_the_single_runs_and_the_table_is_their_mean(tmp_path, capsy
         (m, image, seed) for m in ("none", "gaussian") for image in ("astronaut", "camera") for seed in (0, 1)
     ]
     # member (camera, seed 1) of the Gaussian run is the image comparison's single run of that image and seed
-    single = ce.run_method(
-        "gaussian",
-        ce.Protocol(resolution=32, steps=6, width=16, seed=1),
-        lambda: ce.ImageDataModule(path=str(tmp_path / "images" / "camera.png"), resolution=32, split="every_other"),
-        tmp_path / "single",
-    )
+    encoders = Encoders()
+    image = str(tmp_path / "images" / "camera.png")
+    p = encoders.protocol(parse(encoders, ["--image", image, "--resolution", "32", "--steps", "6", "--width", "16"]))
+    single = train_row(encoders, p, "gaussian", Member(None, 1), tmp_path / "single")
     member = next(r for r in models if (r["method"], r["signal"], r["seed"]) == ("gaussian", "camera", 1))
-    assert member["psnr"] == pytest.approx(single["test_psnr"], abs=0.02)
-    assert member["ssim"] == pytest.approx(single["test_ssim"], abs=0.002)
+    assert member["psnr"] == pytest.approx(single["psnr"], abs=0.02)
+    assert member["ssim"] == pytest.approx(single["ssim"], abs=0.002)
     out = capsys.readouterr().out
     gaussian = [r["psnr"] for r in models if r["method"] == "gaussian"]
     assert f"| gaussian | {np.mean(gaussian):.2f} ± {np.std(gaussian, ddof=1):.2f} |" in out

@@ -7,23 +7,21 @@ bands 1–3 (band 0 holds only DC at this size), lr 1e-2 (the paper's for natura
 in every band.
 """
 
-import dataclasses
-from functools import partial
-
 import numpy as np
 import pytest
 
-from inr.data.text import TextImageDataModule
-from inr.experiments.compare_encoders import Protocol, run_method
+from inr.experiments.compare_encoders import Encoders
+from inr.experiments.comparison import Member, parse, train_row
 from inr.experiments.protocols import PAPER_SETTINGS
 
-PROTOCOL = Protocol(resolution=64, steps=100, kind="text", width=64)
+ENCODERS = Encoders()
+TEXT = ["--text", "--resolution", "64", "--steps", "100", "--width", "64"]
 
 
 def final_band_errors(kind, tmp_path):
     """The row "none" on the text image with the learning rate of the paper's ``kind`` settings."""
-    protocol = dataclasses.replace(PROTOCOL, kind=kind)
-    row = run_method("none", protocol, partial(TextImageDataModule, resolution=PROTOCOL.resolution, text_seed=0), tmp_path)
+    protocol = ENCODERS.protocol(parse(ENCODERS, [*TEXT, "--kind", kind]))
+    row = train_row(ENCODERS, protocol, "none", Member(None, 0), tmp_path)
     # (15,) training-grid Δ_b of bands 1–15 after the last step, DC apart; band 0 (|k| < 1 on the 32² grid) holds only DC: NaN
     return np.array(row["history"]["errors"][-1])[1:]
 
