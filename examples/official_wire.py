@@ -15,31 +15,21 @@ This imports and runs the given repository's Python code: point it at a checkout
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import importlib.util
-import sys
-from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional
 
+from jsonargparse import ArgumentParser
 from torch import nn
 
-from inr.data.image import ImageDataModule
 from inr.errors import InputError
-from inr.experiments.compare_encoders import COLUMNS, NUMERIC, Protocol, resolve, run_method
-from inr.experiments.runner import (
-    ExperimentParser,
-    command,
-    markdown_table,
-    prepare_out,
-    silence_lightning,
-    summarise,
-    write_results,
-)
-from inr.io.threads import torch_threads
+from inr.experiments import comparison
+from inr.experiments.compare_encoders import Encoders
+from inr.experiments.methods import METHODS, Resolved
 from inr.networks.layers import UnitToSymmetric
+from inr.tasks.image import ImageFitting
 
 OFFICIAL_ROW = "wire (released code)"  # also a TensorBoard run name: no slash
 
@@ -80,51 +70,47 @@ def official_network(module: ModuleType, settings: dict[str, Any]):
     return build
 
 
-def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = ExperimentParser(__name__, __doc__, prog="python examples/official_wire.py")
-    parser.add_argument("--wire-repo", type=Path, required=True, help="a checkout of github.com/vishwa91/wire")
-    parser.add_argument("--image", help="image file (default data/astronaut.png)")
-    parser.add_argument("--resolution", type=int, default=Protocol.resolution, help="image side after a centre crop")
-    parser.add_argument("--steps", type=int, default=Protocol.steps, help="training steps of both rows")
-    parser.add_argument("--seeds", type=int, default=1, help="seeds 0 … S−1 for both rows: mean ± std")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--out", default="outputs/official_wire", help="output directory")
-    args = parser.parse_args(argv)
-    for key in ("resolution", "steps", "seeds"):
-        if getattr(args, key) < (8 if key == "resolution" else 1):
-            parser.error(f"--{key} is too small: {getattr(args, key)}")
-    return args
+class OfficialWire(Encoders):
+    """``compare_encoders`` with two rows: the registry's WIRE, and the released network under the same settings."""
 
+    name, doc, prog = "official_wire", __doc__, "python examples/official_wire.py"
+    methods = default_methods = ("wire", OFFICIAL_ROW)
+    module: Optional[ModuleType] = None
 
-def compare(args: argparse.Namespace, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    module = load_official(args.wire_repo)  # a missing checkout fails here, before anything is written
-    silence_lightning()
-    protocol = Protocol(resolution=args.resolution, steps=args.steps)
-    make_data = partial(ImageDataModule, path=args.image, resolution=protocol.resolution, split="every_other")
-    make_data().setup("fit")
-    settings = resolve("wire", protocol).network.init_args
-    out = prepare_out(args.out)
-    for seed in range(args.seeds):
-        at_seed = replace(protocol, seed=seed)
-        rows.append(run_method("wire", at_seed, make_data, out))
-        rows.append(run_method("wire", at_seed, make_data, out, official_network(module, settings), OFFICIAL_ROW))
-        for r in rows[-2:]:
-            print(f"{r['method']} (seed {seed}): train {r['train_psnr']:.2f} dB, test {r['test_psnr']:.2f} dB", file=sys.stderr)
-    table = markdown_table(summarise(rows, NUMERIC), COLUMNS)
-    title = (
-        f"{args.image or 'data/astronaut.png'}, {protocol.resolution}², {protocol.steps} steps, every other pixel "
-        f"trained, seeds 0–{args.seeds - 1}: this framework's WIRE and the released code, same settings"
-    )
-    write_results(out, f"{title}\n\n{table}", {"rows": rows, "settings": dict(settings), "seeds": args.seeds})
-    print(table)
-    return rows
+    def available(self, args: Any) -> tuple[str, ...]:
+        return self.methods
+
+    def arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--wire-repo", type=str, required=True, help="a checkout of github.com/vishwa91/wire")
+        super().arguments(parser)
+
+    def protocol(self, args: Any) -> Any:
+        self.module = load_official(Path(args.wire_repo))  # a missing checkout fails here, before anything is written
+        return super().protocol(args)
+
+    def record(self, p: Any) -> dict[str, Any]:
+        return {
+            **super().record(p),
+            "released": dict(METHODS["wire"].resolve(self.setting(p, comparison.Member(None, 0), None)).network.init_args),
+        }
+
+    def spec(self, p: Any, name: str, member: comparison.Member, data: Any) -> Resolved:
+        spec = super().spec(p, "wire", member, data)
+        return dataclasses.replace(spec, name=name)
+
+    def model(self, p: Any, spec: Resolved, data: Any) -> ImageFitting:
+        if spec.name != OFFICIAL_ROW:
+            return super().model(p, spec, data)
+        encoder, _, optimizer = spec.build()  # the method's encoder and optimizer around the released network
+        network = official_network(self.module, dict(spec.network.init_args))
+        return ImageFitting(encoder=encoder, network=network, optimizer=optimizer, out_channels=data.out_channels)
+
+    def baselines(self, p: Any, data: Any) -> list:
+        return []
 
 
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
-    args = parse_args(argv)
-    rows: list[dict[str, Any]] = []
-    with torch_threads(args.threads):
-        return command(lambda: compare(args, rows), lambda: markdown_table(summarise(rows, NUMERIC), COLUMNS) if rows else "")
+    return comparison.main(OfficialWire(), argv)
 
 
 if __name__ == "__main__":

@@ -38,14 +38,14 @@ def test_the_released_network_trains_beside_the_registry_row(tmp_path, monkeypat
     (tmp_path / "repo" / "modules" / "wire.py").write_text(FAKE)
     out = tmp_path / "out"
     rows = main(["--wire-repo", str(tmp_path / "repo"), "--resolution", "16", "--steps", "3", "--seeds", "2", "--out", str(out)])
-    assert [r["method"] for r in rows] == ["wire", OFFICIAL_ROW] * 2
-    assert [r["seed"] for r in rows] == [0, 0, 1, 1]
+    assert [r["method"] for r in rows] == ["wire", "wire", OFFICIAL_ROW, OFFICIAL_ROW]
+    assert [r["seed"] for r in rows] == [0, 1, 0, 1]
     official = [r for r in rows if r["method"] == OFFICIAL_ROW]
     assert all(r["params"] == 2 * 7 + 7 + 7 * 3 + 3 for r in official)  # the fake's network, not the registry's
     assert all(r["params"] > 1000 for r in rows if r["method"] == "wire")
     assert official[0]["lr"] == rows[0]["lr"] == 1e-3  # the method's optimizer, whatever the network
     saved = json.loads((out / "results.json").read_text())
-    assert saved["settings"]["first_omega_0"] == 20.0 and saved["settings"]["scale"] == 10.0
+    assert saved["protocol"]["released"]["first_omega_0"] == 20.0 and saved["protocol"]["released"]["scale"] == 10.0
     assert OFFICIAL_ROW in (out / "results.md").read_text()
 
 
