@@ -30,11 +30,16 @@ def child(row: str, retained: bool, steps: int, threads: int) -> dict:
 
     applied = retain_freed_memory() if retained else False
     torch.set_num_threads(threads)
-    from inr.experiments.compare_encoders import Protocol, build_model, resolve
+    from types import SimpleNamespace
+
+    from inr.experiments.compare_encoders import Encoders
+    from inr.experiments.comparison import Member, parse
 
     torch.manual_seed(0)
-    protocol = Protocol(resolution=256)  # 128² = 16384 training pixels
-    model = build_model(resolve(row, protocol), out_channels=3)
+    encoders = Encoders()
+    protocol = encoders.protocol(parse(encoders, ["--resolution", "256"]))  # 128² = 16384 training pixels
+    rgb = SimpleNamespace(out_channels=3)
+    model = encoders.model(protocol, encoders.spec(protocol, row, Member(None, 0), rgb), rgb)
     side = protocol.resolution // 2
     axis = torch.arange(side, dtype=torch.float32) / side
     coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij"), -1).reshape(-1, 2)  # (16384, 2)
