@@ -16,6 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import jsonargparse
 import pytest
 
 from inr.run.cli import cli_main
@@ -76,6 +77,12 @@ def test_documented_command_parses(where, command, monkeypatch, tmp_path, capsys
 
     original = argparse.ArgumentParser.parse_args
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_and_stop)
+    original_config = jsonargparse.ArgumentParser.parse_args  # the comparisons' parser (train.py's kind)
+
+    def config_parse_and_stop(self, args=None, namespace=None, **kwargs):
+        raise Parsed(original_config(self, args, namespace, **kwargs))
+
+    monkeypatch.setattr(jsonargparse.ArgumentParser, "parse_args", config_parse_and_stop)
     monkeypatch.setattr(sys, "argv", [words[0], *words[1:]])
     with pytest.raises(Parsed):
         if words[0] == "-m" or words[0] in SCRIPTS:
