@@ -2,7 +2,7 @@
 
     inr-codec encode image.png -o image.inr --bpp 0.3        # or --psnr 30, or --params 3000
     inr-codec decode image.inr -o out.png
-    inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --out runs/codec
+    inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --out runs/codec   # = python -m inr.experiments.codec --images DIR
 
 Bad input (a missing image, a target no file can meet, an unwritable output, a damaged file) is one ``error:``
 line and exit 2, before any training where it can be known then; outputs are written whole or not at all.
@@ -111,7 +111,7 @@ def decode_command(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="inr-codec", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="inr-codec", description="Images to .inr files (a fitted network, quantised and range-coded) and back.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     enc = sub.add_parser("encode", help="fit a network to an image and write it as a .inr file")
     enc.add_argument("image", help="PNG/JPEG/TIFF/BMP (gray or colour; alpha composited onto white)")
@@ -131,6 +131,7 @@ def build_parser() -> Parser:
     dec.add_argument("file", help="the .inr file")
     dec.add_argument("-o", "--output", required=True, help="the PNG to write")
     dec.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    sub.add_parser("compare", help="rate–distortion beside JPEG, WebP and AVIF: inr-codec compare DIR --help", add_help=False)
     return parser
 
 
@@ -138,6 +139,13 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Parse, run the subcommand; ``InputError`` -> one ``error:`` line and exit 2."""
     from inr.experiments.runner import command
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["compare"]:  # the comparison has its own command line (inr.experiments.codec)
+        from inr.experiments.codec import main as compare
+
+        rest = argv[1:]
+        compare(["--images", *rest] if rest and not rest[0].startswith("-") else rest)
+        return
     args = build_parser().parse_args(argv)
     if args.threads is not None:
         if args.threads < 1:

@@ -77,7 +77,7 @@ def stacks(arch: Architecture, side: int, channels: int) -> bool:
     return stackable_problem(network) is None
 
 
-def _task(arch: Architecture, side: int, channels: int, steps: int, members: int) -> ImageFitting:
+def fit_task(arch: Architecture, side: int, channels: int, steps: int, members: int) -> ImageFitting:
     spec = arch.resolve(side, steps)
     encoder, factory, optimizer = spec.build()
     if members > 1:
@@ -107,7 +107,7 @@ def fit(arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "
     side = min(height, width)
     if len(images) > 1 and stacks(arch, side, channels):
         data = Pixels(images)
-        task = _task(arch, side, channels, steps, len(images))
+        task = fit_task(arch, side, channels, steps, len(images))
         seconds = fit_row(task, data, steps, label=f"{label}: {len(images)} members")
         out = []
         for k in range(len(images)):
@@ -116,7 +116,7 @@ def fit(arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "
         return out
     out = []
     for k, image in enumerate(images):
-        task = _task(arch, side, channels, steps, 1)
+        task = fit_task(arch, side, channels, steps, 1)
         seconds = fit_row(task, Pixels([image]), steps, label=f"{label}: image {k + 1} of {len(images)}")
         out.append(Fitted(task.encoder.eval(), task.network.eval(), seconds))
     return out
