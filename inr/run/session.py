@@ -5,6 +5,10 @@ signals, the Trainer call of the subcommand, and how it ends (a summary line, or
 the held-out split (``val/...``, ``test/...``); ``predict`` renders a checkpoint's field to files
 (``inr.run.predictions``). Each writes into a run directory of the configured logger that it
 creates, like a new run, and removes it again when it fails before writing results.
+
+Each records what made it (``run.json``: ``inr.run.record``) beside its ``config.yaml``. ``fit``'s closing
+evaluation runs on the device the run trained on, and its metrics, like validate's and test's scores, reach
+every logger and ``metrics.json`` (``inr.callbacks.closing``) before the loggers are closed.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+import yaml
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
+from inr.callbacks.closing import HeldLoggers, config_hparams, hold_loggers, log_closing_metrics, write_metrics
 from inr.callbacks.media import latest_reconstruction
 from inr.data.cameras import MAX_CAMERA_PATH_POSES, read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
@@ -34,6 +40,7 @@ from inr.run.preflight import (
     check_writable,
     preflight,
 )
+from inr.run.record import RECORD_NAME, RunRecorder
 from inr.run.resume import (
     ResumePlan,
     RunConfigRecorder,
@@ -153,8 +160,11 @@ def camera_path_shape(model: Any, data: Any, camera_path: Optional[str], frames:
 class Session:
     """One command: the CLI, the checkpoint plan, the run's lock and the signal handling, and how it ends."""
 
-    def __init__(self, command: str, args: list[str], program: str = "python train.py") -> None:
+    def __init__(self, command: str, args: list[str], program: str = "python train.py", argv: Optional[list[str]] = None) -> None:
         self.command, self.args, self.program = command, args, program
+        # the command as typed (run.json), else as this program with these arguments (a call from Python)
+        self.argv = argv or [*shlex.split(program), *([command] if command != "fit" else []), *args]
+        self.held: Optional[HeldLoggers] = None
         self.cli: Optional[LightningCLI] = None
         self.plan = ResumePlan()
         self.lock: Optional[RunLock] = None
@@ -172,13 +182,15 @@ class Session:
         install_atomic_checkpoints(cli)
         self.stop.watch(trainer)
         trainer.callbacks.append(self.stop)
+        recorder = RunRecorder(self.argv, cli.config.get("seed_everything"))
+        trainer.callbacks.append(recorder)
         if self.command == "fit":
             preflight(trainer, model, data)
             make_logger = logger_factory(cli.config.get("trainer", {}).get("logger"), trainer.logger)
             model_config = model_section(cli.parser, cli.config)
             self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger, model_config)
             for callback in trainer.callbacks:
-                if isinstance(callback, RunConfigRecorder):
+                if isinstance(callback, (RunConfigRecorder, RunRecorder)):
                     callback.resume_in_place = self.plan.in_place
         else:
             check_trainer_settings(trainer)
@@ -194,6 +206,8 @@ class Session:
             existed = run_dir(trainer).exists()
             self.lock = RunLock(run_dir(trainer)).acquire()
             self.created_run_dir = not existed
+        if self.command != "predict":  # the loggers stay open for the closing metrics
+            self.held = hold_loggers(trainer)
         start = time.perf_counter()
         self.running = True
         try:
@@ -268,8 +282,11 @@ class Session:
                 file=sys.stderr,
                 flush=True,
             )
+            model = self.cli.model
+            model.to(trainer.strategy.root_device)  # Lightning's teardown moved it to the CPU
             with reporting("closing evaluation"):
-                metrics = self.cli.model.evaluate()
+                metrics = model.evaluate()
+            self.record_metrics(metrics, trainer.global_step)
             parts = [f"{k} {v:.4g}" for k, v in sorted(metrics.items())]
             picture = latest_reconstruction(where)
             shown = f" | reconstruction {picture}" if picture is not None else ""
@@ -285,10 +302,27 @@ class Session:
             )
         else:
             scores = {k: float(v) for r in results or [] for k, v in r.items()}
+            self.record_metrics(scores, self.plan.step, logged=True)
             parts = [f"{k} {v:.4g}" for k, v in sorted(scores.items())]
             print(
                 f"{self.command}: {' | '.join(parts)} | {self.plan.checkpoint} (step {self.plan.step}) | logs {where}", flush=True
             )
+
+    def record_metrics(self, metrics: dict[str, float], step: int, logged: bool = False) -> None:
+        """The closing metrics to every logger (``logged``: the Trainer logged them already) and ``metrics.json``;
+        then the loggers close."""
+        trainer = self.cli.trainer
+        try:
+            config = yaml.safe_load(self.cli.parser.dump(self.cli.config, skip_none=False)) or {}
+        except Exception:  # a config jsonargparse cannot dump: the metrics without the hyper-parameters
+            config = {}
+        key = log_closing_metrics(trainer, metrics, config_hparams(config), step, logged=logged)
+        record = {"command": self.command, "step": step, "headline": key}
+        if self.command != "fit":
+            record["checkpoint"] = self.plan.checkpoint
+        write_metrics(run_dir(trainer), metrics, **record)
+        if self.held is not None:
+            self.held.release()
 
     # --- endings --------------------------------------------------------------------------------------
     def stopped(self) -> None:
@@ -354,6 +388,8 @@ class Session:
             _remove_empty_run_dir(run_dir(self.cli.trainer), untrained)
 
     def close(self) -> None:
+        if self.held is not None:  # a command that ended before its closing metrics: the loggers close now
+            self.held.release()
         if self.lock is not None:
             self.lock.release()
             self.lock = None
@@ -364,7 +400,8 @@ def _remove_empty_run_dir(path: Path, untrained: bool) -> None:
     """After a failure, drop a run directory that holds nothing but the saved config and the lock (and, when
     the failure came before the first step, e.g. in a task's ``setup``, the logger's still empty event file)."""
     disposable = lambda p: (
-        p.name in ("config.yaml", "hparams.yaml", LOCK_NAME) or (untrained and p.name.startswith("events.out.tfevents."))
+        p.name in ("config.yaml", "hparams.yaml", RECORD_NAME, LOCK_NAME)
+        or (untrained and p.name.startswith("events.out.tfevents."))
     )
     if path.is_dir() and all(disposable(p) for p in path.iterdir()):
         shutil.rmtree(path, ignore_errors=True)
