@@ -5,6 +5,8 @@ model) used as an ``Operator`` here, its batch axis mapped onto the fields' lack
 from __future__ import annotations
 
 import importlib
+import inspect
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any, Optional, Union
@@ -22,13 +24,18 @@ def build_physics(spec: Union[dict[str, Any], LinearPhysics]) -> LinearPhysics:
     (a noise model) are built first, unless LightningCLI built them already. An instance is returned as it is.
     An argument the physics does not take is refused (deepinv's constructors would only warn)."""
     if isinstance(spec, LinearPhysics):
+        check_noise_model(spec.noise_model)
         return spec
-    if not isinstance(spec, dict) or not isinstance(spec.get("class_path"), str) or set(spec) - {"class_path", "init_args"}:
+    if not isinstance(spec, dict) or not isinstance(spec.get("class_path"), str):
         raise ValueError(f"DeepinvOperator: physics must be {{class_path, init_args}} or a LinearPhysics, got {spec!r}")
+    stray = {k: v for k, v in spec.items() if k not in ("class_path", "init_args")}
+    if stray:
+        raise ValueError(override_advice(spec, stray))
     cls = _import(spec["class_path"])
     if not (isinstance(cls, type) and issubclass(cls, LinearPhysics)):
         raise ValueError(f"DeepinvOperator: physics {spec['class_path']} is not a deepinv.physics.LinearPhysics")
     kwargs = {k: _build(v) for k, v in (spec.get("init_args") or {}).items()}
+    check_arguments(spec["class_path"], kwargs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -39,7 +46,131 @@ def build_physics(spec: Union[dict[str, Any], LinearPhysics]) -> LinearPhysics:
         if "are passed to" in str(w.message) and "ignored" in str(w.message):  # deepinv.physics.Physics.__init__
             raise ValueError(f"DeepinvOperator: {spec['class_path']}: {_one_line(w.message)}")
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    check_noise_model(physics.noise_model)
     return physics
+
+
+# Settings deepinv takes without a check, that would fail later or be taken for something else: a noise model's
+# levels (σ = −1 draws noise of σ = 1 with its sign flipped, silently), and a count of angles (0 fails deep in torch)
+NOISE_BOUNDS = {  # attribute: (lowest, highest or None, lowest included)
+    "sigma": (0.0, None, True),
+    "sigma_min": (0.0, None, True),
+    "sigma_max": (0.0, None, True),
+    "gain": (0.0, None, False),
+    "a": (0.0, None, True),
+    "N0": (0.0, None, False),
+    "mu": (0.0, None, True),
+    "p": (0.0, 1.0, True),
+    "s": (0.0, 1.0, True),
+    "l": (0.0, None, False),
+}
+
+
+def _values(value: Any) -> Optional[list[float]]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [float(value)]
+    if isinstance(value, Tensor) and not value.is_complex():
+        return [float(v) for v in value.detach().reshape(-1).tolist()]
+    return None
+
+
+def check_noise_model(noise: Any) -> None:
+    """Refuse a noise model whose levels lie outside their range (``NOISE_BOUNDS``), or are not finite."""
+    name = f"{type(noise).__module__.split('.')[0]}.physics.{type(noise).__name__}"
+    for attribute, (low, high, closed) in NOISE_BOUNDS.items():
+        values = _values(getattr(noise, attribute, None))
+        if not values:
+            continue
+        for v in values:
+            outside = not math.isfinite(v) or (v < low if closed else v <= low) or (high is not None and v > high)
+            if outside:
+                bound = f"{'≥' if closed else '>'} {low:g}" + (f" and ≤ {high:g}" if high is not None else "")
+                shown = f"{v:g}" if len(values) == 1 else f"{v:g} (one of {len(values)})"
+                raise ValueError(f"DeepinvOperator: {name}: {attribute} must be {bound}, got {shown}")
+
+
+def check_arguments(class_path: str, kwargs: dict[str, Any]) -> None:
+    """Counts a physics would take and fail on later: Tomography's ``angles`` (a count ≥ 1, or a non-empty list)."""
+    if class_path.rpartition(".")[2] == "Tomography" and "angles" in kwargs:
+        angles = kwargs["angles"]
+        count = angles if isinstance(angles, int) and not isinstance(angles, bool) else None
+        size = None if count is not None else len(angles) if hasattr(angles, "__len__") else None
+        if (count is not None and count < 1) or size == 0:
+            raise ValueError(
+                f"DeepinvOperator: {class_path}: angles must be a count ≥ 1 (evenly in [0°, 180°)) or a non-empty list "
+                f"of angles in degrees, got {angles!r}"
+            )
+
+
+def _flow(value: Any) -> str:
+    """A config value in YAML flow style, for a message; what cannot be written back (a built object) is ``…``."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if hasattr(value, "as_dict") and hasattr(value, "class_path"):  # a jsonargparse Namespace of a class
+        return _flow(value.as_dict())
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return "…"
+
+
+def _dotted(stray: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """The overrides of a stray mapping as (dotted key, value): the parser keeps the rest of a nested override's key
+    as one dotted key (``{'noise_model': {'init_args.sigma': '0.5'}}``)."""
+    pairs = []
+    for key, value in stray.items():
+        if isinstance(value, dict) and "class_path" not in value:
+            pairs += _dotted(value, f"{prefix}{key}.")
+        else:
+            pairs.append((f"{prefix}{key}", value))
+    return pairs
+
+
+def _writable(value: Any) -> Any:
+    """A config value as a mapping that can take overrides: a jsonargparse Namespace as its dict, a built object
+    (LightningCLI builds a physics' noise model) as its class_path and the settings it keeps under its arguments'
+    names (GaussianNoise's ``sigma``)."""
+    if isinstance(value, dict):
+        return dict(value)
+    if hasattr(value, "as_dict") and hasattr(value, "class_path"):
+        return value.as_dict()
+    if value is None or isinstance(value, (bool, int, float, str, list, tuple)):
+        return value
+    settings = {}
+    for name, parameter in inspect.signature(type(value).__init__).parameters.items():
+        kept = getattr(value, name, None) if name not in ("self", "rng", "device") else None
+        if isinstance(kept, Tensor) and kept.numel() == 1:
+            kept = kept.item()
+        if isinstance(kept, (bool, int, float, str)) and parameter.kind is parameter.POSITIONAL_OR_KEYWORD:
+            settings[name] = kept
+    path = {"class_path": f"{type(value).__module__}.{type(value).__name__}"}
+    return {**path, "init_args": settings} if settings else path
+
+
+def override_advice(spec: dict[str, Any], stray: dict[str, Any]) -> str:
+    """The one line for keys beside class_path and init_args, where a command-line override of one physics setting
+    (``--…physics.init_args.angles 8``) lands, since the physics is a mapping and not a class the parser knows: what
+    was given, and the whole physics with it applied, to give instead."""
+    pairs = _dotted(stray)
+    merged = {k: _writable(v) for k, v in (spec.get("init_args") or {}).items()}
+    for dotted, value in pairs:
+        node, *path = [merged, *dotted.split(".")]
+        for part in path[:-1]:
+            node[part] = _writable(node.get(part)) if isinstance(_writable(node.get(part)), dict) else {}
+            node = node[part]
+        node[path[-1]] = value
+    given = ", ".join(f"physics.init_args.{k} {_flow(v)}" for k, v in pairs)
+    whole = _flow({"class_path": spec["class_path"], "init_args": merged})
+    return (
+        f"DeepinvOperator: {given} does not reach the physics (a command-line override lands beside its class_path); "
+        f"give the whole physics: --data.init_args.operator.init_args.physics '{whole}', with every setting you need, or "
+        "set it in the config file"
+    )
 
 
 def _build(value: Any) -> Any:

@@ -6,14 +6,17 @@ training (an atomic, fsynced write of tens of milliseconds against steps of a fe
 steps"), and on a GPU even the default image config's steps are a millisecond. The command line's checkpoint
 (``--checkpoint.*``) is this class, whose defaults are a checkpoint every ``every_n_minutes`` (5) of training and
 at its end; SIGTERM and Ctrl-C still save on the spot (``inr.run.signals``), so a stopped run loses nothing.
-``every_n_train_steps`` saves at exactly those optimizer steps, also between the steps of one Lightning step
-(``inner_steps`` > 1: ``on_inner_step_end``), and resuming from such a checkpoint repeats exactly what the
-uninterrupted run did; ``every_n_epochs`` saves at the end of those epochs, as ``ModelCheckpoint`` does.
+Lightning's ``train_time_interval`` is the same time trigger in its own unit (``--checkpoint.train_time_interval
+0:10:00``): given, it replaces ``every_n_minutes``. ``every_n_train_steps`` saves at exactly those optimizer
+steps, also between the steps of one Lightning step (``inner_steps`` > 1: ``on_inner_step_end``), and resuming
+from such a checkpoint repeats exactly what the uninterrupted run did; ``every_n_epochs`` saves at the end of
+those epochs, as ``ModelCheckpoint`` does.
 """
 
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from typing import Any, Optional
 
 import lightning as L
@@ -34,17 +37,28 @@ class RunCheckpoint(ModelCheckpoint):
         5.0
     """
 
-    def __init__(self, *args: Any, every_n_minutes: Optional[float] = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        every_n_minutes: Optional[float] = None,
+        train_time_interval: Optional[timedelta] = None,
+        **kwargs: Any,
+    ) -> None:
+        # Lightning's name for the time trigger sets the same cadence (and, like every_n_minutes, combines with the
+        # step and epoch triggers): given, it replaces every_n_minutes, the command's default of 5 minutes included
+        if train_time_interval is not None:
+            if not train_time_interval.total_seconds() > 0:
+                raise InputError(
+                    f"checkpoint.train_time_interval must be a positive time (e.g. 0:10:00), got {train_time_interval}"
+                )
+            every_n_minutes = train_time_interval.total_seconds() / 60.0
         super().__init__(*args, **kwargs)
         if every_n_minutes is not None and not every_n_minutes > 0:
             raise InputError(f"checkpoint.every_n_minutes must be > 0 minutes (or null: no time trigger), got {every_n_minutes}")
         self.every_n_minutes = None if every_n_minutes is None else float(every_n_minutes)
 
     def _interval_seconds(self) -> Optional[float]:
-        if self.every_n_minutes is not None:
-            return 60.0 * self.every_n_minutes
-        interval = self._train_time_interval
-        return None if interval is None else interval.total_seconds()
+        return None if self.every_n_minutes is None else 60.0 * self.every_n_minutes
 
     def _time_due(self, trainer: L.Trainer) -> bool:
         """The interval has passed since the last save (rank 0's clock decides for every rank)."""

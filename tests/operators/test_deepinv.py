@@ -203,3 +203,67 @@ def test_without_deepinv_the_operator_names_the_extra_to_install(monkeypatch):
     monkeypatch.delitem(sys.modules, "inr.operators.deepinv_physics")
     with pytest.raises(ImportError, match=r"DeepinvOperator needs deepinv: pip install 'inr\[interop\]'"):
         inr.operators.DeepinvOperator  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "noise, message",
+    [
+        (
+            {"class_path": "deepinv.physics.GaussianNoise", "init_args": {"sigma": -1.0}},
+            "GaussianNoise: sigma must be ≥ 0, got -1",
+        ),
+        ({"class_path": "deepinv.physics.PoissonNoise", "init_args": {"gain": 0.0}}, "PoissonNoise: gain must be > 0, got 0"),
+        ({"class_path": "deepinv.physics.SaltPepperNoise", "init_args": {"p": 1.5}}, "SaltPepperNoise: p must be ≥ 0 and ≤ 1"),
+        ({"class_path": "deepinv.physics.GaussianNoise", "init_args": {"sigma": math.nan}}, "sigma must be ≥ 0, got nan"),
+    ],
+)
+def test_a_noise_level_outside_its_range_is_refused(noise, message):
+    spec = {"class_path": "deepinv.physics.Tomography", "init_args": {"angles": 4, "img_width": 8, "noise_model": noise}}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build_physics(spec)
+    with pytest.raises(ValueError, match=re.escape(message)):  # a physics built elsewhere too
+        DeepinvOperator(Tomography(angles=4, img_width=8, noise_model=build_physics_noise(noise)))
+    assert build_physics({**spec, "init_args": {**spec["init_args"], "noise_model": None}}) is not None
+
+
+def build_physics_noise(noise):
+    from inr.operators.deepinv_physics import _build
+
+    return _build(noise)
+
+
+@pytest.mark.parametrize("angles", [0, -3, []])
+def test_tomography_without_angles_is_refused_in_words(angles):
+    with pytest.raises(
+        ValueError, match=r"Tomography: angles must be a count ≥ 1 \(evenly in \[0°, 180°\)\) or a non-empty list"
+    ):
+        build_physics({"class_path": "deepinv.physics.Tomography", "init_args": {"angles": angles, "img_width": 8}})
+
+
+def test_a_stray_override_names_the_whole_physics_to_give_instead():
+    """What jsonargparse makes of ``--…physics.init_args.noise_model.init_args.sigma 0.5``: the rest of the key beside
+    class_path. The line shows the physics with the override applied, the built noise model's own σ kept."""
+    spec = {
+        "class_path": "deepinv.physics.Tomography",
+        "init_args": {"angles": 20, "img_width": 8, "noise_model": GaussianNoise(sigma=0.0)},
+        "noise_model": {"init_args.sigma": "0.5"},
+        "angles": 4,
+    }
+    with pytest.raises(ValueError) as info:
+        build_physics(spec)
+    assert str(info.value) == (
+        "DeepinvOperator: physics.init_args.noise_model.init_args.sigma 0.5, physics.init_args.angles 4 does not reach "
+        "the physics (a command-line override lands beside its class_path); give the whole physics: "
+        "--data.init_args.operator.init_args.physics '{class_path: deepinv.physics.Tomography, init_args: {angles: 4, "
+        "img_width: 8, noise_model: {class_path: deepinv.physics.noise.GaussianNoise, init_args: {sigma: 0.5}}}}', "
+        "with every setting you need, or set it in the config file"
+    )
+    given = {
+        "class_path": "deepinv.physics.Tomography",
+        "init_args": {"angles": 20, "img_width": 8, "noise_model": GaussianNoise(sigma=0.0)},
+        "angles": 4,
+    }
+    with pytest.raises(
+        ValueError, match=re.escape("noise_model: {class_path: deepinv.physics.noise.GaussianNoise, init_args: {sigma: 0.0}}")
+    ):
+        build_physics(given)  # no override of it: its own σ, not GaussianNoise's default 0.1
