@@ -25,9 +25,9 @@ def crop() -> np.ndarray:
 
 @pytest.fixture(scope="session")
 def tiny_fit(crop):
-    """(architecture, image (H, W, 3) in [0, 1], fitted network) after 30 steps."""
+    """(architecture, image (H, W, 3) in [0, 1], fitted network) after 150 steps."""
     image = torch.from_numpy(crop.astype(np.float32) / 255.0)
-    (fitted,) = fit(TINY, [image], steps=30)
+    (fitted,) = fit(TINY, [image], steps=150)
     return TINY, image, fitted
 
 
@@ -63,3 +63,12 @@ def codec_cli(capsys):
         return Outcome(code, out.out, out.err)
 
     return run
+
+
+@pytest.fixture
+def crop_png(tmp_path, crop):
+    """The crop as a PNG file in a folder of its own (the tests' outputs go to tmp_path)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    iio.imwrite(folder / "crop.png", crop)
+    return folder / "crop.png"
