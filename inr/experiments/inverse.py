@@ -69,9 +69,10 @@ from inr.experiments.runner import (
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.metrics import psnr
+from inr.metrics import ssim as grid_ssim
 from inr.operators import baselines
 from inr.spectral import spectral_summary
-from inr.tasks.inverse import InverseFitting, grid_ssim
+from inr.tasks.inverse import InverseFitting
 
 TASKS = ("ct", "mri", "inpaint", "superres")
 ENCODINGS = MAPPING_METHODS
@@ -199,7 +200,7 @@ def score(recon: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
     low and high errors (``NUM_BANDS`` radial bands) of a reconstruction as its method returns it."""
     recon = recon.float()
     bands = spectral_summary(recon.double(), truth.double(), num_bands=NUM_BANDS)
-    ssim = grid_ssim(recon, truth)
+    ssim = grid_ssim(recon.clamp(0, 1), truth, dims=recon.ndim - 1)
     return {
         "psnr": psnr(recon, truth),
         "ssim": float(ssim) if ssim is not None else math.nan,

@@ -64,8 +64,9 @@ from inr.experiments.runner import (
 from inr.export.normal_map import normal_map
 from inr.geometry.level_set import level_set_mesh
 from inr.geometry.sampling import sample_surface
-from inr.geometry.surface_metrics import iou, surface_distances
+from inr.geometry.surface_metrics import surface_distances
 from inr.io.allocator import retain_freed_memory
+from inr.metrics import iou
 from inr.tasks.shape import SURFACE_SAMPLE_SEED, ShapeFitting
 
 # the nearest-point baseline's k-d tree holds at most this many training points (the paper's run sees 327 M)

@@ -39,7 +39,6 @@ from typing import Optional
 
 import numpy as np
 import torch
-from torchmetrics.functional.image import structural_similarity_index_measure
 
 from inr.data.rays import camera_distance, view_nyquist
 from inr.errors import InputError
@@ -60,7 +59,7 @@ from inr.experiments.runner import (
 )
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
-from inr.metrics import psnr
+from inr.metrics import psnr, ssim
 from inr.run.cli import build_cli, condense_config_error, resolve_config_names
 from inr.spectral import spectral_summary
 
@@ -159,7 +158,7 @@ def score(pred: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
         "psnr_std": float(views.std()) if len(views) > 1 else float("nan"),
         "n": len(views),
         "view_psnr": views.tolist(),
-        "ssim": float(structural_similarity_index_measure(pred, truth, data_range=1.0)),
+        "ssim": ssim(pred, truth),
         "dc": float(bands["dc"]),
         "low": float(bands["low"]),
         "high": float(bands["high"]),
