@@ -314,7 +314,12 @@ def parser(c: Comparison) -> ComparisonParser:
         default=",".join(c.default_methods or c.methods + c.baseline_names),
         help=f"comma-separated rows, or all: {every}",
     )
-    p.add_argument("--seeds", type=int, default=c.seeds, help="how many seeds: --seed … --seed + N − 1 (mean ± std over them)")
+    p.add_argument(
+        "--seeds",
+        type=Optional[int],
+        default=None,
+        help=f"how many seeds: --seed … --seed + N − 1, mean ± std over them (null: {c.seeds})",
+    )
     p.add_argument("--seed", type=int, default=0, help="the first seed")
     p.add_argument("--steps", type=Optional[int], default=None, help="training steps of every row (null: the protocol's)")
     p.add_argument("--resolution", type=Optional[int], default=None, help="grid side (null: the protocol's)")
@@ -378,8 +383,11 @@ def chosen_methods(c: Comparison, args: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def check_common(args: Any) -> None:
-    """The common flags' bounds: seeds, steps, resolution, threads (one line each)."""
+def check_common(c: Comparison, args: Any) -> None:
+    """The common flags' bounds: seeds, steps, resolution, threads (one line each); ``args.seed_list`` the seeds,
+    ``args.seeds_given`` whether ``--seeds`` was given (a paper's run has its own count)."""
+    args.seeds_given = args.seeds is not None
+    args.seeds = c.seeds if args.seeds is None else args.seeds
     if not 1 <= args.seeds <= MAX_SEEDS:
         raise InputError(f"--seeds must be 1 … {MAX_SEEDS:,}, got {args.seeds}")
     if not 0 <= args.seed <= MAX_SEED - args.seeds + 1:
@@ -500,11 +508,10 @@ def resumed(c: Comparison, out: Path, record: Mapping[str, Any], fresh: bool) ->
 
 
 def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
-    """The comparison ``c`` with parsed flags ``args``: every row (models, then baselines), printed and written."""
+    """The comparison ``c`` with flags ``args`` (``parse``'s): every row (models, then baselines), printed and written."""
     rows = [] if rows is None else rows
     silence_lightning()
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
-    check_common(args)
     names = chosen_methods(c, args)
     models = [n for n in names if n not in c.baseline_names]
     p = c.protocol(args)
@@ -588,7 +595,7 @@ def parse(c: Comparison, argv: Sequence[str]) -> Any:
     """The flags of ``c``'s command line ``argv``, checked (``args.seed_list``: the seeds; ``args.argv``: ``argv``)."""
     args = parser(c).parse_args(deprecated(c, list(argv)))
     args.argv = list(argv)
-    check_common(args)
+    check_common(c, args)
     return args
 
 

@@ -38,8 +38,10 @@ def test_help_names_the_command_and_documents_every_option(name, monkeypatch, ca
         module.main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"usage: python -m inr.experiments.{name}") or (name == "compare_encoders" and "usage:" in out)
     (parser,) = parsers
+    # usage under the command's name: python -m inr.experiments.<name>, or the console command that runs it
+    assert parser.prog == f"python -m inr.experiments.{name}" or parser.prog.startswith("inr-")
+    assert out.startswith(f"usage: {parser.prog}")
     doc = (module.main.__doc__ if name == "methods" else module.__doc__).strip().split("\n\n")[0]
     assert parser.description == " ".join(doc.split())  # the whole first paragraph, not its first line
     undocumented = [a.dest for a in parser._actions if a.dest != "help" and not (a.help or "").strip()]

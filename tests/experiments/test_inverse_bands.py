@@ -3,7 +3,9 @@
 import pytest
 import torch
 
-from inr.experiments.inverse import score, table
+from inr.experiments.inverse import COLUMNS
+from inr.experiments.problems import score
+from inr.experiments.runner import markdown_table
 from inr.spectral import dc_relative_error
 
 
@@ -15,5 +17,5 @@ def test_mean_of_the_truth_has_learned_no_band_and_the_dc_term():
     shifted = score((truth + 0.05).clamp(0, 1), truth)
     assert shifted["dc"] == pytest.approx(float(dc_relative_error((truth + 0.05).double(), truth.double())), rel=1e-6)
     assert shifted["low"] < 1e-6 and shifted["high"] < 1e-6  # a shifted mean moves DC only
-    header = table([{"method": "mean", "seconds": 0.0, **s}]).splitlines()[0]
+    header = markdown_table([{"method": "mean", "seconds": 0.0, **s}], COLUMNS).splitlines()[0]
     assert "DC error" in header and header.index("DC error") < header.index("low-band error")

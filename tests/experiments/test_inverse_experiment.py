@@ -1,4 +1,5 @@
-"""python -m inr.experiments.inverse: several seeds summarised, the notebooks' feature counts, threads restored."""
+"""python -m inr.experiments.inverse: several seeds summarised, the notebooks' feature counts, the paper's runs, a
+grid too large for memory refused before anything is allocated, threads restored."""
 
 import json
 
@@ -7,42 +8,24 @@ import numpy as np
 import pytest
 import torch
 
-from inr.experiments.inverse import METRICS, main, paper_reference, parse_args, table
+from inr.experiments.comparison import parse
+from inr.experiments.inverse import Inverse, main
 from inr.experiments.methods import METHODS, Setting
-from inr.experiments.protocols import PROTOCOLS
-from inr.experiments.runner import summarise
+from inr.experiments.protocols import PROTOCOLS, paper_row
+from inr.experiments.results import load_results
+
+INVERSE = Inverse()
 
 
 def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys):
     threads = torch.get_num_threads()
-    rows = main(
-        [
-            "--task",
-            "ct",
-            "--resolution",
-            "16",
-            "--angles",
-            "8",
-            "--steps",
-            "2",
-            "--width",
-            "16",
-            "--seeds",
-            "0",
-            "1",
-            "--threads",
-            "1",
-            "--solver-iterations",
-            "5",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    argv = ["--task", "ct", "--resolution", "16", "--angles", "8", "--steps", "2", "--width", "16", "--seeds", "2"]
+    rows = main([*argv, "--threads", "1", "--solver-iterations", "5", "--out", str(tmp_path)])
     assert torch.get_num_threads() == threads  # --threads only inside the run
-    assert [r["seed"] for r in rows] == [0] * 8 + [1] * 8
+    assert sorted(r["seed"] for r in rows) == [0] * 8 + [1] * 8
     fbp = [r for r in rows if r["method"] == "filtered back-projection"]
     assert fbp[0]["psnr"] != pytest.approx(fbp[1]["psnr"], abs=1e-3)  # each seed draws its own phantom
-    summary = {s["method"]: s for s in summarise(rows, METRICS)}
+    summary = {s["method"]: s for s in load_results(tmp_path / "results.json").summary}
     assert list(summary) == [
         "none",
         "basic",
@@ -62,11 +45,11 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
     reference = "Table 1; Shepp–Logan phantoms, 512², 20 angles) reports PSNR (dB): none 16.75, basic 23.31, positional 26.89, gaussian 28.33."
     assert reference in printed
     written = (tmp_path / "results.md").read_text().strip()
-    assert written.startswith(table(rows)) and written.endswith(paper_reference("ct"))
+    assert written == printed.strip() and written.endswith(paper_row("ct"))
     assert "TV weight λ = " in written and "(chosen on phantom seed 1000)" in written  # held out: not a test phantom
     assert "init paper" in written  # the paper's stax initialisation
     results = json.loads((tmp_path / "results.json").read_text())
-    assert len(results["rows"]) == 16 and len(results["summary"]) == 8
+    assert len(results["rows"]) == 16 and len(results["summary"]) == 8 and results["seeds"] == [0, 1]
     for seed in (0, 1):
         assert np.load(tmp_path / f"seed_{seed}" / "gaussian.npy").shape == (1, 16, 16)
     grid = iio.imread(tmp_path / "reconstructions.png")  # 2 seeds × (ground truth + 8 methods): wider than tall
@@ -75,21 +58,47 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
     assert all(0 <= r["psnr"] < 100 for r in tv) and tv[0]["steps"] == 5
 
 
+def test_the_old_seed_list_and_rows_still_run_with_a_note(tmp_path, capsys):
+    rows = main(
+        ["--task", "ct", "--resolution", "16", "--angles", "4", "--steps", "1", "--width", "8", "--seeds", "2", "3"]
+        + ["--rows", "gaussian,classical", "--out", str(tmp_path)]
+    )
+    assert [(r["method"], r["seed"]) for r in rows] == [
+        ("gaussian", 2),
+        ("gaussian", 3),
+        ("filtered back-projection", 2),
+        ("filtered back-projection", 3),
+    ]
+    err = capsys.readouterr().err
+    assert "note: --seeds 2 3 is the old list form: --seed 2 --seeds 2" in err
+    assert "note: --rows is an old name of --methods: --methods gaussian,classical" in err
+
+
 def test_paper_runs_print_their_expected_time_and_stop(tmp_path, capsys):
     """--paper sets the paper's size and test set; --estimate-only times a short probe of each network row on the
     first seed's problem and prints the total (here at a tiny size on the CPU), writing nothing."""
-    args = parse_args(["--task", "ct", "--paper"])
-    assert args.resolution == 512 and args.seeds == list(range(8))
-    args = parse_args(["--task", "mri", "--paper"])
-    assert args.resolution == 96 and args.seeds == list(range(6)) and args.width == 256
+    ct = INVERSE.protocol(parse(INVERSE, ["--task", "ct", "--paper"]))
+    assert ct.measurement.resolution == 512 and ct.seeds == tuple(range(8))
+    mri = INVERSE.protocol(parse(INVERSE, ["--task", "mri", "--paper"]))
+    assert mri.measurement.resolution == 96 and mri.seeds == tuple(range(6)) and mri.width == 256
+    assert INVERSE.protocol(parse(INVERSE, ["--task", "ct", "--paper", "--seeds", "2"])).seeds == (0, 1)  # as given
     rows = main(
         ["--task", "ct", "--paper", "--estimate-only", "--resolution", "16", "--angles", "4", "--steps", "1000", "--width", "8"]
-        + ["--seeds", "0", "1", "--threads", "1", "--out", str(tmp_path / "out")]
+        + ["--seeds", "2", "--threads", "1", "--out", str(tmp_path / "out")]
     )
     err = capsys.readouterr().err
     assert rows == [] and not (tmp_path / "out").exists()
     line = next(x for x in err.splitlines() if x.startswith("expected time: about "))
-    assert "for 4 network rows × 1000 steps × 2 seeds at 16 per axis" in line and "measured ms/step none " in line
+    assert "for 4 methods × 2 members × 1000 steps at 16 per axis" in line and "measured ms/step none " in line
+
+
+def test_a_grid_beyond_memory_is_one_line_with_the_estimate_before_anything_is_allocated(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--task", "mri", "--resolution", "500", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert err[0].startswith("error: --task mri --resolution 500: a network's step on 125,000,000 grid points needs an estimated")
+    assert "choose a smaller --resolution" in err[0] and not (tmp_path / "out").exists()
 
 
 def test_the_paper_ran_ct_and_mri_only(capsys):
@@ -112,13 +121,24 @@ def test_positional_encoding_has_the_notebooks_feature_count():
     assert encoder("ct", 2, "gaussian").b.shape == (256, 2)
 
 
-def test_bad_threads_exit_2_with_one_line(capsys):
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--threads", "0"], "--threads must be ≥ 1"),
+        (["--width", "0"], "--width must be ≥ 1"),
+        (["--tv-weight", "-1"], "--tv-weight must be positive"),
+        (["--task", "pet"], "--task"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, words):
     with pytest.raises(SystemExit) as exc:
-        main(["--task", "ct", "--threads", "0"])
+        main(["--task", "ct", *argv, "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error: ")
+    assert exc.value.code == 2 and len(err) == 1 and words in err[0], err
+    assert not (tmp_path / "out").exists()
 
 
-def test_mri_cites_the_papers_atlas_row_and_image_tasks_cite_nothing():
-    assert paper_reference("mri").endswith("none 26.14, basic 28.58, positional 32.23, gaussian 34.51.")
-    assert paper_reference("inpaint") is None and paper_reference("superres") is None
+def test_mri_cites_the_papers_atlas_row_and_image_tasks_cite_nothing(tmp_path, capsys):
+    assert paper_row("mri").endswith("none 26.14, basic 28.58, positional 32.23, gaussian 34.51.")
+    main(["--task", "inpaint", "--resolution", "16", "--methods", "classical", "--out", str(tmp_path)])
+    assert "The paper" not in capsys.readouterr().out
