@@ -105,7 +105,7 @@ def test_inverse_resolution_zero_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--task", "ct", "--resolution", "0", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
-    assert exit_.value.code == 2 and err == ["error: --resolution must be ≥ 2 (or left out: the task's default), got 0"]
+    assert exit_.value.code == 2 and err == ["error: --resolution must be ≥ 2, got 0"]
     assert not (tmp_path / "out").exists()
 
 
