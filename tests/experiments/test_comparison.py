@@ -145,7 +145,7 @@ def test_print_config_writes_a_config_that_runs_the_same_rows(sines, tmp_path, c
         comparison.main(sines, ["--methods", "gaussian", "--seed", "5", *TOY, "--print_config"])
     assert exc.value.code == 0
     config = yaml.safe_load(capsys.readouterr().out)
-    assert config["methods"] == "gaussian" and config["seed"] == 5 and config["steps"] == 4 and config["seeds"] == 1
+    assert config["methods"] == "gaussian" and config["seed"] == 5 and config["steps"] == 4 and config["seeds"] is None
     path = tmp_path / "sines.yaml"
     path.write_text(yaml.safe_dump({**config, "out": str(tmp_path / "out")}))
     rows = comparison.main(sines, ["--config", str(path)])
