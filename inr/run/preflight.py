@@ -60,14 +60,57 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+# what W&B refuses in a project name and a run id (wandb.sdk.wandb_settings: validate_project, validate_run_id), when
+# its run starts: after the run directory exists, with a traceback
+WANDB_PROJECT_CHARACTERS, WANDB_PROJECT_LENGTH = "/\\#?%:", 128
+WANDB_ID_CHARACTERS = ":;,#?/'"
+
+
+def _logger_key(trainer: L.Trainer, i: int) -> str:
+    return "trainer.logger" + (f"[{i}]" if len(trainer.loggers) > 1 else "")
+
+
+def check_logger_names(trainer: L.Trainer) -> None:
+    """Names a logger takes that would end in a traceback or in another run's directory: a ``version`` that names
+    no folder of its own ("" or "."; the run directory would be the name folder, holding every other version), a
+    W&B project or run id that W&B refuses once its run has started. Checked before any logger starts."""
+    for i, logger in enumerate(trainer.loggers):
+        key = _logger_key(trainer, i)
+        version = getattr(logger, "_version", None)
+        if isinstance(version, str) and version.strip() in ("", "."):
+            raise InputError(
+                f"{key}.init_args.version {version!r}: must name a run directory of its own (or null: the next version_N)"
+            )
+        if type(logger).__name__ != "WandbLogger":
+            continue
+        init = getattr(logger, "_wandb_init", {}) or {}
+        project, run_id = init.get("project"), init.get("id")
+        if isinstance(project, str):
+            found = " ".join(sorted({c for c in project if c in WANDB_PROJECT_CHARACTERS}))
+            if found or len(project) > WANDB_PROJECT_LENGTH:
+                raise InputError(
+                    f"{key}.init_args.project {project!r}: a W&B project name has at most {WANDB_PROJECT_LENGTH} characters "
+                    f"and cannot contain {' '.join(WANDB_PROJECT_CHARACTERS)}" + (f" (found {found})" if found else "")
+                )
+        if isinstance(run_id, str):
+            found = " ".join(sorted({c for c in run_id if c in WANDB_ID_CHARACTERS}))
+            if found or not run_id.strip() or run_id != run_id.strip():
+                raise InputError(
+                    f"{key}.init_args.id {run_id!r}: a W&B run id is not empty, has no surrounding spaces and cannot "
+                    f"contain {' '.join(WANDB_ID_CHARACTERS)}" + (f" (found {found})" if found else "")
+                )
+
+
 def check_paths_inside_run(trainer: L.Trainer) -> None:
     """Every write of the run stays inside its run directory: each logger's directory inside its ``save_dir``
     (a name, version or sub_dir with ``..`` or an absolute path would leave it), ModelCheckpoint's ``dirpath``
     inside the run directory and its ``filename`` without ``..``, and every callback that writes (a
-    ``filename``, ``dirpath``, ``save_dir`` or ``log_dir`` of its own) likewise."""
+    ``filename``, ``dirpath``, ``save_dir`` or ``log_dir`` of its own) likewise. The loggers' names are checked
+    first (``check_logger_names``): finding the run directory starts a W&B run."""
+    check_logger_names(trainer)
     run = run_dir(trainer)
     for i, logger in enumerate(trainer.loggers):
-        key = "trainer.logger" + (f"[{i}]" if len(trainer.loggers) > 1 else "")
+        key = _logger_key(trainer, i)
         for name in ("name", "version", "sub_dir"):
             value = getattr(logger, name, None) if name == "name" else getattr(logger, f"_{name}", None)
             if isinstance(value, str) and _leaves(value):
