@@ -49,18 +49,30 @@ NATURAL: dict[str, Callable[[], np.ndarray]] = {
 
 
 def natural_set(directory: Path, names: tuple[str, ...] = tuple(NATURAL)) -> list[Path]:
-    """Write the named photographs as 8-bit PNGs under ``directory`` (each whole or not at all); their paths."""
+    """Write the named photographs as 8-bit PNGs under ``directory`` (each whole or not at all); their paths. A file
+    already there is used only if its pixels are the photograph's: another image under its name is refused in one
+    line, never scored as the photograph."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in names:
         if name not in NATURAL:
             raise InputError(f"unknown image {name!r}; the natural set holds {', '.join(NATURAL)}")
-        path = directory / f"{name}.png"
+        path, pixels = directory / f"{name}.png", np.asarray(NATURAL[name]())
         if not path.is_file():
             with atomic_write(path, "wb") as f:
-                f.write(iio.imwrite("<bytes>", np.asarray(NATURAL[name]()), extension=".png"))
+                f.write(iio.imwrite("<bytes>", pixels, extension=".png"))
+        elif not same_pixels(path, pixels):
+            raise InputError(f"{path}: not scikit-image's {name} (its pixels differ): remove it, or choose another folder")
         paths.append(path)
     return paths
+
+
+def same_pixels(path: Path, pixels: np.ndarray) -> bool:
+    """Whether the image file ``path`` decodes to exactly ``pixels`` (an unreadable file does not)."""
+    try:
+        return np.array_equal(iio.imread(path), pixels)
+    except Exception:  # imageio raises many types for files it cannot decode
+        return False
 
 
 def text_set(directory: Path, count: int, size: int) -> list[Path]:
