@@ -238,7 +238,7 @@ class Comparison:
     # --- the table ------------------------------------------------------------------------------------
     def summary(self, p: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The table's rows: each method's rows summarised, mean ± sample std."""
-        return summarise(rows, [c.key for c in self.columns if c.spec != "s"])
+        return summarise(rows, numeric(self))
 
     def title(self, p: Any) -> str:
         """The line above the table."""
@@ -254,6 +254,11 @@ class Comparison:
 
     def finish(self, p: Any, rows: list[dict[str, Any]], out: Path) -> None:
         """Figures and files of the whole run (the rows of earlier, resumed runs included)."""
+
+
+def numeric(c: Comparison) -> list[str]:
+    """The keys of the table's numbers (``n``, the count of rows a summary adds, apart)."""
+    return [col.key for col in c.columns if col.spec != "s" and col.key != "n"]
 
 
 def loaded(data: Any) -> Any:
@@ -610,6 +615,4 @@ def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]
         with torch_threads(args.threads):
             return run(c, args, rows)
 
-    return command(
-        body, lambda: markdown_table(summarise(rows, [k.key for k in c.columns if k.spec != "s"]), c.columns) if rows else ""
-    )
+    return command(body, lambda: markdown_table(summarise(rows, numeric(c)), c.columns) if rows else "")

@@ -56,3 +56,58 @@ def test_sets_and_refusals(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--kind", "ct", "--images", str(tmp_path)])
     assert exc.value.code == 2
+
+
+def test_a_stale_image_under_a_builtin_name_is_refused_in_one_line(tmp_path, capsys):
+    """A grey ramp saved as out/images/camera.png is not scored as scikit-image's camera."""
+    out = tmp_path / "out"
+    (out / "images").mkdir(parents=True)
+    ramp = np.tile(np.linspace(0, 255, 512).astype(np.uint8), (512, 1))
+    Image.fromarray(ramp).save(out / "images" / "camera.png")
+    with pytest.raises(SystemExit) as exc:
+        main(["--kind", "natural", "--count", "2", *TINY, "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1
+    assert (
+        err[0]
+        == f"error: {out / 'images' / 'camera.png'}: not scikit-image's camera (its pixels differ): remove it, or choose another folder"
+    )
+    assert not (out / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_a_sigterm_keeps_the_finished_rows_and_the_same_command_resumes(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    from inr.experiments import comparison
+
+    real, calls = comparison.fit_row, []
+
+    def fit_then_signal(*args, **kwargs):
+        calls.append(kwargs["label"])
+        if len(calls) == 2:  # SIGTERM while the second phantom trains
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(comparison, "fit_row", fit_then_signal)
+    argv = ["--kind", "ct", "--count", "2", "--seeds", "2", "--methods", "gaussian", *TINY, "--out", str(tmp_path)]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 143
+    kept = json.loads((tmp_path / "results.json").read_text())["rows"]
+    assert [(r["signal"], r["seed"]) for r in kept] == [("phantom 0", 0), ("phantom 0", 1)]  # the first stacked run
+    rows = main(argv)
+    assert calls[2:] == ["gaussian (2 members)"]  # only the second phantom trained again
+    assert [r["psnr"] for r in rows[:2]] == [r["psnr"] for r in kept]
+    assert [r["method"] for r in rows[4:]] == ["filtered back-projection", "grid optimisation"] * 2
+
+
+@pytest.mark.parametrize(
+    "seeds, words", [("1e20", "--seeds: Expected a <class 'int'>"), ("100000000000000000000", "--seeds must be 1 …")]
+)
+def test_a_huge_seed_count_is_one_line(seeds, words, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--kind", "ct", "--seeds", seeds])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and words in err[0], err
