@@ -148,6 +148,27 @@ class SpectralBiasCallback(L.Callback):
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         # a broadcast from rank 0: it must be read here, on all ranks, never in rank-0 code
         self.run_dir = str(shared_run_dir(trainer))
+        if stage == "fit":
+            self.check_before_fit(pl_module, pl_module.data)
+
+    def check_before_fit(self, pl_module: L.LightningModule, datamodule: Any) -> None:
+        """Refuse a grid that holds no frequency band: an axis of 1 point (Nyquist radius 0), as the every_other
+        training grid of ``data.resolution 2``, which would fail at the closing measurement. Called by the command
+        before anything is written (``inr.run.preflight``) and again at setup; ``auto`` is checked on the training
+        grid, the one it measures whenever the task's steps allow."""
+        full = self.source == "full"
+        shape = getattr(datamodule, "shape", None) if full else getattr(datamodule, "train_shape", None)
+        if full:
+            try:  # the task's render grid (a radiance field's image size), once it knows its data
+                shape = pl_module.grid_shape
+            except RuntimeError:
+                pass
+        if shape is not None and min(shape) < 2:
+            raise InputError(
+                f"SpectralBiasCallback: the {'whole' if full else 'training'} grid {'×'.join(map(str, shape))} has an "
+                "axis of fewer than 2 points, so it holds no frequency band; choose a larger data.resolution, or leave "
+                "the callback out"
+            )
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
         self._measure_at_step(trainer, pl_module, ends_batch=True)

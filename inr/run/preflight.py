@@ -3,7 +3,8 @@
 Each refuses, with one ``InputError`` line naming the key, what would otherwise fail later with a
 traceback (or silently write somewhere unexpected): an output location that cannot be written, a log
 directory or callback file outside the run, two callbacks with the same state, an optimizer that
-rejects its arguments, a training batch that would not fit in memory.
+rejects its arguments, a training batch that would not fit in memory, and what a callback refuses through its
+``check_before_fit(model, datamodule)``.
 """
 
 from __future__ import annotations
@@ -195,3 +196,7 @@ def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> 
     if hasattr(datamodule, "check_shardable"):
         datamodule.check_shardable(trainer.world_size)
     check_batch_memory(trainer, model, datamodule)
+    for callback in trainer.callbacks:  # a callback's own refusal of the run (e.g. a grid it cannot measure)
+        check = getattr(callback, "check_before_fit", None)
+        if callable(check):
+            check(model, datamodule)

@@ -120,3 +120,23 @@ def test_nerf_views_are_sized_at_the_resolution_they_are_upsampled_to(tmp_path, 
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert "at 40,000,000,000 grid points needs an estimated" in outcome.errors[0]
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("source", ["auto", "train"])
+def test_a_grid_too_small_for_spectral_bands_is_refused_before_training(tmp_path, run_cli, kit, source):
+    """``--data.init_args.resolution 2``: the every_other training grid is 1×1, which holds no frequency band; the
+    spectral callback failed on it after training, leaving the run directory behind."""
+    spectral = ["--trainer.callbacks+=inr.callbacks.SpectralBiasCallback", "--trainer.callbacks.init_args.source", source]
+    outcome = run_cli(kit.tiny(tmp_path, "--data.init_args.resolution", "2", *spectral))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert "SpectralBiasCallback: the training grid 1×1 has an axis of fewer than 2 points" in outcome.errors[0]
+    assert "choose a larger data.resolution" in outcome.errors[0] and "Traceback" not in outcome.stderr
+    assert list(tmp_path.iterdir()) == []  # not even the logger's name folder
+
+
+def test_a_grid_of_two_points_per_axis_is_measured(tmp_path, run_cli, kit):
+    """The whole 2×2 grid (source full) holds one band: measured, not refused."""
+    spectral = ["--trainer.callbacks+=inr.callbacks.SpectralBiasCallback", "--trainer.callbacks.init_args.source", "full"]
+    outcome = run_cli(kit.tiny(tmp_path, "--data.init_args.resolution", "2", "--trainer.max_steps", "2", *spectral))
+    assert outcome.code == 0, outcome.stderr[-2000:]
+    assert (tmp_path / "image" / "version_0" / "spectral_history.npz").exists()
