@@ -22,11 +22,13 @@ def resolve_data_path(path: Union[str, Path]) -> Path:
 
 
 def check_file(path: Path, extensions: tuple[str, ...], kind: str = "", hint: str = "") -> None:
-    """Refuse, with one line naming ``path``, a file of another extension, a missing one or an empty one.
+    """Refuse, with one line naming ``path``, a directory, a file of another extension, a missing one or an empty one.
 
     ``kind`` names the file type in the message ("image", "audio"); ``hint`` replaces the default list of
-    accepted extensions.
+    accepted extensions. A directory is called one, whatever its name.
     """
+    if path.is_dir():
+        raise InputError(f"{path}: a directory, not {f'a {kind} file' if kind else 'a file'} ({', '.join(extensions)})")
     if path.suffix.lower() not in extensions:
         accepted = hint or f"use one of {', '.join(extensions)}"
         label = f"{kind} extension" if kind else "extension"

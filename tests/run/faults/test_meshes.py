@@ -65,3 +65,14 @@ def test_the_real_command_refuses_an_open_mesh(tmp_path, kit):
     assert proc.returncode == 2 and len(errors) == 1 and "open.obj: the mesh is not watertight" in errors[0]
     assert "data.init_args.mode sdf with data.init_args.sign unsigned" in errors[0]
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("name", ["meshes", "shape.obj"])
+def test_a_directory_given_as_the_mesh_is_called_a_directory(tmp_path, run_cli, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "inside.obj").write_text(TETRA + "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    outcome = run_cli(command(tmp_path / "runs", folder))
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
+    assert outcome.errors[0] == f"error: {folder}: a directory, not a mesh file (.obj, .ply, .stl, .off, .glb)"
+    assert not (tmp_path / "runs").exists()
