@@ -52,6 +52,7 @@ from inr.modes import eval_mode
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.guards import NonFiniteLossGuard
+from inr.tasks.init_from import INIT_KEY, architecture, load_init
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
 from inr.tasks.parts import build_parts, import_class
@@ -85,6 +86,8 @@ class INRModule(L.LightningModule):
             once per K steps; the steps, ``global_step``, logging, checkpoints and resumes are those of K = 1.
         cuda_graphs: capture the inner steps' training step as a CUDA graph and replay it (``inr.tasks.graphs``;
             on a CUDA device with inner_steps > 1, otherwise one log line says why not and the steps run eagerly).
+        init_from: a checkpoint whose encoder and network start the fit instead of a random draw (a learned
+            initialisation, ``inr.tasks.init_from``), read when ``fit`` sets up (a resume then restores its checkpoint).
     """
 
     default_in_dim = 2
@@ -109,6 +112,7 @@ class INRModule(L.LightningModule):
         member_encoders: Optional[list[Encoder]] = None,
         inner_steps: int = 1,
         cuda_graphs: bool = False,
+        init_from: Optional[str] = None,
     ) -> None:
         super().__init__()
         if render_chunk < 1:
@@ -156,6 +160,7 @@ class INRModule(L.LightningModule):
         self.inner_progress: Optional[tuple[int, Tensor, int]] = None
         # (batch, StepLoss) of the latest step of the group in progress, for ``refresh_grid_prediction``
         self.inner_output: Optional[tuple[dict[str, Any], StepLoss]] = None
+        self.init_from = init_from  # loaded at the first fit's setup (a resume's checkpoint then replaces it)
 
     # --- what subclasses override -------------------------------------------------------------------
     def field(self, batch: dict[str, Any]) -> Tensor:
@@ -323,6 +328,9 @@ class INRModule(L.LightningModule):
                 f"{dm.describe()}: the data holds {dm.targets} targets, one per member; set model.members: {dm.targets}"
             )
         if stage == "fit":
+            if self.init_from is not None and not getattr(self, "_init_loaded", False):
+                load_init(self, self.init_from)
+                self._init_loaded = True
             dm.inner_steps = self.inner_steps
             if self.inner_steps > 1:
                 steps.check_trainer(self.trainer)
@@ -541,6 +549,9 @@ class INRModule(L.LightningModule):
 
     def configure_callbacks(self) -> list[L.Callback]:
         return [NonFiniteLossGuard()]
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint[INIT_KEY] = architecture(self)  # what its weights belong to, checked when they start another fit
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._encoding_cache = None
