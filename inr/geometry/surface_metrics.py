@@ -56,15 +56,3 @@ def surface_distances(
         "normal_consistency": float(0.5 * (consistency_p.mean() + consistency_g.mean())),
         "fscore": fscore,
     }
-
-
-def iou(pred: np.ndarray, target: np.ndarray) -> float:
-    """IoU = |P ∧ T| / |P ∨ T| of two boolean arrays (1 when both are empty: the sets agree).
-
-    Example:
-        >>> iou(np.array([True, True, False, True]), np.array([True, False, False, True]))
-        0.6666666666666666
-    """
-    pred, target = np.asarray(pred, dtype=bool), np.asarray(target, dtype=bool)
-    union = np.logical_or(pred, target).sum()
-    return float(np.logical_and(pred, target).sum() / union) if union else 1.0

@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-
 from torch import Tensor
 from torchmetrics import MetricCollection
-from torchmetrics.image import StructuralSimilarityIndexMeasure
 
-from inr.metrics import PSNR, psnr
+from inr.metrics import PSNR, psnr, ssim
 from inr.modes import eval_mode
 from inr.tasks.base import INRModule
-
-# torchmetrics' SSIM: an 11×11 Gaussian window with reflect padding of 5, which needs 6 pixels per side
-SSIM_MIN_SIDE = 6
-
-
-def ssim_fits(image, name: str) -> bool:
-    """Whether SSIM is defined on ``image`` (..., H, W); warns once per name when it is not (too few pixels)."""
-    height, width = image.shape[-2:]
-    if min(height, width) >= SSIM_MIN_SIDE:
-        return True
-    warnings.warn(
-        f"{name}: SSIM needs at least {SSIM_MIN_SIDE}×{SSIM_MIN_SIDE} pixels and this grid is {height}×{width}; it is not "
-        "reported (choose a larger data.resolution)",
-        stacklevel=2,
-    )
-    return False
 
 
 class ImageFitting(INRModule):
@@ -55,14 +36,11 @@ class ImageFitting(INRModule):
         with eval_mode(self):
             pred, target = self.render()[None], self.target_grid()[None]  # (1, C, H, W)
         results["full/psnr"] = psnr(pred, target)
-        if ssim_fits(pred, "full/ssim"):
-            results["full/ssim"] = float(
-                StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(self.device)(pred, target)
-            )
+        value = ssim(pred, target, name="full/ssim")
+        if value is not None:
+            results["full/ssim"] = value
         return results
 
-    def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
-        if not ssim_fits(pred, "val/ssim"):
-            return {}
-        ssim = StructuralSimilarityIndexMeasure(data_range=1.0).to(pred.device)
-        return {"ssim": ssim(pred[None], target[None])}  # (C, H, W) -> (1, C, H, W)
+    def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, float]:
+        value = ssim(pred, target, name="val/ssim")  # (C, H, W)
+        return {} if value is None else {"ssim": value}

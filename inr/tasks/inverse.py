@@ -8,17 +8,13 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 from torchmetrics import Metric, MetricCollection
-from torchmetrics.image import StructuralSimilarityIndexMeasure
 
 from inr.encoders import Encoder
 from inr.errors import InputError
-from inr.metrics import PSNR, psnr
+from inr.metrics import PSNR, psnr, ssim
 from inr.modes import eval_mode
 from inr.operators.base import Operator
 from inr.tasks.base import INRModule, NetworkFactory
-
-# torchmetrics' SSIM uses an 11-tap Gaussian window; smaller grids are scored by PSNR alone.
-SSIM_MIN_SIDE = 11
 
 
 class RelativeResidual(Metric):
@@ -38,15 +34,6 @@ class RelativeResidual(Metric):
 
     def compute(self) -> Tensor:
         return (self.error / self.reference.clamp_min(1e-30)).sqrt()
-
-
-def grid_ssim(pred: Tensor, target: Tensor) -> Optional[Tensor]:
-    """SSIM of two fields (C, *shape) on a 2D or 3D grid (a 3D Gaussian window for volumes); None when the
-    grid is smaller than the window."""
-    if pred.ndim not in (3, 4) or min(pred.shape[1:]) < SSIM_MIN_SIDE:
-        return None
-    ssim = StructuralSimilarityIndexMeasure(data_range=1.0, sync_on_compute=False).to(pred.device)
-    return ssim(pred[None].clamp(0, 1), target[None])  # (C, *shape) -> (1, C, *shape)
 
 
 class InverseFitting(INRModule):
@@ -109,9 +96,11 @@ class InverseFitting(INRModule):
     def make_train_metrics(self) -> MetricCollection:
         return MetricCollection({"residual": RelativeResidual()})
 
-    def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, Tensor]:
-        ssim = grid_ssim(pred, target)
-        return {} if ssim is None else {"ssim": ssim}
+    def on_heldout_grid(self, pred: Tensor, target: Tensor) -> dict[str, float]:
+        if pred.ndim not in (3, 4):  # (C, *shape): SSIM of an image or a volume only
+            return {}
+        value = ssim(pred, target, dims=pred.ndim - 1, name="val/ssim")
+        return {} if value is None else {"ssim": value}
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
@@ -173,7 +162,7 @@ class InverseFitting(INRModule):
             if dm.has_ground_truth:
                 truth = self.target_grid()
                 results["full/psnr"] = psnr(field, truth)
-                ssim = grid_ssim(field, truth)
-                if ssim is not None:
-                    results["full/ssim"] = float(ssim)
+                value = ssim(field, truth, dims=field.ndim - 1, name="full/ssim") if field.ndim in (3, 4) else None
+                if value is not None:
+                    results["full/ssim"] = value
         return results

@@ -1,4 +1,4 @@
-"""Chamfer distances, normal consistency, F-score and IoU: a perfect prediction, closed forms, and a brute-force
+"""Chamfer distances, normal consistency and F-score (IoU: tests/metrics/test_iou.py): a perfect prediction, closed forms, and a brute-force
 reference for the nearest neighbours; the torchmetrics module agrees with the function."""
 
 import numpy as np
@@ -8,7 +8,7 @@ from scipy.spatial.distance import cdist
 
 from inr.geometry.procedural import torus_mesh
 from inr.geometry.sampling import sample_surface
-from inr.geometry.surface_metrics import iou, surface_distances
+from inr.geometry.surface_metrics import surface_distances
 from inr.metrics.geometry import SurfaceDistances
 
 
@@ -17,12 +17,10 @@ def torus_samples(n, seed):
     return sample_surface(verts, faces, n, np.random.default_rng(seed))
 
 
-def test_a_perfect_prediction_scores_chamfer_0_normals_1_fscore_1_iou_1():
+def test_a_perfect_prediction_scores_chamfer_0_normals_1_fscore_1():
     p, n = torus_samples(5000, 0)
     scores = surface_distances(p, n, p, -n, tau=1e-6)  # flipped normals: orientation does not count
     assert scores == {"chamfer_l1": 0.0, "chamfer_l2": 0.0, "normal_consistency": 1.0, "fscore": 1.0}
-    labels = np.random.default_rng(0).random(1000) > 0.3
-    assert iou(labels, labels) == 1.0
 
 
 def test_the_measures_equal_a_brute_force_computation():
@@ -53,13 +51,6 @@ def test_a_sphere_against_a_larger_one_is_their_radius_difference_away():
     assert scores["chamfer_l1"] == pytest.approx(0.05, abs=0.002)
     assert scores["chamfer_l2"] == pytest.approx(0.0025, abs=0.0002)
     assert scores["fscore"] == 1.0 and scores["normal_consistency"] > 0.99
-
-
-def test_iou_counts_the_sets():
-    pred = np.array([1, 1, 0, 0, 1], dtype=bool)
-    target = np.array([1, 0, 0, 1, 1], dtype=bool)
-    assert iou(pred, target) == 2 / 4
-    assert iou(np.zeros(3, bool), np.zeros(3, bool)) == 1.0
 
 
 def test_the_metric_module_is_the_mean_of_the_function_over_updates():

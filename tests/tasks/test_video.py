@@ -7,7 +7,7 @@ import torch
 from torchmetrics.functional.image import structural_similarity_index_measure as ssim
 
 from inr.run.cli import cli_main
-from inr.tasks.video import frame_ssim
+from inr.tasks.video import VideoFitting
 
 TINY = [
     "--config",
@@ -35,14 +35,17 @@ def run(tmp_path, *extra):
     return cli_main(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path), *extra])
 
 
-def test_frame_ssim_is_the_mean_of_each_frame_scored_alone():
+def test_a_clip_s_ssim_is_the_mean_of_each_frame_scored_alone():
+    """torchmetrics' SSIM of each frame (C, H, W) alone, float64, against the task's held-out SSIM of the clip."""
     gen = torch.Generator().manual_seed(0)
-    target = torch.rand(3, 4, 8, 8, generator=gen)
-    pred = (target + 0.1 * torch.randn(3, 4, 8, 8, generator=gen)).clamp(0, 1)
+    target = torch.rand(3, 4, 8, 8, generator=gen, dtype=torch.float64)
+    pred = (target + 0.1 * torch.randn(3, 4, 8, 8, generator=gen, dtype=torch.float64)).clamp(0, 1)
     alone = torch.stack([ssim(pred[:, t][None], target[:, t][None], data_range=1.0) for t in range(4)]).mean()
-    torch.testing.assert_close(frame_ssim(pred, target), alone)
-    assert float(frame_ssim(target, target)) == pytest.approx(1.0, abs=1e-6)
-    assert frame_ssim(pred[..., :5, :5], target[..., :5, :5]) is None  # too small for the 11-tap window
+    task = VideoFitting()
+    assert task.on_heldout_grid(pred, target)["ssim"] == pytest.approx(float(alone), abs=1e-12)
+    assert task.on_heldout_grid(target, target)["ssim"] == pytest.approx(1.0, abs=1e-12)
+    with pytest.warns(UserWarning, match="val/ssim: SSIM needs at least 6×6 pixels and this grid is 5×5"):
+        assert task.on_heldout_grid(pred[..., :5, :5], target[..., :5, :5]) == {}
 
 
 def test_tiny_video_from_a_gif_trains_end_to_end(tmp_path, capsys):

@@ -8,8 +8,11 @@ window (σ = 1.5, 11 taps per axis), C₁ = (0.01 R)², C₂ = (0.03 R)², R the
 over the image padded by reflection (5 pixels, the window's half-width), averaged over every pixel (borders
 included), channel and image. Images are (..., C, H, W), volumes (..., C, D, H, W) with a 3-D window; leading axes
 are a batch, whose mean is the score (the frames of a clip, the views of a scene). Predictions are scored as
-they are, **not clipped** (as ``psnr``): a method bounds its output itself. Computed in float64, so the score
-does not depend on the caller's dtype; an exact prediction scores 1.
+they are, **not clipped** (as ``psnr``): a method bounds its output itself. Computed in float64 whatever the
+caller's dtype (as ``psnr``): the local variances are E[x²] − μ², whose float32 rounding beside C₂ ≈ 1e-3 costs a
+constant volume of 0.9 five thousandths (0.9947 for 1) and a perfect 128² CT phantom 2e-5; on reconstructions
+with error the two precisions differ by ≤ 2e-6 (CT 128², MRI 32³), below the three decimals reported. An exact
+prediction scores 1.
 
 One minimum size: every spatial side ≥ ``SSIM_MIN_SIDE`` = 6 (the reflection pad of 5 needs 6 values). One
 empty-set rule: a smaller grid, or a batch of no images, has no SSIM: ``ssim`` returns None, with one warning
@@ -35,8 +38,9 @@ def ssim(pred: Tensor, target: Tensor, data_range: float = 1.0, dims: int = 2, n
     Example:
         >>> import torch
         >>> x = torch.rand(3, 8, 8, generator=torch.Generator().manual_seed(0))
-        >>> ssim(x, x), ssim(torch.full((1, 8, 8), 0.5), torch.full((1, 8, 8), 0.25))  # (2ab + C₁)/(a² + b² + C₁)
-        (1.0, 0.8000639795265267)
+        >>> constant = ssim(torch.full((1, 8, 8), 0.5), torch.full((1, 8, 8), 0.25))  # (2ab + C₁)/(a² + b² + C₁)
+        >>> ssim(x, x), round(constant, 6), round((2 * 0.5 * 0.25 + 1e-4) / (0.5**2 + 0.25**2 + 1e-4), 6)
+        (1.0, 0.800064, 0.800064)
     """
     if pred.shape != target.shape:
         raise ValueError(f"ssim: prediction {tuple(pred.shape)} and target {tuple(target.shape)} differ in shape")
