@@ -27,9 +27,9 @@ import time
 import lightning as L
 import torch
 from common import HandStep, as_train_py, instantiate, quiet
-from torchmetrics.functional import peak_signal_noise_ratio
 
 from inr.experiments.runner import quiet_trainer
+from inr.metrics import psnr
 
 MODELS = {"Gaussian": [], "SIREN": ["--config", "methods/siren.yaml"], "hash grid": ["--config", "methods/hashgrid.yaml"]}
 VARIANTS = {"eager": ([], "32-true"), "compile": (["--model.init_args.compile", "true"], "32-true"), "bf16": ([], "bf16-mixed")}
@@ -55,7 +55,7 @@ def heldout_psnr(field, postprocess, dm, device: torch.device) -> float:
     """PSNR (dB, data range 1) of the prediction on the whole held-out split, fp32, in chunks, on ``device``."""
     chunks = dm.test_index.to(device).split(EVAL_CHUNK)
     preds = torch.cat([postprocess(field(dm.grid.coords(index)).float()) for index in chunks])
-    return float(peak_signal_noise_ratio(preds, dm.values[dm.test_index].to(device), data_range=1.0))
+    return psnr(preds, dm.values[dm.test_index].to(device))
 
 
 class QualityClock:

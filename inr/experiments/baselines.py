@@ -22,11 +22,10 @@ from typing import Any, Optional
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torchmetrics.functional.image import structural_similarity_index_measure
 
 from inr.errors import InputError
 from inr.experiments.runner import ExperimentParser
-from inr.metrics import psnr
+from inr.metrics import psnr, ssim
 from inr.spectral import aliased_energy_fraction, spectral_summary
 
 
@@ -117,9 +116,8 @@ def score_field(pred: Tensor, target: Tensor, dm: Any, data_range: float = 1.0, 
     train_s = spectral_summary(train_p, train_t, num_bands=num_bands)
     test_s = spectral_summary(test_p, test_t, num_bands=num_bands)
     scores = {"psnr": psnr(test_p, test_t, data_range), "train_psnr": psnr(train_p, train_t, data_range)}
-    if pred.ndim == 3:
-        ssim = structural_similarity_index_measure(test_p[None].float(), test_t[None].float(), data_range=data_range)
-        scores["ssim"] = float(ssim)
+    if pred.ndim == 3 and (value := ssim(test_p, test_t, data_range)) is not None:
+        scores["ssim"] = value
     scores.update({part: float(test_s[part]) for part in ("dc", "low", "high")})
     scores.update({f"train_{part}": float(train_s[part]) for part in ("dc", "low", "high")})
     scores.update({"band_errors": test_s["errors"].tolist(), "band_edges": test_s["edges"].tolist()})

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import time
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from inr.experiments.runner import ExperimentParser
 from inr.experiments.stats import mean_interval
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
+from inr.metrics import psnr
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4
@@ -61,10 +61,9 @@ def load_patches(resolution: int, patch: int, block: int) -> PatchSet:
 def measure(rec: torch.Tensor, test: torch.Tensor, edges: torch.Tensor, fine_edges: torch.Tensor, bins: torch.Tensor) -> dict:
     """PSNR (peak 1), per-band errors (``edges`` and ``fine_edges``) and the error on the copy bins of
     reconstructed held-out patches."""
-    mse = float(((rec - test) ** 2).mean())
     dc, bands = patch_band_errors(rec, test, edges)
     return {
-        "psnr": -10 * math.log10(mse),
+        "psnr": psnr(rec, test),
         "dc": float(dc),
         "bands": bands.tolist(),
         "fine": patch_band_errors(rec, test, fine_edges)[1].tolist(),
