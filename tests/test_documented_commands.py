@@ -10,6 +10,8 @@ are skipped.
 
 import argparse
 import importlib
+import json
+import os
 import re
 import runpy
 import shlex
@@ -102,10 +104,11 @@ def test_documented_command_parses(where, command, monkeypatch, tmp_path, capsys
 
 
 def documented(fragment: str) -> list[str]:
-    """The arguments of the one documented ``train.py`` line that contains ``fragment``."""
+    """The arguments of the one documented ``train.py`` / ``inr-train`` line that contains ``fragment``."""
     (line,) = [command for _, command in COMMANDS if fragment in command]
     words = shlex.split(line)
-    return words[words.index("train.py") + 1 :]
+    program = next(i for i, w in enumerate(words) if w in ("train.py", "inr-train"))
+    return words[program + 1 :]
 
 
 @pytest.mark.slow
@@ -123,3 +126,54 @@ def test_the_fastmri_line_trains_a_2d_slice(tmp_path, capsys):
     cli = cli_main([*args, *short, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")])
     assert cli.model.encoder.in_dim == 2 and cli.datamodule.shape == (16, 16)
     assert "full/psnr" in capsys.readouterr().out
+
+
+TINY_RUN = [
+    "--data.init_args.resolution",
+    "16",
+    "--data.init_args.steps_per_epoch",
+    "5",
+    "--model.init_args.inner_steps",
+    "5",
+    "--model.init_args.network.init_args.width",
+    "8",
+    "--trainer.max_steps",
+    "10",
+    "--trainer.enable_progress_bar",
+    "false",
+]
+
+
+@pytest.mark.slow
+def test_the_mlflow_line_keeps_each_run_in_one_directory(tmp_path, monkeypatch):
+    """docs/usage.md's MLflow line (sqlite store, the trackers extra), shortened: the database and every file of
+    a run under runs/mlflow/ (the run directory is the MLflow run's artifact directory), nothing in the working
+    directory, the closing metrics and the parameters in MLflow, a second run beside the first."""
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    args = [*documented("--trainer.logger MLFlowLogger"), *TINY_RUN]
+    cli = cli_main(args)
+    logger = cli.trainer.logger
+    run = Path(cli.trainer.checkpoint_callback.dirpath).parent
+    assert run == tmp_path / "runs" / "mlflow" / "artifacts" / logger.run_id / "artifacts"
+    assert sorted(os.listdir(tmp_path)) == ["runs"] and sorted(os.listdir(tmp_path / "runs")) == ["mlflow"]
+    assert sorted(os.listdir(tmp_path / "runs" / "mlflow")) == ["artifacts", "mlflow.db"]
+    for name in ("config.yaml", "run.json", "metrics.json", "spectral_history.npz", "checkpoints/last.ckpt"):
+        assert (run / name).is_file(), name
+    assert list((run / "media" / "images" / "reconstruction").glob("step_*.png"))
+    client = MlflowClient(logger._tracking_uri)
+    record = client.get_run(logger.run_id)
+    assert record.info.status == "FINISHED"
+    closing = json.loads((run / "metrics.json").read_text())["metrics"]
+    for key, value in closing.items():
+        assert record.data.metrics[key] == pytest.approx(value, rel=1e-6), key
+    assert record.data.params["encoder/init_args/sigma"] == "10.0"
+    assert {"config.yaml", "metrics.json", "run.json", "checkpoints", "media"} <= {
+        a.path for a in client.list_artifacts(logger.run_id)
+    }
+    before = {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()}
+    second = cli_main(args)
+    assert second.trainer.logger.run_id != logger.run_id
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before
+    assert sorted(os.listdir(tmp_path)) == ["runs"]

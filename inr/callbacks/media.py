@@ -3,8 +3,9 @@
 ``log_image(trainer, tag, image, step)`` sends a (C, H, W) image with values in [0, 1] (C ∈ {1, 3, 4}) to
 - each TensorBoard logger (any logger whose ``experiment`` has ``add_image``);
 - each logger with ``log_image(key, images, step)``, the interface of Lightning's ``WandbLogger``;
-- MLflow (``MLFlowLogger``: its client's ``log_image(run_id, image, artifact_file)``) and Comet (its
-  experiment's ``log_image(image, name, step)``), recognised by those methods, no import needed;
+- MLflow (``MLFlowLogger``: its client's ``log_image(run_id, image, artifact_file)``; where the run directory is
+  the MLflow run's artifact directory, the PNG file below is that artifact) and Comet (its experiment's
+  ``log_image(image, name, step)``), recognised by those methods, no import needed;
 - and always a PNG file, ``<run dir>/media/<tag>/step_<step>.png``, written atomically, so images are kept
   whatever the logger (CSVLogger, none: the run directory is then the Trainer's ``default_root_dir``).
 ``log_figure`` rasterises a matplotlib figure once and logs the pixels the same way. Rank 0 only.
@@ -24,7 +25,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from torch import Tensor
 
 from inr.io.files import atomic_write
-from inr.io.run_dir import run_dir
+from inr.io.run_dir import run_dir, tracker_artifact_dir
 from inr.io.video import to_uint8
 
 MEDIA_DIR = "media"
@@ -93,7 +94,8 @@ def _send(trainer: L.Trainer, tag: str, pixels: np.ndarray, step: int) -> None:
         elif callable(getattr(logger, "log_image", None)):  # WandbLogger and loggers that follow it
             logger.log_image(key=tag, images=[pixels], step=step)
         elif hasattr(experiment, "log_image") and getattr(logger, "run_id", None):  # MLflow's client
-            experiment.log_image(logger.run_id, pixels, artifact_file=image_file("", tag, step).as_posix())
+            if tracker_artifact_dir(logger) is None:  # else the PNG file below is already the run's artifact
+                experiment.log_image(logger.run_id, pixels, artifact_file=image_file("", tag, step).as_posix())
         elif hasattr(experiment, "log_image"):  # Comet's experiment
             experiment.log_image(pixels, name=tag, step=step)
 

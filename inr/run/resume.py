@@ -113,8 +113,9 @@ def model_section(parser: Any, config: Any) -> Optional[dict[str, Any]]:
 
 
 def checkpoints_under(root: Path) -> list[Path]:
-    """Checkpoint files of every run under a logger root (``root/*/checkpoints``) or of one run (``root/checkpoints``)."""
-    return [*root.glob("*/checkpoints/*.ckpt"), *root.glob("checkpoints/*.ckpt")]
+    """Checkpoint files of every run under a logger root (``root/*/checkpoints``; an MLflow artifact location's
+    ``root/<run id>/artifacts/checkpoints``) or of one run (``root/checkpoints``)."""
+    return [*root.glob("*/checkpoints/*.ckpt"), *root.glob("*/artifacts/checkpoints/*.ckpt"), *root.glob("checkpoints/*.ckpt")]
 
 
 def plan_resume(

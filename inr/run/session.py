@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 import yaml
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
+from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities import rank_zero_only
 
@@ -31,6 +32,7 @@ from inr.callbacks.media import latest_reconstruction
 from inr.data.cameras import MAX_CAMERA_PATH_POSES, read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.io.progress import reporting
+from inr.io.run_dir import tracker_artifact_dir
 from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import (
@@ -157,6 +159,17 @@ def camera_path_shape(model: Any, data: Any, camera_path: Optional[str], frames:
     return (len(path.poses), *(path.size or shape[1:])), path.fps
 
 
+def place_checkpoints(trainer: Any) -> None:
+    """Checkpoints in the run directory whatever the logger: Lightning's own rule puts those of an MLflow run on a
+    database or server (no ``save_dir``) in ``<working directory>/<experiment>/<run id>/``; here they go into the
+    run's artifact directory with its other files (``inr.io.run_dir``). A ``dirpath`` given in the config stays."""
+    if tracker_artifact_dir(trainer.logger) is None:
+        return
+    for callback in trainer.checkpoint_callbacks:
+        if isinstance(callback, ModelCheckpoint) and callback.dirpath is None:
+            callback.dirpath = str(run_dir(trainer) / "checkpoints")
+
+
 class Session:
     """One command: the CLI, the checkpoint plan, the run's lock and the signal handling, and how it ends."""
 
@@ -184,6 +197,7 @@ class Session:
         trainer.callbacks.append(self.stop)
         recorder = RunRecorder(self.argv, cli.config.get("seed_everything"))
         trainer.callbacks.append(recorder)
+        place_checkpoints(trainer)
         if self.command == "fit":
             preflight(trainer, model, data)
             make_logger = logger_factory(cli.config.get("trainer", {}).get("logger"), trainer.logger)

@@ -1,6 +1,8 @@
 """W&B (offline) and MLflow (file store) runs keep everything of a run in one directory — config, checkpoints,
-media, spectral history — and a second run touches none of the first's files."""
+media, spectral history — and a second run touches none of the first's files; the closing metrics reach W&B's run
+summary and MLflow's metrics."""
 
+import json
 import os
 from pathlib import Path
 
@@ -51,10 +53,19 @@ def test_one_run_directory_per_run(tracker, tmp_path, monkeypatch):
     outside = [p for p in (tmp_path / "runs").glob("*") if p.is_file()]
     assert outside == []  # nothing at the root of save_dir either
     before = files(run)
+    closing = json.loads((run / "metrics.json").read_text())["metrics"]
     if tracker == "wandb":  # in one process W&B hands the next logger the run in progress until it finishes
         import wandb
 
+        # the closing metrics are in the run's summary (the values W&B's table of runs shows)
+        summary = first.trainer.logger.experiment.summary
+        assert {k: summary[k] for k in closing} == pytest.approx(closing, rel=1e-6)
         wandb.finish()
+    else:  # MLflow's metrics of the run
+        from mlflow.tracking import MlflowClient
+
+        metrics = MlflowClient(first.trainer.logger._tracking_uri).get_run(run.name).data.metrics
+        assert {k: metrics[k] for k in closing} == pytest.approx(closing, rel=1e-6)
     second = cli_main(args)
     other = Path(second.trainer.checkpoint_callback.dirpath).parent
     assert other != run and (other / "config.yaml").is_file()
