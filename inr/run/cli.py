@@ -283,6 +283,16 @@ def build_cli(args: list[str], command: str = "fit") -> INRCLI:
     )
 
 
+def typed_command(args: Optional[list[str]]) -> Optional[list[str]]:
+    """The command line as the user typed it, when this process is the command (``args`` None): ``python
+    train.py ...`` or ``inr-train ...``; None for a call from Python, which the session records as the
+    program and the arguments given."""
+    if args is not None or not sys.argv or not sys.argv[0]:
+        return None
+    program = sys.argv[0]
+    return ["python", program, *sys.argv[1:]] if program.endswith(".py") else [program, *sys.argv[1:]]
+
+
 def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     """Parse ``args`` (default ``sys.argv[1:]``: ``[fit|validate|test|predict] options``), run the subcommand,
     print one summary line; every failure but a bug ends with one line on stderr and the exit code of the
@@ -292,7 +302,7 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     command, rest = split_subcommand(list(sys.argv[1:] if args is None else args))
     if command != "fit":  # an evaluation reads the weights only; the training callbacks' states are not needed
         warnings.filterwarnings("ignore", message=".*when using `ckpt_path`, callbacks used to create the checkpoint.*")
-    session = Session(command, rest, program_name("inr-train", "python train.py"))
+    session = Session(command, rest, program_name("inr-train", "python train.py"), typed_command(args))
     try:
         return session.run(lambda: build_cli(resolve_config_names(rest), command))
     except RunInterrupted as exc:

@@ -80,3 +80,15 @@ def test_git_state_of_a_checkout_clean_dirty_and_untracked(tmp_path):
     (repo / "pkg" / "extra.py").write_text("")
     assert git_state(repo / "pkg", tracked="extra.py") is None  # a file the checkout does not track: not its code
     assert git_state(tmp_path / "elsewhere") is None
+
+
+@pytest.mark.slow
+def test_the_command_line_is_recorded_as_typed(tmp_path, tiny_run_args):
+    import sys
+
+    args = tiny_run_args(tmp_path / "runs")
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.loads((tmp_path / "runs" / "image" / "version_0" / "run.json").read_text())
+    assert record["argv"] == ["python", str(ROOT / "train.py"), *args]
+    assert record["working_directory"] == str(tmp_path) and record["python_executable"] == sys.executable
