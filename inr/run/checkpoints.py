@@ -98,7 +98,7 @@ def read_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
     """
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"{path}: file not found")
+        raise CheckpointError(f"{path}: {'a directory, not a checkpoint file' if path.is_dir() else 'file not found'}")
     check_expanded_size(path)
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)

@@ -31,6 +31,7 @@ from inr.io.files import atomic_write, fsync_directory
 from inr.io.trusted import check_trusted_config
 from inr.run.checkpoints import CheckpointError, read_checkpoint
 from inr.run.config_loader import load_config_text
+from inr.tasks.members import resolve_members
 
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
 
@@ -93,6 +94,20 @@ def member_config(config: dict[str, Any], k: int, seeds: list[int], source: str)
     return config
 
 
+def check_same_members(config: dict[str, Any], count: int, seeds: list[int], path: Path, ckpt: Path) -> None:
+    """Refuse a config that is not the stacked run's: its members (``members``, ``member_seeds``,
+    ``member_encoders``) must be the checkpoint's, K and seeds; a single model's config would pair its network with
+    the member's weights."""
+    init = (config.get("model") or {}).get("init_args") or {}
+    given = [init.get(key) for key in MEMBER_ARGS]
+    same = any(value is not None for value in given) and resolve_members(*given) == (count, seeds)
+    if not same:
+        raise InputError(
+            f"{path}: not the config of the run of {ckpt}, which has {count} members (seeds {seeds}); "
+            "give that run's config.yaml with --config"
+        )
+
+
 def export_member(
     ckpt: Union[str, Path],
     k: int,
@@ -110,6 +125,8 @@ def export_member(
     if not 0 <= k < count:
         raise InputError(f"--member {k}: {ckpt} holds members 0..{count - 1}")
     config_path = Path(config) if config is not None else ckpt.resolve().parent.parent / "config.yaml"
+    if config_path.is_dir():
+        raise InputError(f"{config_path}: a directory, not a run's config.yaml")
     if not config_path.is_file():
         raise InputError(f"{config_path}: run config not found; pass --config")
     try:
@@ -118,12 +135,16 @@ def export_member(
         raise InputError(f"{config_path}: not a text file (a run's config.yaml is YAML)") from None
     loaded = load_config_text(text, str(config_path))
     check_trusted_config(loaded.get("model"), str(config_path), trust=trust)
+    check_same_members(loaded, count, seeds, config_path, ckpt)
     single_config = member_config(loaded, k, seeds, str(config_path))
     single = member_checkpoint(checkpoint, k, count)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(f"--out {out}: exists and is not an empty directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write in {out.parent} ({exc.strerror or exc})") from None
     try:
         (staging / "checkpoints").mkdir()
         with atomic_write(staging / "config.yaml", "w") as f:
