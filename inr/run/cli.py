@@ -19,6 +19,7 @@ import re
 import sys
 import warnings
 from argparse import ArgumentError
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, Optional, Union
 
@@ -283,6 +284,23 @@ def build_cli(args: list[str], command: str = "fit") -> INRCLI:
     )
 
 
+def working_directory_importable() -> Callable[[], None]:
+    """Let a config name classes of the user's own modules in the working directory (``mynets.MyNet`` of
+    ./mynets.py), as ``python -m`` would, without ``PYTHONPATH=.``: the directory goes at the end of
+    ``sys.path`` (after the installed packages, which it never shadows) while the command runs. Returns the
+    function that takes it out again."""
+    here = os.getcwd()
+    if here in sys.path or "" in sys.path:
+        return lambda: None
+    sys.path.append(here)
+
+    def restore() -> None:
+        if here in sys.path:
+            sys.path.remove(here)
+
+    return restore
+
+
 def typed_command(args: Optional[list[str]]) -> Optional[list[str]]:
     """The command line as the user typed it, when this process is the command (``args`` None): ``python
     train.py ...`` or ``inr-train ...``; None for a call from Python, which the session records as the
@@ -303,6 +321,7 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     if command != "fit":  # an evaluation reads the weights only; the training callbacks' states are not needed
         warnings.filterwarnings("ignore", message=".*when using `ckpt_path`, callbacks used to create the checkpoint.*")
     session = Session(command, rest, program_name("inr-train", "python train.py"), typed_command(args))
+    importable = working_directory_importable()
     try:
         return session.run(lambda: build_cli(resolve_config_names(rest), command))
     except RunInterrupted as exc:
@@ -328,3 +347,4 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
         session.fail(condense_config_error(str(exc)))
     finally:
         session.close()
+        importable()
