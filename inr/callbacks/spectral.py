@@ -120,6 +120,8 @@ class SpectralBiasCallback(L.Callback):
                 "SpectralBiasCallback needs every_n_epochs ≥ 1, every_n_steps ≥ 1 (or null), figure_every_n_epochs ≥ 0, num_bands ≥ 1"
             )
         self.every_n_steps = every_n_steps
+        if not max_memory_mb > 0:  # 0 would skip every measurement: the callback there and measuring nothing
+            raise InputError(f"SpectralBiasCallback.max_memory_mb must be > 0 MiB, got {max_memory_mb:g}")
         if source not in SOURCES:
             raise ValueError(f"SpectralBiasCallback.source must be one of {', '.join(SOURCES)}, got {source!r}")
         self.every_n_epochs, self.num_bands, self.spacing = every_n_epochs, num_bands, spacing

@@ -19,6 +19,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.callbacks import ModelCheckpoint
 
+from inr.callbacks.budget import MonitoringBudget
 from inr.errors import InputError
 from inr.io.run_dir import run_dir
 from inr.tasks.memory import check_batch_memory
@@ -150,11 +151,18 @@ def check_paths_inside_run(trainer: L.Trainer) -> None:
 
 def check_unique_callbacks(callbacks: Iterable[L.Callback]) -> None:
     """Two callbacks with the same ``state_key`` would share one slot of the checkpoint (Lightning refuses
-    them with a traceback when it builds the Trainer) and, for file-writing callbacks, the same file."""
+    them with a traceback when it builds the Trainer) and, for file-writing callbacks, the same file; a second
+    ``MonitoringBudget`` would be ignored."""
     counts = Counter(cb.state_key for cb in callbacks if type(cb).state_dict is not L.Callback.state_dict)
     duplicates = [key for key, n in counts.items() if n > 1]
     if duplicates:
         raise InputError(f"trainer.callbacks: {duplicates[0]} is given twice with the same settings; keep one")
+    budgets = sum(isinstance(cb, MonitoringBudget) for cb in callbacks)
+    if budgets > 1:  # the observers consult the first (inr.callbacks.budget.budget_of): another would be ignored
+        raise InputError(
+            f"trainer.callbacks: MonitoringBudget is given {budgets} times; a run has one monitoring budget "
+            "(only the first would count), keep one"
+        )
 
 
 def check_optimizer(model: L.LightningModule) -> None:
