@@ -112,6 +112,7 @@ class Comparison:
     stack: bool = False  # a group of members trains as one stacked model
     baselines_per_seed: bool = False  # each seed draws its own data: baselines scored per seed
     old_seed_lists: bool = False  # --seeds took a list of seeds before (one release's note where it still gets one)
+    remainder: Optional[str] = None  # a flag that takes every argument after it (view_synthesis' --override)
 
     # --- the command line and the protocol ------------------------------------------------------------
     def arguments(self, parser: ArgumentParser) -> None:
@@ -598,8 +599,14 @@ def headline(c: Comparison, row: Mapping[str, Any]) -> str:
 
 def parse(c: Comparison, argv: Sequence[str]) -> Any:
     """The flags of ``c``'s command line ``argv``, checked (``args.seed_list``: the seeds; ``args.argv``: ``argv``)."""
-    args = parser(c).parse_args(deprecated(c, list(argv)))
-    args.argv = list(argv)
+    argv = list(argv)
+    head, tail = argv, None
+    if c.remainder and c.remainder in argv:  # everything after it is its value, read by no parser here
+        head, tail = argv[: argv.index(c.remainder)], argv[argv.index(c.remainder) + 1 :]
+    args = parser(c).parse_args(deprecated(c, head))
+    if tail is not None:
+        setattr(args, c.remainder.lstrip("-").replace("-", "_"), tail)
+    args.argv = argv
     check_common(c, args)
     return args
 

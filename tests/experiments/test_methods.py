@@ -263,7 +263,7 @@ def test_wire_is_read_from_one_place_by_every_comparison():
     assert yaml.safe_load((CONFIGS / "methods" / "wire.yaml").read_text())["model"]["init_args"] == image.overlay()
     field = spec(compare_fields.Fields(), "--signal", "--methods", "wire")
     assert field.network == image.network and field.lr == image.lr
-    assert "--model.init_args.network" in view_synthesis.overrides("gaussian")
+    assert "network" in METHODS["gaussian"].resolve(view_synthesis.nerf_setting()).overlay()  # view_synthesis' overrides
     assert methods.METHODS is METHODS
 
 

@@ -10,8 +10,11 @@ import torch
 import yaml
 
 from inr.data import RaysDataModule
+from inr.experiments.comparison import parse
 from inr.experiments.methods import METHODS
-from inr.experiments.view_synthesis import ENCODINGS, NERF_NYQUIST, baselines, data_nyquist, main, nerf_setting, parse_args
+from inr.experiments.view_synthesis import ENCODINGS, NERF_NYQUIST, Views, main, nerf_setting
+
+VIEWS = Views()
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -61,7 +64,7 @@ def test_baselines_are_the_mean_colour_and_the_nearest_camera_s_image():
     dm = RaysDataModule(resolution=8, views=5, heldout_views=2)
     dm.setup("fit")
     posed = dm.posed
-    predictions = baselines(dm)
+    predictions = {b.name: b.make()[0] for b in VIEWS.baselines(None, dm)}
     train = posed.images[posed.train_views]
     mean = predictions["mean training colour"]
     assert mean.shape == dm.heldout_images().shape
@@ -73,17 +76,17 @@ def test_baselines_are_the_mean_colour_and_the_nearest_camera_s_image():
 
 
 def test_bad_arguments_exit_2_with_one_line(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["--steps", "0"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1 and "--steps must be ≥ 1" in err[0]
+    for argv, words in ((["--steps", "0"], "--steps must be ≥ 1"), (["--paper"], "--paper: view_synthesis runs")):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert exc.value.code == 2 and len(err) == 1 and words in err[0], err
 
 
 def test_nerf_yaml_is_the_registrys_gaussian_method_on_its_views():
     """nerf.yaml's field is the registry's Gaussian method at the views' ν (the grid rule from the notebook's 400²
     lego views), which ``data_nyquist`` measures from the data; 13 held-out views as the notebook's test set."""
-    args = parse_args([])
-    nyquist = data_nyquist(args)
+    nyquist = VIEWS.protocol(parse(VIEWS, [])).nyquist
     assert nyquist == pytest.approx(NERF_NYQUIST, rel=1e-4)
     config = yaml.safe_load((CONFIGS / "nerf.yaml").read_text())
     model = config["model"]["init_args"]
@@ -101,7 +104,7 @@ def test_nerf_yaml_is_the_registrys_gaussian_method_on_its_views():
 
 @pytest.mark.slow
 def test_seeds_train_every_network_row_per_seed_and_report_mean_and_std_over_them(tmp_path, capsys):
-    rows = main(["--seeds", "2", "--encodings", "none", "gaussian", *TOY])
+    rows = main(["--seeds", "2", "--methods", "none,gaussian", "--out", str(tmp_path), *TOY])
     models = [r for r in rows if r["kind"] == "model"]
     assert [(r["method"], r["seed"]) for r in models] == [("none", 0), ("none", 1), ("gaussian", 0), ("gaussian", 1)]
     # the seed reaches the run: initialisation (and the Gaussian draw) differ between seeds, so the scores do
@@ -115,5 +118,6 @@ def test_seeds_train_every_network_row_per_seed_and_report_mean_and_std_over_the
 
 
 def test_seed_zero_is_the_row_a_single_seed_run_trains():
-    args = parse_args(["--seeds", "3"])
-    assert args.seeds == 3 and nerf_setting(seed=0) == nerf_setting()
+    assert parse(VIEWS, ["--seeds", "3"]).seed_list == (0, 1, 2) and nerf_setting(seed=0) == nerf_setting()
+    args = parse(VIEWS, ["--steps", "2", "--override", "--data.init_args.resolution", "8", "--seeds", "5"])
+    assert args.override == ["--data.init_args.resolution", "8", "--seeds", "5"] and args.seeds == 1  # all of it overrides
