@@ -4,19 +4,25 @@ What every comparison shares:
 
 - ``methods``: the one registry of every method (the paper's four mappings, SIREN, hash grids, WIRE, Gaussian
   activations, FINER, BACON, MFN) and its settings, resolved for where it runs; ``configs/methods/*.yaml``
-  are generated from it;
+  are generated from it; ``problems``: the inverse problems by name (measurement, held-out signal, classical
+  reconstruction, Nyquist, the paper's runs, scores);
 - ``protocols``: each task's mapping settings (the paper's, read from its notebooks) and its Table 1 rows;
-- ``runner``: one quiet trainer, one fit per row, one row schema, mean ± std over seeds, one table and file
-  writer, one command wrapper (errors, signals); ``baselines``: interpolation baselines and the scores of every
-  row; ``progress``, ``estimate``, ``stats``: held-out PSNR over time, expected run time, confidence intervals.
+- ``comparison``: ``Comparison``, whose hooks hold a study's science, and the one ``run`` (methods × signals ×
+  seeds, stacked where the task allows, baselines scored alike, results written after every row and resumed)
+  and ``main`` (one command-line dialect, ``--config``/``--print_config``); ``results``: the one row vocabulary
+  and ``results.json`` layout with its typed loader; ``runner``: the quiet trainer, one fit per row, mean ± std
+  over seeds, tables, the output directory, errors and signals; ``heldout``: what the every_other comparisons
+  share; ``baselines``: interpolation baselines and their scores; ``progress``, ``estimate``, ``stats``: held-out
+  PSNR over time, expected run time, confidence intervals.
 
-The comparisons, each a protocol plus its rows and columns:
+The comparisons, each a ``Comparison`` declaration that imports no other:
 
 - ``compare_encoders``: methods on an image with the paper's 2D protocol, beside interpolation, with the
   spectral-bias heatmaps side by side; ``compare_fields``: the same on a 1D signal or a 3D volume;
-  ``inverse``: CT, MRI, inpainting and super-resolution against the classical reconstructions;
-  ``view_synthesis``: radiance fields from posed views; ``shapes``: 3D shape occupancy from a mesh, beside a
-  voxel grid and the nearest training point; ``band_timeline``: when each band was learned.
+  ``inverse``: CT, MRI, inpainting and super-resolution against the classical reconstructions; ``table1``: the
+  paper's Table 1 over a set of signals and seeds; ``view_synthesis``: radiance fields from posed views;
+  ``shapes``: 3D shape occupancy from a mesh, beside a voxel grid and the nearest training point; ``codec``: the
+  image codec's rate–distortion comparison; ``band_timeline``: when each band was learned.
 - ``ntk_1d``: the 1D NTK figures: kernel profiles and spectra of the encodings, and the training and test
   loss of a wide network under gradient descent against the kernel's closed-form prediction.
 - ``conv_bottlenecks``: gains, padding and upsampling of randomly initialised conv decoders, and per-band

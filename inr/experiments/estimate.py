@@ -1,11 +1,11 @@
 """How long a comparison will take: a few training steps of each row through the real Trainer, timed after
-a warm-up step, scaled to the full number of steps. An estimate, printed before a long (GPU) run starts."""
+a warm-up step (``step_seconds``), scaled to the full number of steps by ``comparison.estimate``. An estimate,
+printed before a long (GPU) run starts."""
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import lightning as L
@@ -37,22 +37,3 @@ def step_seconds(model: L.LightningModule, datamodule: L.LightningDataModule, pr
     quiet_trainer(probe_steps + 1, callbacks=[timer]).fit(model, datamodule=datamodule)
     gaps = [b - a for a, b in zip(timer.times, timer.times[1:])]
     return statistics.median(gaps)
-
-
-def estimate_seconds(
-    factories: Mapping[str, Callable[[Any, int], L.LightningModule]],
-    protocol: Any,
-    make_data: Callable[[], Any],
-    probe_steps: int = PROBE_STEPS,
-) -> tuple[float, dict[str, float]]:
-    """Σ over rows of protocol.steps × the measured seconds per step; returns (total, per-step by row).
-
-    ``factories`` build each row's model from (protocol, out_channels); ``make_data`` a fresh DataModule.
-    """
-    per_step = {}
-    for name, factory in factories.items():
-        L.seed_everything(protocol.seed, verbose=False)
-        dm = make_data()
-        dm.setup("fit")
-        per_step[name] = step_seconds(factory(protocol, dm.out_channels), dm, probe_steps)
-    return sum(protocol.steps * s for s in per_step.values()), per_step
