@@ -32,7 +32,7 @@ from inr.data.module import GridDataModule
 from inr.errors import EXIT_DIVERGED, InputError
 from inr.io.allocator import retain_freed_memory
 from inr.resources import CONFIG_DIR
-from inr.run.config_loader import PARSER_MODE
+from inr.run.config_loader import PARSER_MODE, check_config_file
 from inr.run.gpu_probe import skip_failing_gpu_probe
 from inr.run.preflight import check_unique_callbacks
 from inr.run.program import program_name
@@ -104,6 +104,7 @@ def resolve_config_names(args: list[str]) -> list[str]:
 def _resolve(name: str) -> str:
     path = Path(name)
     if path.exists():
+        check_config_file(name)  # bounded before the parser reads it
         return name
     for candidate in (CONFIG_DIR / name, CONFIG_DIR / f"{name}.yaml"):
         if candidate.exists():

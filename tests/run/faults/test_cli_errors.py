@@ -94,3 +94,23 @@ def test_compare_encoders_refuses_a_width_below_1(tmp_path, capsys, width):
     errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
     assert exit_info.value.code == 2 and len(errors) == 1 and f"--width is too small: {width}" in errors[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_config_file_beyond_the_bound_is_refused_before_it_is_read(tmp_path, run_cli, kit):
+    """A 64 MiB config (sparse: its size is what the parser would take in) is refused from its size; read first, a
+    2 GiB one took 28 s and 5 GB of memory before the same refusal."""
+    import tracemalloc
+
+    big = tmp_path / "big.yaml"
+    with open(big, "wb") as f:
+        f.write(b"# a comment\n")
+        f.truncate(64 * 2**20)
+    tracemalloc.start()
+    try:
+        outcome = run_cli(kit.tiny(tmp_path / "runs", "--config", str(big)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert outcome.code == 2 and outcome.errors == [f"error: {big}: 67,108,864 bytes, over the 1,048,576 a config may have"]
+    assert peak < 16 * 2**20, peak
+    assert kit.files_under(tmp_path / "runs") == []
