@@ -92,7 +92,7 @@ def test_compare_encoders_refuses_a_width_below_1(tmp_path, capsys, width):
     with pytest.raises(SystemExit) as exit_info:
         compare_main(["--width", width, "--out", str(tmp_path / "out")])
     errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
-    assert exit_info.value.code == 2 and len(errors) == 1 and f"--width is too small: {width}" in errors[0]
+    assert exit_info.value.code == 2 and len(errors) == 1 and f"--width must be ≥ 1, got {width}" in errors[0]
     assert not (tmp_path / "out").exists()
 
 
