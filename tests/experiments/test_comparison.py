@@ -189,3 +189,16 @@ def test_a_results_file_of_another_layout_is_refused_in_one_line(sines, tmp_path
         run(sines, tmp_path)
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and "results.json: keys ['rows', 'table']; the layout is command" in err[0]
+
+
+def test_the_docs_new_method_is_offered_by_a_comparison(tmp_path, monkeypatch, capsys):
+    from inr.experiments import compare_encoders
+    from inr.experiments.methods import METHODS
+
+    section = EXTENDING.read_text().split("## A new method", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.setitem(METHODS, "gaussian_small", None)  # the registry loses the example's entry again afterwards
+    exec(compile(code, "docs method example", "exec"), {})
+    rows = compare_encoders.main(["--methods", "gaussian_small", "--resolution", "16", "--steps", "2", "--out", str(tmp_path)])
+    assert rows[0]["method"] == "gaussian_small" and rows[0]["setting"] == "σ = 4, m = 64" and rows[0]["lr"] == 1e-3
+    assert rows[0]["params"] == 128 * 256 + 256 + 2 * (256 * 256 + 256) + 256 * 3 + 3  # the paper's MLP on 64 × 2 features
