@@ -30,7 +30,7 @@ from inr.errors import EXIT_INPUT, InputError
 from inr.io.files import atomic_write, fsync_directory
 from inr.io.trusted import check_trusted_config
 from inr.run.checkpoints import CheckpointError, read_checkpoint
-from inr.run.config_loader import load_config_text
+from inr.run.config_loader import check_config_file, load_config_text
 from inr.tasks.members import resolve_members
 
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
@@ -129,6 +129,7 @@ def export_member(
         raise InputError(f"{config_path}: a directory, not a run's config.yaml")
     if not config_path.is_file():
         raise InputError(f"{config_path}: run config not found; pass --config")
+    check_config_file(str(config_path))  # bounded before it is read
     try:
         text = config_path.read_text()
     except UnicodeDecodeError:

@@ -1,6 +1,8 @@
 """The stacked-member export (``python -m inr.run.export_member``) on bad input: one line, exit 2, nothing
 written — a checkpoint that is a folder, a config that is not the stacked run's, an --out it cannot write."""
 
+import tracemalloc
+
 import pytest
 import yaml
 
@@ -76,3 +78,18 @@ def test_the_member_is_checked_before_the_config(tmp_path, capsys, stacked):
     code, errors = export(capsys, "--ckpt", str(ckpt), "--member", "-1", "--out", str(tmp_path / "out"))
     assert code == 2 and errors == [f"error: --member -1: {ckpt} holds members 0..1"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_config_beyond_the_bound_is_refused_from_its_size(tmp_path, capsys, stacked):
+    ckpt = stacked / "checkpoints" / "last.ckpt"
+    big = tmp_path / "config.yaml"
+    with open(big, "wb") as f:
+        f.truncate(2**30)  # sparse: read, it would be a GiB of memory
+    tracemalloc.start()
+    try:
+        code, errors = export(capsys, "--ckpt", str(ckpt), "--member", "0", "--out", str(tmp_path / "out"), "--config", str(big))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and errors == [f"error: {big}: 1,073,741,824 bytes, over the 1,048,576 a config may have"]
+    assert peak < 64 * 2**20, peak  # the checkpoint is read; the config is not
