@@ -10,6 +10,7 @@ keeps what the file holds (gray → 1 channel, RGB → 3, RGBA → 4 without com
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -131,9 +132,20 @@ def image_header(path: Path) -> Optional[tuple[int, int, int, int, int]]:
             frames = int(getattr(image, "n_frames", 1))  # a GIF's frames, counted without decoding them
             return frames, image.height, image.width, len(image.getbands()), 2 if image.mode.startswith("I;16") else 1
     except Image.DecompressionBombError as exc:
-        raise InputError(f"{path}: {exc}") from None
+        count = re.search(r"\((\d+) pixels\)", str(exc))
+        raise pillow_limit(path, int(count.group(1)) if count else None) from None
     except Exception:  # Pillow raises many types for files that are not images
         return None
+
+
+def pillow_limit(path: Path, pixels: Optional[int]) -> InputError:
+    """The refusal of an image within memory but beyond Pillow's decompression-bomb bound (2 × MAX_IMAGE_PIXELS)."""
+    from PIL import Image
+
+    size = f"{pixels:,} pixels" if pixels is not None else "its size"
+    return InputError(
+        f"{path}: {size}, beyond Pillow's decompression-bomb limit of {2 * Image.MAX_IMAGE_PIXELS:,}; downsample it first"
+    )
 
 
 def check_image_size(path: Path, what: str = "image") -> None:
@@ -179,6 +191,9 @@ def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] 
     try:
         array = decode_image(path)
     except Exception as exc:  # imageio and pypng raise many types for undecodable files
+        if type(exc).__name__ == "DecompressionBombError":  # within memory, beyond Pillow's own bound
+            header = image_header(path)
+            raise pillow_limit(path, header[1] * header[2] if header else None) from None
         raise InputError(f"{path}: not a readable image ({type(exc).__name__})") from None
     if array.ndim == 2:
         array = array[:, :, None]

@@ -244,3 +244,27 @@ def test_a_deeply_nested_transforms_file_is_one_line(tmp_path):
     (tmp_path / "scene" / "transforms_train.json").write_text('{"frames": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(InputError, match="transforms_train.json: nested too deeply to be a transforms file$"):
         read_blender_split(tmp_path / "scene", "train", (1.0, 1.0, 1.0))
+
+
+def test_an_image_beyond_pillows_bomb_limit_says_so_where_memory_would_allow_it(tmp_path, monkeypatch):
+    """On a host with memory for it (1 TiB reported), a PNG of 20,000² pixels passes the memory check and meets
+    Pillow's own limit: named, with the pixel counts, instead of a bare exception name."""
+    monkeypatch.setattr(inr.errors, "available_memory_bytes", lambda: 2**40)
+    path = _png(tmp_path / "large.png", 20_000, 20_000, 8, 2, bytes(1 + 3 * 20_000) * 4)
+    with pytest.raises(InputError) as info:
+        read_image(path)
+    assert str(info.value) == (
+        f"{path}: 400,000,000 pixels, beyond Pillow's decompression-bomb limit of 178,956,970; downsample it first"
+    )
+
+
+def test_a_jpeg_beyond_pillows_bomb_limit_is_named_the_same_way(tmp_path, monkeypatch):
+    """A JPEG's size is read by Pillow's header parse, which meets the limit first."""
+    from PIL import Image
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # a limit of 2000 pixels
+    path = tmp_path / "photo.jpg"
+    Image.new("RGB", (50, 50)).save(path)
+    with pytest.raises(InputError) as info:
+        read_image(path)
+    assert str(info.value) == f"{path}: 2,500 pixels, beyond Pillow's decompression-bomb limit of 2,000; downsample it first"
