@@ -27,7 +27,6 @@ step hooks, ``predict``, ``render``, ``target_grid``, ``predict_step``, ``evalua
 
 from __future__ import annotations
 
-import inspect
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -55,7 +54,7 @@ from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.init_from import INIT_KEY, architecture, load_init
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
-from inr.tasks.parts import build_parts, import_class
+from inr.tasks.parts import build_parts, import_class, init_arguments
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
 # held-out predictions need no gradient, and Lightning keeps the strategy's own process group.
@@ -628,19 +627,6 @@ class INRModule(L.LightningModule):
                     advance(done, len(index))
                 results.update({f"{split}/{k}": float(v) for k, v in metrics.compute().items()})
         return results
-
-
-def init_arguments(cls: type) -> set[str]:
-    """Names a task's constructor accepts: its own and, through ``**kwargs``, its bases' up the MRO."""
-    names = set()
-    for klass in cls.__mro__:
-        if "__init__" in vars(klass) and issubclass(klass, L.LightningModule):
-            names |= {
-                n
-                for n, p in inspect.signature(klass.__init__).parameters.items()
-                if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.KEYWORD_ONLY
-            }
-    return names - {"self"}
 
 
 def given_as_config() -> bool:

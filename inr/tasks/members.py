@@ -53,7 +53,6 @@ members), and callbacks of ``inr.callbacks`` that do not read members (``support
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -69,6 +68,7 @@ from inr.modes import eval_mode
 from inr.networks import NetworkFactory
 from inr.networks.stacked import member_state, stack_networks
 from inr.tasks.engine import LoggedStep, StepLoss
+from inr.tasks.parts import init_arguments
 from inr.tasks.steps import run_group, write_logs
 
 if TYPE_CHECKING:  # annotations only: the task's module imports this one
@@ -428,7 +428,7 @@ class Members(nn.Module):
         task = self.task
         if not 0 <= k < self.count:
             raise InputError(f"member {k}: the model holds members 0..{self.count - 1}")
-        accepted = constructor_arguments(type(task))
+        accepted = init_arguments(type(task))
         parts = ("encoder", "network", "optimizer", "scheduler")  # given below; the hyper-parameters may hold their configs
         settings = {key: value for key, value in task.hparams.items() if key in accepted and key not in (*MEMBER_ARGS, *parts)}
         settings["compile"] = False
@@ -462,17 +462,3 @@ class Members(nn.Module):
 
     def extra_repr(self) -> str:
         return f"count={self.count}, seeds={self.seeds}"
-
-
-def constructor_arguments(cls: type) -> set[str]:
-    """The keyword arguments ``cls(...)`` takes, following ``**kwargs`` up to the base classes that receive them
-    (the saved hyper-parameters of a CLI run also hold the CLI's own entries, which a constructor refuses)."""
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        if "__init__" not in vars(klass):
-            continue
-        parameters = inspect.signature(klass.__init__).parameters.values()
-        names |= {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"}
-        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
-            break
-    return names

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import inspect
 from functools import partial
 from typing import Any
 
@@ -24,6 +25,30 @@ from inr.errors import InputError
 # the arguments of INRModule that hold parts; the others are plain values
 FACTORIES = ("network", "optimizer", "scheduler")
 PART_ARGUMENTS = ("encoder", "member_encoders", *FACTORIES)
+
+
+def init_arguments(cls: type) -> set[str]:
+    """The keyword arguments ``cls(...)`` takes: its constructor's, and through ``**kwargs`` those of the base classes
+    that receive them, up to the first constructor without ``**kwargs`` (the saved hyper-parameters of a CLI run also
+    hold the CLI's own entries, which a constructor refuses).
+
+    Example:
+        >>> class Base:
+        ...     def __init__(self, a=1, b=2): ...
+        >>> class Task(Base):
+        ...     def __init__(self, c=3, **kwargs): ...
+        >>> sorted(init_arguments(Task))
+        ['a', 'b', 'c']
+    """
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        parameters = inspect.signature(klass.__init__).parameters.values()
+        names |= {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"}
+        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+            break
+    return names
 
 
 def is_config(value: Any) -> bool:
