@@ -177,3 +177,25 @@ def test_the_mlflow_line_keeps_each_run_in_one_directory(tmp_path, monkeypatch):
     assert second.trainer.logger.run_id != logger.run_id
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before
     assert sorted(os.listdir(tmp_path)) == ["runs"]
+
+
+def test_the_python_fit_lines_run_as_written(monkeypatch, capsys):
+    """docs/usage.md's "Fitting in Python" block, executed as written, with each ``inr.fit`` call shortened (16²,
+    10 steps, a narrower network) so that it runs in a second."""
+    import inr
+    from inr.experiments.fitting import fit
+
+    usage = (ROOT / "docs" / "usage.md").read_text().split("## Fitting in Python", 1)[1]
+    code = re.search(r"```python\n(.*?)```", usage, re.S).group(1)
+    calls = []
+
+    def short_fit(signal, **kwargs):
+        calls.append((signal, kwargs))
+        return fit(signal, **{**kwargs, "steps": 10, "resolution": 16, "width": 16})
+
+    monkeypatch.setattr(inr, "fit", short_fit, raising=False)
+    namespace: dict = {}
+    exec(compile(code, "docs/usage.md", "exec"), namespace)
+    assert calls == [("data/astronaut.png", {"method": "gaussian", "steps": 300})]
+    assert tuple(namespace["image"].shape) == (3, 512, 512)
+    assert "test/psnr" in capsys.readouterr().out
