@@ -2,7 +2,7 @@
 
 ``occupancy``: the network outputs a logit ℓ; loss = BCE-with-logits(ℓ, o) = −[o log σ(ℓ) + (1 − o) log(1 − σ(ℓ))];
 ``postprocess`` = σ(ℓ), the occupancy probability; metric IoU = |P ∩ O| / |P ∪ O| with P = {σ(ℓ) > 0.5}
-(torchmetrics ``BinaryJaccardIndex``; 0 when both sets are empty), the measure of the 3D shape
+(``inr.metrics.IoU``; 1 when both sets are empty: the prediction agrees), the measure of the 3D shape
 experiment of Tancik et al. 2020. ``density``: loss MSE on values in [0, 1], metrics MSE and PSNR.
 """
 
@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torchmetrics import MetricCollection
-from torchmetrics.classification import BinaryJaccardIndex
 from torchmetrics.regression import MeanSquaredError
 
 from inr.encoders import Encoder
@@ -70,7 +69,7 @@ class VolumeFitting(INRModule):
 
     def make_metrics(self) -> MetricCollection:
         if self.mode == "occupancy":
-            return MetricCollection({"iou": BinaryJaccardIndex(threshold=0.5)})
+            return MetricCollection({"iou": IoU(threshold=0.5)})
         return MetricCollection({"mse": MeanSquaredError(), "psnr": PSNR(data_range=1.0)})
 
     def make_train_metrics(self) -> MetricCollection:
