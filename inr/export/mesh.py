@@ -1,4 +1,4 @@
-"""Meshes of a learned 3D field: marching cubes on a chunked render, written as PLY or OBJ.
+"""Meshes of a learned 3D field: marching cubes on a chunked render, written as PLY, OBJ, STL or GLB.
 
     verts, faces = extract_mesh(model, resolution=128, level=0.5)   # model: a trained task on 3-D coordinates
     write_mesh("shape.ply", verts, faces)
@@ -11,7 +11,9 @@ its array's axes (z, y, x) (``INRModule.coordinate_axes``): a vertex at fraction
 its mesh's own x, y, z (the normalised frame of ``inr.geometry.normalize``) and is meshed over its box, closed
 where the shape meets the box. Triangles turn counter-clockwise seen from outside: their normals
 (b − a) × (c − a) point to lower field values, out of an occupancy or density shape (and out of the negative
-side of a signed distance). Written and read through trimesh.
+side of a signed distance). Written and read through trimesh: binary PLY, OBJ, binary STL (3D printing; no
+colours) and GLB (binary glTF 2.0, for web viewers and Blender; glTF viewers take +y as up, and the vertices are
+written as they are, not turned). A radiance field's density surface and point cloud: ``inr.export.radiance_mesh``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from inr.io.files import atomic_write
 from inr.modes import eval_mode
 from inr.sizes import grid_size
 
-MESH_EXTENSIONS = (".ply", ".obj")
+MESH_EXTENSIONS = (".ply", ".obj", ".stl", ".glb")
+POINT_EXTENSIONS = (".ply", ".glb")  # the formats trimesh writes point clouds to, with colours
 
 
 def marching_cubes_mesh(volume: Union[Tensor, np.ndarray], level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -82,6 +85,11 @@ def extract_mesh(
     check_memory(f"a mesh at resolution {size}", numel * 4 * (model.out_channels + 3), advice="choose a smaller --resolution")
     if model.encoder.in_dim != 3:
         raise InputError(f"a mesh needs a field on 3-D coordinates; this model takes {model.encoder.in_dim}-D")
+    if callable(getattr(model, "query", None)) and getattr(model, "scene_box", None) is not None:
+        raise InputError(
+            "a radiance field's surface is where its density crosses a threshold: inr.export.radiance_mesh.radiance_mesh "
+            "(inr-mesh meshes it, --level the threshold)"
+        )
     level = float(getattr(model, "level", 0.5)) if level is None else level
     box = getattr(model, "box", None)
     with eval_mode(model):
@@ -105,21 +113,42 @@ def extract_mesh(
     return to_xyz(verts, faces, getattr(model, "coordinate_axes", "zyx"))
 
 
-def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray) -> Path:
-    """Write a triangle mesh, vertices (V, 3) in x, y, z, as binary little-endian PLY (``.ply``) or Wavefront OBJ
-    (``.obj``) through trimesh; the file appears whole or not at all."""
-    import trimesh
-
+def _export(path: Union[str, Path], geometry, suffix: str, options: dict) -> Path:
+    """Write a trimesh object to ``path`` atomically (the file appears whole or not at all)."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in MESH_EXTENSIONS:
-        raise InputError(f"{path}: unsupported mesh extension {path.suffix!r}; use .ply or .obj")
     path.parent.mkdir(parents=True, exist_ok=True)
-    mesh = trimesh.Trimesh(np.asarray(verts, dtype=np.float32), np.asarray(faces, dtype=np.int64), process=False)
-    data = mesh.export(file_type=suffix[1:], **({"encoding": "binary"} if suffix == ".ply" else {"include_normals": False}))
+    data = geometry.export(file_type=suffix[1:], **options)
     with atomic_write(path, "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
     return path
+
+
+def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray, colors: Optional[np.ndarray] = None) -> Path:
+    """Write a triangle mesh, vertices (V, 3) in x, y, z, as binary little-endian PLY (``.ply``), Wavefront OBJ
+    (``.obj``), binary STL (``.stl``) or binary glTF (``.glb``) through trimesh; ``colors`` (V, 3 or 4) uint8 per
+    vertex, kept by PLY, OBJ and GLB (STL has none). The file appears whole or not at all."""
+    import trimesh
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in MESH_EXTENSIONS:
+        raise InputError(f"{path}: unsupported mesh extension {Path(path).suffix!r}; use {', '.join(MESH_EXTENSIONS)}")
+    visual = {} if colors is None else {"vertex_colors": np.asarray(colors, dtype=np.uint8)}
+    mesh = trimesh.Trimesh(np.asarray(verts, dtype=np.float32), np.asarray(faces, dtype=np.int64), process=False, **visual)
+    options = {".ply": {"encoding": "binary"}, ".obj": {"include_normals": False}}.get(suffix, {})
+    return _export(path, mesh, suffix, options)
+
+
+def write_points(path: Union[str, Path], points: np.ndarray, colors: Optional[np.ndarray] = None) -> Path:
+    """Write a point cloud (P, 3) in x, y, z, with ``colors`` (P, 3 or 4) uint8, as binary PLY or GLB."""
+    import trimesh
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in POINT_EXTENSIONS:
+        raise InputError(f"{path}: unsupported point-cloud extension {Path(path).suffix!r}; use {' or '.join(POINT_EXTENSIONS)}")
+    cloud = trimesh.PointCloud(
+        np.asarray(points, dtype=np.float32), colors=None if colors is None else np.asarray(colors, np.uint8)
+    )
+    return _export(path, cloud, suffix, {"encoding": "binary"} if suffix == ".ply" else {})
 
 
 def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:

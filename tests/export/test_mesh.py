@@ -1,4 +1,5 @@
-"""Mesh export: a sphere's radius within one voxel (from a grid and from a model), PLY/OBJ round trips,
+"""Mesh export: a sphere's radius within one voxel (from a grid and from a model), PLY/OBJ round trips, STL and
+GLB read back by trimesh with the same axes and orientation,
 the command on a checkpoint of a tiny run, and bad input."""
 
 from functools import partial
@@ -66,7 +67,7 @@ def test_ply_and_obj_round_trip(tmp_path):
 
 def test_bad_mesh_requests_are_refused(tmp_path):
     with pytest.raises(InputError, match="unsupported mesh extension"):
-        write_mesh(tmp_path / "m.stl", np.zeros((3, 3)), np.zeros((1, 3), dtype=int))
+        write_mesh(tmp_path / "m.3mf", np.zeros((3, 3)), np.zeros((1, 3), dtype=int))
     with pytest.raises(InputError, match="never crosses level"):
         marching_cubes_mesh(torch.zeros(4, 4, 4), 0.5)
     with pytest.raises(InputError, match="3-D coordinates"):
@@ -139,8 +140,11 @@ def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys, monkeypatch
 
     assert iio.imread(tmp_path / "s.gif", index=None).shape[:2] == (3, 256)
     with pytest.raises(SystemExit) as exc:
-        main(["--ckpt", str(ckpt), "--out", str(tmp_path / "m.stl")])
-    assert exc.value.code == 2
+        main(["--ckpt", str(ckpt), "--out", str(tmp_path / "m.xyz")])
+    assert exc.value.code == 2 and "use .ply, .obj, .stl, .glb" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # a point cloud is a radiance field's
+        main(["--ckpt", str(ckpt), "--points", str(tmp_path / "p.ply")])
+    assert exc.value.code == 2 and "needs a radiance field; this checkpoint holds a VolumeFitting" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # refused before meshing: no mesh written
         main(["--ckpt", str(ckpt), "--out", str(tmp_path / "t.ply"), "--turntable", str(tmp_path / "t.avi")])
     assert exc.value.code == 2 and not (tmp_path / "t.ply").exists()
@@ -160,7 +164,7 @@ class EllipsoidLogit(nn.Module):
         return 100 * (1 - ((v - 0.5) / radii).norm(dim=-1, keepdim=True))
 
 
-@pytest.mark.parametrize("suffix", [".ply", ".obj"])
+@pytest.mark.parametrize("suffix", [".ply", ".obj", ".stl", ".glb"])
 def test_files_hold_vertices_in_x_y_z_with_outward_triangles(tmp_path, suffix):
     """A grid task's (z, y, x) coordinates are written as x, y, z: trimesh reads the long axis as x, and a positive
     volume (triangles counter-clockwise seen from outside)."""

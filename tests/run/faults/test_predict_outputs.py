@@ -134,12 +134,15 @@ def test_predict_of_a_radiance_field_renders_every_view(tmp_path, run_cli, nerf_
     assert len(list((out / "frames").glob("frame_*.png"))) == 6
 
 
-def test_mesh_of_a_radiance_field_is_one_line(tmp_path, capsys, nerf_run):
+def test_mesh_of_a_radiance_field_above_its_density_is_one_line(tmp_path, capsys, nerf_run):
+    """A radiance field is meshed at a density threshold (tests/export/test_radiance_mesh.py); one its density
+    never reaches is refused in one line, and nothing is written."""
     ckpt = next(nerf_run.rglob("last.ckpt"))
-    code = _exit_code(lambda: mesh_main(["--ckpt", str(ckpt), "--out", str(tmp_path / "m.ply"), "--resolution", "8"]))
+    args = ["--ckpt", str(ckpt), "--out", str(tmp_path / "m.ply"), "--resolution", "8", "--level", "1e9"]
+    code = _exit_code(lambda: mesh_main(args))
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and err[0].startswith("error: a radiance field renders camera views"), err
-    assert not (tmp_path / "m.ply").exists()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: radiance field: the field never crosses level 1e+09"), err
+    assert err[0].endswith("choose another --level") and not (tmp_path / "m.ply").exists()
 
 
 def test_mesh_with_an_image_as_config_is_one_line(tmp_path, capsys, volume_run, kit):

@@ -1,0 +1,157 @@
+"""A radiance field's density surface and point cloud: an analytic field whose density falls linearly with the
+distance from the scene's centre puts the surface σ = τ on the sphere |x| = R − τ/a (within a voxel), the cloud
+holds exactly the voxel centres inside it, the colours are the field's, the threshold is stated (default: one voxel
+half opaque), and the command writes GLB/PLY meshes and point clouds from a checkpoint of a tiny run."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from inr.encoders import IdentityEncoding
+from inr.errors import InputError
+from inr.export.mesh import read_mesh, write_mesh, write_points
+from inr.export.radiance_mesh import default_threshold, radiance_mesh, radiance_points
+from inr.run.cli import cli_main
+from inr.run.mesh import main
+from inr.tasks import RadianceFieldFitting, VolumeFitting
+
+R, A = 1.0, 40.0  # σ(x) = relu(A (R − |x|)) in world units; the scene box is [−1.5, 1.5]³
+LOGITS = (2.0, -2.0, 0.0)  # colour = sigmoid(logits) everywhere
+COLOUR = tuple(round(255 / (1 + math.exp(-z))) for z in LOGITS)  # (225, 30, 128)
+
+
+class Ball(nn.Module):
+    """Raw outputs [σ, colour logits] of the points v ∈ [0, 1]³ the field's encoder sees (world x = 3v − 1.5)."""
+
+    def __init__(self, in_dim, out_dim):
+        super().__init__()
+
+    def forward(self, v):
+        distance = (3.0 * v - 1.5).norm(dim=-1, keepdim=True)
+        return torch.cat([A * (R - distance), v.new_tensor(LOGITS).expand(len(v), 3)], dim=-1)
+
+
+def ball() -> RadianceFieldFitting:
+    return RadianceFieldFitting(encoder=IdentityEncoding(3), network=Ball, density_activation="relu")
+
+
+@pytest.mark.parametrize("threshold", [None, 20.0])
+def test_the_surface_lies_where_the_density_crosses_the_threshold(threshold):
+    n = 40
+    mesh = radiance_mesh(ball(), resolution=n, threshold=threshold, chunk=5000)
+    tau = math.log(2) / (3.0 / n) if threshold is None else threshold
+    assert mesh.threshold == pytest.approx(tau) and mesh.default == (threshold is None)
+    radius = np.linalg.norm(mesh.verts, axis=1)
+    assert np.abs(radius - (R - tau / A)).max() < 3.0 / n  # within a voxel of the exact sphere
+    assert (mesh.colors == np.array([*COLOUR, 255], np.uint8)).all()
+    # outward triangles: the signed volume of the closed surface is the ball's, positive
+    corners = mesh.verts[mesh.faces].astype(np.float64)
+    volume = np.einsum("ij,ij->i", corners[:, 0], np.cross(corners[:, 1], corners[:, 2])).sum() / 6
+    assert volume == pytest.approx(4 / 3 * math.pi * (R - tau / A) ** 3, rel=0.05)
+    opacity = 1 - math.exp(-tau * 3.0 / n)
+    assert mesh.describe().startswith(f"density σ ≥ {tau:.4g} (one voxel of {3.0 / n:.4g}, {opacity:.0%} opaque at σ")
+
+
+def test_the_point_cloud_holds_the_voxel_centres_at_or_above_the_threshold():
+    n = 20
+    cloud = radiance_points(ball(), resolution=n, threshold=10.0)
+    centres = -1.5 + (np.arange(n) + 0.5) * 3.0 / n
+    x, y, z = np.meshgrid(centres, centres, centres, indexing="ij")
+    inside = A * (R - np.sqrt(x**2 + y**2 + z**2)) >= 10.0  # numpy, float64: the same voxels
+    assert len(cloud.points) == int(inside.sum()) and cloud.faces is None
+    expected = np.stack([x[inside], y[inside], z[inside]], 1)
+    np.testing.assert_allclose(np.sort(cloud.points, axis=0), np.sort(expected, axis=0), atol=1e-6)
+    assert (cloud.colors[:, :3] == COLOUR).all()
+    with pytest.raises(InputError, match=r"no sample has density ≥ 100 \(the largest is 3\d\.\d+\); choose a lower --level"):
+        radiance_points(ball(), resolution=n, threshold=100.0)
+    with pytest.raises(InputError, match="over 10; choose a higher --level"):
+        radiance_points(ball(), resolution=n, threshold=10.0, limit=10)
+
+
+def test_files_keep_the_geometry_and_colours(tmp_path):
+    import trimesh
+
+    mesh = radiance_mesh(ball(), resolution=16)
+    for suffix in (".glb", ".ply", ".obj"):
+        path = write_mesh(tmp_path / f"m{suffix}", mesh.verts, mesh.faces, mesh.colors)
+        back = trimesh.load(path, force="mesh", process=False)
+        np.testing.assert_allclose(back.vertices, mesh.verts, atol=1e-6)
+        assert np.array_equal(back.faces, mesh.faces), suffix
+        assert (np.asarray(back.visual.vertex_colors)[:, :3] == COLOUR).all(), suffix
+    verts, faces = read_mesh(write_mesh(tmp_path / "m.stl", mesh.verts, mesh.faces))  # STL: a corner list, no colour
+    np.testing.assert_allclose(verts[faces], mesh.verts[mesh.faces], atol=1e-6)
+    cloud = radiance_points(ball(), resolution=12, threshold=5.0)
+    for suffix in (".ply", ".glb"):
+        back = trimesh.load(write_points(tmp_path / f"p{suffix}", cloud.points, cloud.colors), force=None)
+        if isinstance(back, trimesh.Scene):
+            (back,) = back.geometry.values()
+        np.testing.assert_allclose(np.asarray(back.vertices), cloud.points, atol=1e-6)
+        assert (np.asarray(back.colors)[:, :3] == COLOUR).all(), suffix
+
+
+def test_bad_requests_are_one_line():
+    with pytest.raises(InputError, match="needs a radiance field"):
+        radiance_mesh(VolumeFitting(encoder=IdentityEncoding(3), network=Ball), resolution=8)
+    with pytest.raises(InputError, match="threshold must be a positive number"):
+        radiance_mesh(ball(), resolution=8, threshold=-1.0)
+    with pytest.raises(InputError, match="never crosses level 1000"):
+        radiance_mesh(ball(), resolution=8, threshold=1000.0)
+    assert default_threshold(ball(), 64) == pytest.approx(math.log(2) * 64 / 3.0)
+
+
+NERF = [
+    "--config",
+    "nerf.yaml",
+    "--data.init_args.resolution",
+    "8",
+    "--data.init_args.views",
+    "4",
+    "--data.init_args.heldout_views",
+    "2",
+    "--data.init_args.batch_size",
+    "64",
+    "--data.init_args.steps_per_epoch",
+    "2",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--model.init_args.samples",
+    "8",
+    "--model.init_args.eval_train_views",
+    "1",
+    "--trainer.max_steps",
+    "2",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
+]
+
+
+@pytest.mark.slow
+def test_the_command_meshes_and_samples_a_radiance_checkpoint(tmp_path, capsys):
+    import trimesh
+
+    cli = cli_main([*NERF, "--trainer.logger.init_args.save_dir", str(tmp_path)])
+    ckpt = tmp_path / "nerf" / "version_0" / "checkpoints" / "last.ckpt"
+    model = cli.model
+    sigma = float(np.median(model.query(torch.rand(512, 3) * 3 - 1.5)[0].detach().numpy()))  # a level inside its range
+    capsys.readouterr()
+    main(["--ckpt", str(ckpt), "--out", str(tmp_path / "scene.glb"), "--points", str(tmp_path / "scene.ply"),
+          "--resolution", "12", "--level", f"{sigma:.6g}"])  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("mesh: ") and out[0].endswith("scene.glb")
+    assert out[1].startswith(f"mesh: density σ ≥ {float(f'{sigma:.6g}'):.4g} (one voxel of 0.25,")
+    assert out[2].startswith("points: ") and f"density σ ≥ {float(f'{sigma:.6g}'):.4g}" in out[2] and out[2].endswith("scene.ply")
+    mesh = trimesh.load(tmp_path / "scene.glb", force="mesh", process=False)
+    assert len(mesh.faces) > 0 and np.abs(mesh.vertices).max() <= 1.5 + 1e-5  # inside the scene box
+    assert len(trimesh.load(tmp_path / "scene.ply").vertices) > 0
+    with pytest.raises(SystemExit) as exc:
+        main(["--ckpt", str(ckpt), "--points", str(tmp_path / "p.obj")])
+    assert exc.value.code == 2 and "use .ply or .glb" in capsys.readouterr().err
