@@ -10,6 +10,7 @@ from inr.data.module import GridDataModule, IndexBatches
 from inr.data.phantoms import shepp_logan_phantom
 from inr.data.rays import RaysDataModule
 from inr.data.signal import SignalDataModule, power_law_signal, read_wav, sum_of_sinusoids
+from inr.data.signal_sets import SignalSet
 from inr.data.text import TextImageDataModule, render_text_image, save_text_image
 from inr.data.tomography import CTDataModule
 from inr.data.video import VideoDataModule, read_gif, read_sequence
@@ -26,6 +27,7 @@ __all__ = [
     "ImageDataModule",
     "read_image",
     "SignalDataModule",
+    "SignalSet",
     "read_wav",
     "sum_of_sinusoids",
     "power_law_signal",

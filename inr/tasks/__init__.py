@@ -4,6 +4,7 @@ from inr.tasks.base import INRModule, NetworkFactory
 from inr.tasks.conv import ConvFitting
 from inr.tasks.image import ImageFitting
 from inr.tasks.inverse import InverseFitting
+from inr.tasks.meta import MetaLearning
 from inr.tasks.radiance import RadianceFieldFitting
 from inr.tasks.shape import ShapeFitting
 from inr.tasks.signal import SignalFitting
@@ -16,6 +17,7 @@ __all__ = [
     "ImageFitting",
     "ConvFitting",
     "InverseFitting",
+    "MetaLearning",
     "RadianceFieldFitting",
     "ShapeFitting",
     "SignalFitting",
