@@ -27,6 +27,10 @@ from inr.operators.rendering import VolumeRenderer
 from inr.tasks.base import INRModule, NetworkFactory
 from inr.tasks.memory import activation_bytes_per_point
 
+# render() of a field without its data (loaded from a checkpoint): this many views of an orbit at ORBIT_ELEVATION
+# degrees around the scene, at the training cameras' mean distance
+ORBIT_VIEWS, ORBIT_ELEVATION = 8, 30.0
+
 DENSITY_ACTIVATIONS = {
     "relu": F.relu,  # NeRF and the Fourier-features notebook
     "softplus": F.softplus,  # smooth, never "dead"; mip-NeRF uses softplus(x − 1)
@@ -194,7 +198,17 @@ class RadianceFieldFitting(INRModule):
         views = [self.render_view(pose, camera) for pose, camera in zip(poses, cameras)]
         return {key: torch.stack([v[key] for v in views]) for key in ("rgb", "depth", "opacity")}
 
+    def has_data(self) -> bool:
+        """Whether posed images are attached (a Trainer's or ``attach_data``'s); a field loaded from a checkpoint has none."""
+        if self._attached_data is not None:
+            return True
+        return self._trainer is not None and getattr(self._trainer, "datamodule", None) is not None
+
     def heldout_poses(self) -> Tensor:
+        """The held-out views' cameras (V, 4, 4); without data, ``ORBIT_VIEWS`` cameras of an orbit around the scene at
+        ``ORBIT_ELEVATION`` degrees and the training cameras' distance (kept in the checkpoint)."""
+        if not self.has_data():
+            return turntable_poses(ORBIT_VIEWS, ORBIT_ELEVATION, float(self.orbit_radius)).to(self.device)
         dm = self.data
         return dm.poses[dm.posed.heldout_views]
 
@@ -202,7 +216,8 @@ class RadianceFieldFitting(INRModule):
     def render(self, shape=None, chunk: Optional[int] = None) -> Tensor:
         """The held-out views as one regular grid for the grid callbacks: (C·V, H, W), channel c of view v at
         C·v + c (per-view spectra pool over views and channels); ``shape`` (H', W') renders them at another
-        resolution."""
+        resolution. A field without its data (loaded from a checkpoint) renders the ``ORBIT_VIEWS`` views of an
+        orbit around its scene instead (``heldout_poses``), with the training camera."""
         if shape is not None and len(shape) != 2:
             raise InputError(
                 f"a radiance field renders camera views of (height, width), not a {len(shape)}-D grid {list(shape)}; "
@@ -254,7 +269,7 @@ class RadianceFieldFitting(INRModule):
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
-        return self.data.image_shape
+        return self.data.image_shape if self.has_data() else (self.intrinsics.height, self.intrinsics.width)
 
     # --- steps ----------------------------------------------------------------------------------------
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:

@@ -1,7 +1,8 @@
 """A radiance field's density surface and point cloud: an analytic field whose density falls linearly with the
 distance from the scene's centre puts the surface σ = τ on the sphere |x| = R − τ/a (within a voxel), the cloud
 holds exactly the voxel centres inside it, the colours are the field's, the threshold is stated (default: one voxel
-half opaque), and the command writes GLB/PLY meshes and point clouds from a checkpoint of a tiny run."""
+half opaque), and the command writes GLB/PLY meshes and point clouds from a checkpoint of a tiny run; a field
+loaded without its data renders an orbit."""
 
 import math
 
@@ -134,24 +135,50 @@ NERF = [
 ]
 
 
+@pytest.fixture(scope="module")
+def nerf_checkpoint(tmp_path_factory):
+    """The last checkpoint of a two-step run of nerf.yaml at toy size."""
+    root = tmp_path_factory.mktemp("nerf")
+    cli_main([*NERF, "--trainer.logger.init_args.save_dir", str(root)])
+    return root / "nerf" / "version_0" / "checkpoints" / "last.ckpt"
+
+
 @pytest.mark.slow
-def test_the_command_meshes_and_samples_a_radiance_checkpoint(tmp_path, capsys):
+def test_the_command_meshes_and_samples_a_radiance_checkpoint(tmp_path, capsys, nerf_checkpoint):
     import trimesh
 
-    cli = cli_main([*NERF, "--trainer.logger.init_args.save_dir", str(tmp_path)])
-    ckpt = tmp_path / "nerf" / "version_0" / "checkpoints" / "last.ckpt"
-    model = cli.model
-    sigma = float(np.median(model.query(torch.rand(512, 3) * 3 - 1.5)[0].detach().numpy()))  # a level inside its range
+    ckpt = nerf_checkpoint
+    model = RadianceFieldFitting.load_from_checkpoint(ckpt)
+    with torch.no_grad():  # a level inside the density's range
+        sigma = float(np.median(model.query(torch.rand(512, 3) * 3 - 1.5)[0].numpy()))
     capsys.readouterr()
     main(["--ckpt", str(ckpt), "--out", str(tmp_path / "scene.glb"), "--points", str(tmp_path / "scene.ply"),
           "--resolution", "12", "--level", f"{sigma:.6g}"])  # fmt: skip
     out = capsys.readouterr().out.splitlines()
+    stated = f"density σ ≥ {float(f'{sigma:.6g}'):.4g}"
     assert out[0].startswith("mesh: ") and out[0].endswith("scene.glb")
-    assert out[1].startswith(f"mesh: density σ ≥ {float(f'{sigma:.6g}'):.4g} (one voxel of 0.25,")
-    assert out[2].startswith("points: ") and f"density σ ≥ {float(f'{sigma:.6g}'):.4g}" in out[2] and out[2].endswith("scene.ply")
+    assert out[1].startswith(f"mesh: {stated} (one voxel of 0.25,")
+    assert out[2].startswith("points: ") and stated in out[2] and out[2].endswith("scene.ply")
     mesh = trimesh.load(tmp_path / "scene.glb", force="mesh", process=False)
     assert len(mesh.faces) > 0 and np.abs(mesh.vertices).max() <= 1.5 + 1e-5  # inside the scene box
     assert len(trimesh.load(tmp_path / "scene.ply").vertices) > 0
     with pytest.raises(SystemExit) as exc:
         main(["--ckpt", str(ckpt), "--points", str(tmp_path / "p.obj")])
     assert exc.value.code == 2 and "use .ply or .glb" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_loaded_field_renders_an_orbit_without_its_data(nerf_checkpoint):
+    """render() of a radiance field loaded from its checkpoint (no posed images attached): the views of an orbit
+    around its scene with its training camera, in render()'s (C·V, H, W) layout, at any image size."""
+    from inr.data.cameras import turntable_poses
+    from inr.tasks.radiance import ORBIT_ELEVATION, ORBIT_VIEWS
+
+    model = RadianceFieldFitting.load_from_checkpoint(nerf_checkpoint)
+    assert not model.has_data() and model.grid_shape == (8, 8)
+    frames = model.render()
+    assert tuple(frames.shape) == (3 * ORBIT_VIEWS, 8, 8)
+    poses = turntable_poses(ORBIT_VIEWS, ORBIT_ELEVATION, float(model.orbit_radius))
+    expected = model.render_views(poses)["rgb"]  # (V, 3, 8, 8)
+    torch.testing.assert_close(frames, expected.reshape(-1, 8, 8))
+    assert tuple(model.render((16, 12)).shape) == (3 * ORBIT_VIEWS, 16, 12)
