@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
 
-from inr.data import signal_classes as classes
+import inr.data.signal_classes as classes
 from inr.data.measurements import MeasurementDataModule
 from inr.data.module import GridDataModule, IndexBatches, ResumableLoader, shard
 from inr.errors import InputError
