@@ -44,11 +44,16 @@ SCORES = (
     "normal_consistency",
     "ms_ssim",
 )
+# the score after n optimizer steps of a fit (inr.experiments.learned_init: from a learned or a standard init)
+STEP_SCORES = tuple(f"{metric}_{n}" for metric in ("psnr", "iou") for n in (0, 1, 2, 5, 10, 100))
+SCORES += STEP_SCORES
 # numbers about a row that are not scores: its setting, size, speed, the paper's score beside it, when it first
 # reached a target PSNR, the spread of its score over held-out views
 FACTS = ("lr", "params", "ms_per_step", "paper_psnr", "target_step", "target_seconds", "view_psnr_std")
 # a codec's rows (inr.experiments.codec): the file's bits per pixel, the rate asked for, the decoder's seconds
 FACTS += ("bpp", "target_bpp", "decode_seconds")
+# a CT row's projection angles (inr.experiments.learned_init sets few angles beside the paper's 20)
+FACTS += ("angles",)
 TEXT = ("signal", "setting")
 # lists and histories: per-band errors and their edges, per-view PSNR, the spectral and held-out PSNR histories
 DETAILS = ("band_errors", "band_edges", "view_psnr", "history", "progress")
