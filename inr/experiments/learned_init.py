@@ -1,0 +1,485 @@
+"""Learned initialisations (Tancik et al. 2021) against the paper's and PyTorch's: how fast a held-out signal fits
+from each, and why.
+
+    python -m inr.experiments.learned_init --kind natural                 # crops of scikit-image's photographs, 64²
+    python -m inr.experiments.learned_init --kind ct                      # random-ellipse phantoms, 20 and 6 angles
+    python -m inr.experiments.learned_init --kind text --train my_text/ --test my_held_out_text/
+
+First (``prepare``) each learned row meta-trains its init on the class's training signals (``MetaLearning`` on a
+``SignalSet``: ``reptile`` and ``maml``, the settings of ``META`` for the kind), written to ``--out``/meta/ (a
+later run with the same settings reuses it). Then every row fits each held-out test signal with the registry's
+Gaussian-feature method at the grid (``methods.METHODS["gaussian"]``: the paper's MLP and σ by the grid rule), the
+same network and encoder in every row; the rows differ in their start and their optimiser:
+
+- ``reptile``, ``maml``: the learned init (``init_from``), fitted with the inner loop's optimiser and rate;
+- ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam.
+
+The score (held-out PSNR of images: the [1::2, 1::2] pixels; CT: the whole grid against the phantom; IoU of
+shapes' held-out voxels) is taken after 0, 1, 2, 5, 10 and 100 steps and at the protocol's full step count, mean ±
+std over the test signals; classical baselines (bicubic interpolation, filtered back-projection, trilinear
+interpolation) are scored the same way. CT rows are fitted at the paper's 20 angles and at ``--few-angles`` (the
+prior's effect where measurements are few), each summarised apart. ``finish`` measures why (``init_analysis``):
+the residual per frequency band at step 0 and after 2 steps per init (``bands.png``), and the empirical NTK's
+eigenvalues and energy per band at each init against the class's power per band (``ntk.png``, ``why.json``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional
+
+import lightning as L
+import torch
+from jsonargparse import ArgumentParser
+from lightning.pytorch.loggers import TensorBoardLogger
+
+from inr.data.signal_sets import SignalSet
+from inr.errors import InputError
+from inr.experiments import comparison
+from inr.experiments.baselines import interpolations, score_field
+from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, subgrid
+from inr.experiments.methods import METHODS, Component, Resolved, Setting
+from inr.experiments.protocols import PROTOCOLS, MappingSettings
+from inr.experiments.runner import Column, fit_row, summarise
+from inr.io.files import atomic_write
+from inr.metrics import iou
+from inr.operators.baselines import filtered_back_projection
+from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
+from inr.tasks.init_from import load_init
+from inr.tasks.meta import MetaLearning
+
+# the step counts after which every row is scored (and the protocol's full count)
+MARKS = (0, 1, 2, 5, 10, 100)
+LEARNED = ("reptile", "maml")
+STANDARD = ("paper", "torch")
+# the steps after which the residual per band is compared (bands.png): the start and two steps
+BAND_MARKS = (0, 2)
+
+
+@dataclass(frozen=True)
+class MetaSettings:
+    """How one learned init is meta-trained: n inner steps of ``inner_optimizer`` at ``inner_lr``, the outer Adam at
+    ``outer_lr`` (Reptile's ε), ``steps`` outer steps of ``signals_per_step`` signals."""
+
+    algorithm: str
+    inner_steps: int
+    inner_lr: float
+    inner_optimizer: str
+    outer_lr: float
+    steps: int
+    signals_per_step: int = 4
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A class of signals in the study: its protocol (the registry's settings), task, grid and full step count."""
+
+    protocol: str
+    steps: int
+    resolution: int
+    ndim: int = 2
+    metric: str = "psnr"
+
+
+KINDS = {
+    "natural": Kind("natural", 2000, 64),
+    "text": Kind("text", 2000, 64),
+    "ct": Kind("ct", 1000, 64),
+    "shape": Kind("volume", 300, 32, ndim=3, metric="iou"),
+}
+# The meta-training of each kind (chosen on the training signals and the outer loop's validation curves,
+# docs/learned_init.md): Reptile with a few inner SGD steps, MAML with two; ~10 min each on this 2-core CPU at 64²
+META = {
+    kind: {
+        "reptile": MetaSettings("reptile", inner_steps=2, inner_lr=10.0, inner_optimizer="sgd", outer_lr=1e-3, steps=steps),
+        "maml": MetaSettings("maml", inner_steps=2, inner_lr=10.0, inner_optimizer="sgd", outer_lr=1e-4, steps=steps // 2),
+    }
+    for kind, steps in (("natural", 1500), ("text", 1500), ("ct", 1500), ("shape", 1000))
+}
+
+
+@dataclass(frozen=True)
+class Study:
+    """What every row shares (``record``: results.json's protocol)."""
+
+    seeds: tuple[int, ...]
+    steps: int
+    resolution: int
+    kind: str
+    train: Optional[str]
+    test: Optional[str]
+    train_signals: int
+    test_signals: int
+    angles: int
+    few_angles: int
+    reptile: MetaSettings
+    maml: MetaSettings
+    meta_dir: str = ""  # where the learned inits are kept (--out/meta)
+    num_bands: int = 8
+    ntk_points: int = 1024
+    meta_paths: tuple[tuple[str, str], ...] = ()  # (row, checkpoint), set by ``prepare``
+
+
+def checked_count(value: int, flag: str, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InputError(f"{flag} must be an int ≥ {least}, got {value}")
+    return value
+
+
+class LearnedInit(Comparison):
+    name = "learned_init"
+    doc = __doc__
+    methods = (*LEARNED, *STANDARD)
+    seeds = 1
+    headline = ("psnr_2", "psnr", "iou_2", "iou")
+    columns: tuple[Column, ...] = ()  # set by ``protocol`` for the kind (CT: its angles; shapes: IoU)
+
+    def arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--kind", choices=tuple(KINDS), default="natural", help="the class of signals")
+        parser.add_argument("--train", type=Optional[str], default=None, help="a directory of your training signals")
+        parser.add_argument("--test", type=Optional[str], default=None, help="a directory of your test signals")
+        parser.add_argument("--train-signals", type=int, default=256, help="training signals of a generated set")
+        parser.add_argument("--test-signals", type=int, default=8, help="test signals of a generated set (each a row)")
+        parser.add_argument(
+            "--meta-steps", type=Optional[int], default=None, help="outer steps of Reptile (MAML: half; null: META's)"
+        )
+        parser.add_argument("--inner-steps", type=Optional[int], default=None, help="inner steps of both (null: META's)")
+        parser.add_argument("--angles", type=int, default=20, help="CT: projection angles (the paper's 20)")
+        parser.add_argument("--few-angles", type=int, default=6, help="CT: the few angles the prior is tried at")
+
+    def protocol(self, args: Any) -> Study:
+        kind = KINDS[args.kind]
+        self.columns = columns_of(args.kind)
+        if args.paper:
+            raise InputError("--paper: learned_init runs at 64² (shapes 32³) on a CPU; give --resolution and --steps")
+        for flag, value in (("--train-signals", args.train_signals), ("--test-signals", args.test_signals)):
+            checked_count(value, flag)
+        checked_count(args.angles, "--angles")
+        checked_count(args.few_angles, "--few-angles")
+        settings = {}
+        for name, meta in META[args.kind].items():
+            if args.meta_steps is not None:
+                steps = checked_count(args.meta_steps, "--meta-steps")
+                meta = replace(meta, steps=steps if name == "reptile" else max(1, steps // 2))
+            if args.inner_steps is not None:
+                meta = replace(meta, inner_steps=checked_count(args.inner_steps, "--inner-steps"))
+            settings[name] = meta
+        return Study(
+            seeds=args.seed_list,
+            steps=args.steps or kind.steps,
+            resolution=args.resolution or kind.resolution,
+            kind=args.kind,
+            train=args.train,
+            test=args.test,
+            train_signals=args.train_signals,
+            test_signals=args.test_signals,
+            angles=args.angles,
+            few_angles=args.few_angles,
+            meta_dir=str(Path(self.out_dir(args)) / "meta"),
+            **settings,
+        )
+
+    def record(self, p: Study) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("seeds", "meta_paths", "meta_dir")}
+
+    # --- the signals ------------------------------------------------------------------------------------
+    def signal_set(self, p: Study, signals_per_step: int = 4) -> SignalSet:
+        """The class's training and test signals (one instance per protocol: generated once)."""
+        key = (self.record(p)["kind"], p.train, p.test, p.train_signals, p.test_signals, p.resolution, p.angles, signals_per_step)
+        cache = self.__dict__.setdefault("_sets", {})
+        if key not in cache:
+            dm = SignalSet(
+                kind=p.kind,
+                train=p.train,
+                test=p.test,
+                train_signals=p.train_signals,
+                test_signals=p.test_signals,
+                resolution=p.resolution,
+                angles=p.angles,
+                signals_per_step=signals_per_step,
+            )
+            dm.setup("fit")
+            cache[key] = dm
+        return cache[key]
+
+    def signals(self, p: Study) -> tuple[Any, ...]:
+        count = self.signal_set(p).test_count
+        if p.kind == "ct":
+            return tuple((k, a) for a in dict.fromkeys((p.angles, p.few_angles)) for k in range(count))
+        return tuple(range(count))
+
+    def label(self, signal: Any) -> Optional[str]:
+        names = next(iter(self.__dict__.get("_sets", {}).values())).test_names
+        return f"{names[signal[0]]}, {signal[1]} angles" if isinstance(signal, tuple) else names[signal]
+
+    def data(self, p: Study, member: Member) -> Any:
+        k, angles = member.signal if isinstance(member.signal, tuple) else (member.signal, None)
+        return self.signal_set(p).signal_data(k, "test", angles=angles)
+
+    # --- the rows -------------------------------------------------------------------------------------------
+    def setting(self, p: Study, member: Member, data: Any) -> Setting:
+        kind = KINDS[p.kind]
+        protocol: MappingSettings = PROTOCOLS[kind.protocol]
+        side = p.resolution if p.kind == "ct" else p.resolution // 2  # CT's loss sees the whole grid
+        output = "none" if p.kind == "shape" else "sigmoid"
+        return Setting(
+            in_dim=kind.ndim, train_side=side, protocol=protocol, output_activation=output, seed=member.seed, steps=p.steps
+        )
+
+    def spec(self, p: Study, name: str, member: Member, data: Any) -> Resolved:
+        base = METHODS["gaussian"].resolve(replace(self.setting(p, member, data), init="torch" if name == "torch" else "paper"))
+        if name in STANDARD:
+            return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
+        meta: MetaSettings = getattr(p, name)
+        optimizer = Component(f"torch.optim.{'SGD' if meta.inner_optimizer == 'sgd' else 'Adam'}", {"lr": meta.inner_lr})
+        describe = f"{base.describe}, {name} init ({meta.inner_steps} × {meta.inner_optimizer} {meta.inner_lr:g}), {meta.inner_optimizer} {meta.inner_lr:g}"
+        return replace(base, name=name, optimizer=optimizer, scheduler=None, describe=describe)
+
+    def task(self, p: Study, data: Any) -> tuple[type, dict[str, Any]]:
+        if p.kind == "ct":
+            return InverseFitting, {"out_channels": 1}
+        if p.kind == "shape":
+            return VolumeFitting, {"out_channels": 1, "mode": "occupancy"}
+        return ImageFitting, {"out_channels": 3}
+
+    def model(self, p: Study, spec: Resolved, data: Any) -> L.LightningModule:
+        model = super().model(p, spec, data)
+        model.init_from = dict(p.meta_paths).get(spec.name)  # a learned row starts from its init (after prepare)
+        return model
+
+    def callbacks(self, p: Study, name: str, member: Member, out: Path) -> list[L.Callback]:
+        return [StepScores(self, p, [m for m in MARKS if m <= p.steps])]
+
+    def measured(self, p: Study, callbacks: list[L.Callback]) -> dict[str, Any]:
+        (steps,) = callbacks
+        metric = KINDS[p.kind].metric
+        row = {f"{metric}_{m}": scores[metric] for m, scores in steps.scores.items()}
+        row["history"] = {str(m): steps.scores[m]["band_errors"] for m in BAND_MARKS if m in steps.scores}
+        return row
+
+    def score(self, p: Study, prediction: Any, data: Any) -> dict[str, Any]:
+        target = data.values_grid()
+        scores = score_field(prediction.float(), target, data, 1.0, p.num_bands)
+        scores = {k: v for k, v in scores.items() if k in ("psnr", "band_errors", "band_edges")}
+        if p.kind == "shape":  # held-out voxels: occupied where the probability is above ½
+            index = data.test_index
+            flat, truth = prediction.reshape(-1), target.reshape(-1)
+            scores["iou"] = iou(flat[index.to(flat.device)] > 0.5, truth[index] > 0.5)
+        if p.kind == "ct":
+            scores["angles"] = len(data.operator.angles)
+        return scores
+
+    def baselines(self, p: Study, data: Any) -> list[Baseline]:
+        if p.kind == "ct":
+            make = lambda: filtered_back_projection(data.operator.cpu(), data.measurements).clamp(0, 1)
+            return [Baseline("filtered back-projection", make, "ramp filter, clipped to [0, 1]")]
+        name = "trilinear" if p.kind == "shape" else "bicubic"
+        make, setting = interpolations(data, (0.0, 1.0))["linear" if p.kind == "shape" else "bicubic"]
+        return [Baseline(name, make, setting)]
+
+    # --- the learned inits ---------------------------------------------------------------------------------
+    def prepare(self, p: Study, names: list[str], data: Any) -> Study:
+        paths = tuple((name, str(meta_train(self, p, getattr(p, name), Path(p.meta_dir)))) for name in names if name in LEARNED)
+        return replace(p, meta_paths=paths)
+
+    # --- the table -------------------------------------------------------------------------------------------
+    def summary(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        keys = [c.key for c in columns_of(p.kind) if c.spec != "s"]
+        if p.kind != "ct":
+            return summarise(rows, keys)
+        return [
+            s for a in dict.fromkeys((p.angles, p.few_angles)) for s in summarise([r for r in rows if r.get("angles") == a], keys)
+        ]
+
+    def title(self, p: Study) -> str:
+        sides = "³" if p.kind == "shape" else "²"
+        return f"learned initialisations: {p.kind} at {p.resolution}{sides}, {p.steps} steps, mean ± std over {p.test_signals} test signals"
+
+    def notes(self, p: Study, summary: list[dict[str, Any]]) -> str:
+        metric = KINDS[p.kind].metric
+        lines = []
+        for angles in dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,):
+            rows = {r["method"]: r for r in summary if angles is None or r.get("angles") == angles}
+            where = f" at {angles} angles" if angles is not None else ""
+            if "paper" not in rows:
+                continue
+            full = rows["paper"].get(metric)
+            for name in LEARNED:
+                if name not in rows:
+                    continue
+                row = rows[name]
+                reached = next(
+                    (m for m in MARKS if isinstance(row.get(f"{metric}_{m}"), float) and row[f"{metric}_{m}"] >= full), None
+                )
+                tenth = p.steps / 10
+                verdict = (
+                    f"reached at step {reached} (≤ 1/10 of {p.steps}: {'yes' if reached <= tenth else 'no'})"
+                    if reached is not None
+                    else f"not reached by step {max(m for m in MARKS if m <= p.steps)}"
+                )
+                gain = row.get(f"{metric}_2", math.nan) - rows["paper"].get(f"{metric}_2", math.nan)
+                unit = " dB" if metric == "psnr" else ""
+                lines.append(
+                    f"{name}{where}: the paper init's full-run {metric} ({full:.3g}{unit}) {verdict}; after 2 steps "
+                    f"{gain:+.2f}{unit} against the paper init (target +8 dB: {'met' if metric == 'psnr' and gain >= 8 else 'not met'})."
+                )
+        info = []
+        for name in LEARNED:
+            record = meta_record(Path(p.meta_dir), name)
+            if record:
+                s = record["settings"]
+                info.append(
+                    f"{name}: {s['steps']} outer steps of {s['signals_per_step']} signals, {s['inner_steps']} inner "
+                    f"{s['inner_optimizer']} steps at {s['inner_lr']:g}, outer Adam {s['outer_lr']:g}, {record['seconds'] / 60:.1f} min"
+                )
+        return "\n".join(lines + ([f"Meta-training: {'; '.join(info)}."] if info else []))
+
+    def finish(self, p: Study, rows: list[dict[str, Any]], out: Path) -> None:
+        why = explain(self, p, rows)
+        with atomic_write(out / "why.json", "w") as f:
+            f.write(json.dumps(why, indent=1))
+        figure = band_figure(why["bands"], why["band_edges"], f"{self.title(p)}: residual per band")
+        figure.savefig(out / "bands.png", dpi=110)
+        figure = ntk_figure(why["ntk"], why["class_power"], f"empirical NTK at each init ({p.kind}, {why['ntk_grid']})")
+        figure.savefig(out / "ntk.png", dpi=110)
+
+
+class StepScores(L.Callback):
+    """The row's score (the comparison's ``score`` of its render) before its first step and after each of ``marks``."""
+
+    def __init__(self, study: LearnedInit, p: Study, marks: list[int]) -> None:
+        self.study, self.p, self.marks = study, p, set(marks)
+        self.scores: dict[int, dict[str, Any]] = {}
+
+    @torch.no_grad()
+    def measure(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        was = module.training
+        module.eval()
+        self.scores[int(trainer.global_step)] = self.study.score(self.p, module.render(), module.data)
+        module.train(was)
+
+    def on_train_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        if 0 in self.marks:
+            self.measure(trainer, module)
+
+    def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, *args: Any) -> None:
+        if trainer.global_step in self.marks:
+            self.measure(trainer, module)
+
+
+def columns_of(kind: str) -> tuple[Column, ...]:
+    """The table of a kind: the score after each mark and at the full count (CT: with its angles)."""
+    metric = KINDS[kind].metric
+    header, spec = ("IoU", ".3f") if metric == "iou" else ("PSNR", ".2f")
+    extra = (Column("angles", "angles", "d", spread=False),) if kind == "ct" else ()
+    marks = tuple(Column(f"{header} @{m}", f"{metric}_{m}", spec) for m in MARKS)
+    return (
+        Column("row", "method", "s"),
+        *extra,
+        *marks,
+        Column(f"{header} full", metric, spec),
+        Column("s", "seconds", ".0f", spread=False),
+    )
+
+
+def meta_record(folder: Path, name: str) -> Optional[dict[str, Any]]:
+    path = folder / f"{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path) -> Path:
+    """The learned init of one algorithm on the class's training signals: ``folder``/<name>.ckpt, meta-trained now
+    unless a checkpoint of the same settings, data and architecture is there (its record, <name>.json, says)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path, name = folder / f"{meta.algorithm}.ckpt", meta.algorithm
+    settings = {
+        **dataclasses.asdict(meta),
+        "data": {k: v for k, v in study.record(p).items() if k not in ("reptile", "maml", "steps")},
+    }
+    record = meta_record(folder, name)
+    if record is not None and record.get("settings") == settings and path.is_file():
+        print(f"{name}: the learned init in {path} has these settings; kept", file=sys.stderr, flush=True)
+        return path
+    member = Member(study.signals(p)[0], p.seeds[0])
+    dm = study.signal_set(p, meta.signals_per_step)
+    spec = METHODS["gaussian"].resolve(replace(study.setting(p, member, dm), init="paper"))
+    encoder, network, _ = spec.build()
+    task, args = study.task(p, dm)
+    L.seed_everything(p.seeds[0], verbose=False)
+    model = MetaLearning(
+        encoder=encoder,
+        network=network,
+        out_channels=args["out_channels"],
+        optimizer=lambda params: torch.optim.Adam(params, lr=meta.outer_lr),
+        task=f"inr.tasks.{task.__name__}",
+        mode=args.get("mode"),
+        algorithm=meta.algorithm,
+        inner_loop_steps=meta.inner_steps,
+        inner_loop_lr=meta.inner_lr,
+        inner_loop_optimizer=meta.inner_optimizer,
+    )
+    dm.steps_per_epoch_arg = max(1, meta.steps // 10)  # ten validations of the outer loop (TensorBoard curves)
+    logger = TensorBoardLogger(str(folder / "tb"), name=name, version="")
+    start = time.perf_counter()
+    trainer_args = {"limit_val_batches": 1.0, "check_val_every_n_epoch": 1, "log_every_n_steps": 10}
+    fit_row(model, dm, meta.steps, logger=logger, label=f"{name} meta-training", **trainer_args)
+    seconds = time.perf_counter() - start
+    with atomic_write(path, "wb") as f:
+        checkpoint = {"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams)}
+        model.on_save_checkpoint(checkpoint)
+        torch.save(checkpoint, f)
+    scores = model.evaluate()
+    with atomic_write(folder / f"{name}.json", "w") as f:
+        f.write(json.dumps({"settings": settings, "seconds": seconds, "scores": scores}, indent=1))
+    return path
+
+
+def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The measurements behind bands.png and ntk.png: the rows' mean band errors at ``BAND_MARKS`` (the main CT
+    angles only), and the NTK of each row's init on a sub-grid of the field's grid, with the class's power."""
+    main_rows = [r for r in rows if r["kind"] == "model" and r.get("angles") in (None, p.angles)]
+    bands: dict[str, dict[int, list[float]]] = {}
+    for name in dict.fromkeys(r["method"] for r in main_rows):
+        for mark in BAND_MARKS:
+            series = [r["history"][str(mark)] for r in main_rows if r["method"] == name and str(mark) in r.get("history", {})]
+            if series:
+                values = torch.tensor([[math.nan if v is None else v for v in s] for s in series], dtype=torch.float64)
+                bands.setdefault(name, {})[mark] = values.nanmean(0).tolist()
+    edges = next((r["band_edges"] for r in main_rows if "band_edges" in r), [])
+    dm = study.signal_set(p)
+    member = Member(study.signals(p)[0], p.seeds[0])
+    data = study.data(p, member)
+    data.setup("fit")
+    coords, shape = subgrid(dm.shape, p.ntk_points)
+    spectra = {}
+    for name in dict.fromkeys(r["method"] for r in main_rows):
+        L.seed_everything(p.seeds[0], verbose=False)
+        model = study.model(p, study.spec(p, name, member, data), data)
+        if model.init_from is not None:
+            load_init(model, model.init_from)
+        spectra[name] = ntk_spectrum(model.eval(), coords, shape, p.num_bands)
+    signals = torch.stack([dm.signal_values(k, "test").movedim(-1, 0) for k in range(dm.test_count)])
+    power, _ = class_energy(signals, p.num_bands)
+    return {
+        "bands": bands,
+        "band_edges": edges,
+        "ntk": spectra,
+        "ntk_grid": "×".join(map(str, shape)),
+        "class_power": power.tolist(),
+    }
+
+
+def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
+    """``python -m inr.experiments.learned_init``."""
+    return comparison.main(LearnedInit(), argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""The learned-initialisation study: one command meta-trains the learned rows, fits each test signal from every init
+and scores it after 0, 1, 2, 5, 10, 100 and the full steps; a learned row starts where its init's own evaluation
+says; CT rows at two angle counts are summarised apart; a rerun keeps the rows and the inits; the analysis
+functions against closed forms (a stationary kernel's Fourier diagonal is its circulant spectrum)."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from inr.errors import InputError
+from inr.experiments.comparison import parse
+from inr.experiments.init_analysis import band_means, class_energy, fourier_diagonal, subgrid
+from inr.experiments.learned_init import KINDS, LearnedInit, columns_of, main
+
+TINY = ["--resolution", "16", "--steps", "12", "--test-signals", "2", "--train-signals", "6", "--meta-steps", "4"]
+
+
+@pytest.mark.slow
+def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
+    out = tmp_path / "natural"
+    rows = main(["--kind", "natural", *TINY, "--out", str(out)])
+    assert [r["method"] for r in rows] == ["reptile"] * 2 + ["maml"] * 2 + ["paper"] * 2 + ["torch"] * 2 + ["bicubic"] * 2
+    model_rows = [r for r in rows if r["kind"] == "model"]
+    assert all({"psnr_0", "psnr_1", "psnr_2", "psnr_5", "psnr_10", "psnr"} <= set(r) for r in model_rows)
+    assert all("psnr_100" not in r for r in model_rows)  # beyond the 12 steps of this run
+    results = json.loads((out / "results.json").read_text())
+    assert results["protocol"]["kind"] == "natural" and results["protocol"]["reptile"]["inner_steps"] == 2
+    # a learned row starts at its init's field: the init's own evaluation after 0 inner steps, over the same signals
+    for name in ("reptile", "maml"):
+        record = json.loads((out / "meta" / f"{name}.json").read_text())
+        mean = sum(r["psnr_0"] for r in rows if r["method"] == name) / 2
+        assert mean == pytest.approx(record["scores"]["test/psnr@0"], abs=1e-3)
+    why = json.loads((out / "why.json").read_text())
+    assert set(why["ntk"]) == {"reptile", "maml", "paper", "torch"} and why["ntk_grid"] == "16×16"
+    assert len(why["ntk"]["paper"]["band_means"]) == len(why["class_power"]) == 8
+    assert set(why["bands"]["reptile"]) == {0, 2} or set(why["bands"]["reptile"]) == {"0", "2"}
+    assert (out / "bands.png").stat().st_size > 0 and (out / "ntk.png").stat().st_size > 0
+    text = (out / "results.md").read_text()
+    assert "| row | PSNR @0 | PSNR @1 | PSNR @2 |" in text and "the paper init's full-run psnr" in text
+
+    capsys.readouterr()
+    again = main(["--kind", "natural", *TINY, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert "kept from the earlier run" in err and "reptile: the learned init in" in err
+    assert [r["psnr"] for r in again] == [r["psnr"] for r in rows]
+
+
+@pytest.mark.slow
+def test_ct_rows_at_two_angle_counts_are_summarised_apart(tmp_path):
+    out = tmp_path / "ct"
+    main(["--kind", "ct", *TINY, "--angles", "6", "--few-angles", "3", "--methods", "reptile,paper", "--out", str(out)])
+    results = json.loads((out / "results.json").read_text())
+    summary = [(s["method"], s["angles"], s["n"]) for s in results["summary"]]
+    assert summary[:2] == [("reptile", 6.0, 2), ("paper", 6.0, 2)]
+    assert ("reptile", 3.0, 2) in summary and ("filtered back-projection", 3.0, 2) in summary
+    assert "| row | angles | PSNR @0 |" in (out / "results.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--inner-steps", "0"], "--inner-steps must be an int ≥ 1"),
+        (["--meta-steps", "0"], "--meta-steps must be an int ≥ 1"),
+        (["--few-angles", "0"], "--few-angles must be an int ≥ 1"),
+        (["--test-signals", "0"], "--test-signals must be an int ≥ 1"),
+        (["--paper"], "--paper: learned_init runs at 64²"),
+    ],
+)
+def test_bad_flags_are_refused_in_one_line(extra, message):
+    study = LearnedInit()
+    with pytest.raises(InputError, match=message):
+        study.protocol(parse(study, extra))
+
+
+def test_the_same_directory_for_train_and_test_is_refused(tmp_path, capsys):
+    (tmp_path / "images").mkdir()
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "--kind",
+                "text",
+                "--train",
+                str(tmp_path / "images"),
+                "--test",
+                str(tmp_path / "images"),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "train and test signals must be disjoint" in err[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_each_kind_has_its_columns():
+    keys = [c.key for c in columns_of("shape")]
+    assert keys == ["method", "iou_0", "iou_1", "iou_2", "iou_5", "iou_10", "iou_100", "iou", "seconds"]
+    assert [c.key for c in columns_of("ct")][:2] == ["method", "angles"]
+    assert set(KINDS) == {"natural", "text", "ct", "shape"}
+
+
+def test_the_fourier_diagonal_of_a_stationary_kernel_is_its_spectrum():
+    # a periodic Gaussian kernel on an 8 × 6 torus: circulant in each axis, diagonalised by the 2-D DFT
+    shape = (8, 6)
+    points = torch.stack(torch.meshgrid(torch.arange(8.0), torch.arange(6.0), indexing="ij"), -1).reshape(-1, 2)
+    delta = points[:, None] - points[None]
+    wrapped = torch.minimum(delta.abs(), torch.tensor(shape, dtype=torch.float32) - delta.abs())
+    kernel = torch.exp(-(wrapped**2).sum(-1) / 4.0).double()
+    expected = torch.fft.fftn(kernel[0].reshape(shape)).real  # the 2-D circulant spectrum of its first row
+    assert torch.allclose(fourier_diagonal(kernel, shape), expected, atol=1e-10)
+
+
+def test_band_means_and_the_class_power():
+    means, edges = band_means(torch.ones(16, 16), (16, 16), 4)  # bands of 2 cycles: DC apart, every band has bins
+    assert torch.allclose(means, torch.ones(4, dtype=torch.float64)) and edges.tolist() == [0, 2, 4, 6, 8]
+    signals = torch.zeros(2, 1, 16, 16)
+    signals[:, 0] = torch.cos(2 * math.pi * 2 * torch.arange(16) / 16)[None, :]  # 2 cycles along x: |k| = 2, band 1
+    power, edges = class_energy(signals, 4)
+    assert int(torch.argmax(power)) == 1 and edges[1] <= 2 < edges[2]
+
+
+def test_the_ntk_subgrid_keeps_the_grids_coordinates():
+    coords, shape = subgrid((64, 64), 1024)
+    assert shape == (32, 32) and coords.shape == (1024, 2)
+    assert torch.equal(coords[1], torch.tensor([0.0, 2 / 64]))
+    coords, shape = subgrid((16, 16, 16), 600)
+    assert shape == (8, 8, 8)
