@@ -26,6 +26,9 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
      with one optimizer step per Lightning step, with the config's ``inner_steps`` (10 where it is 1) and with
      that and ``cuda_graphs``, against a hand loop and against the hand loop's step captured as a CUDA graph
      (``GraphedHandStep``) on the same device (device drained at the two ends of the window only).
+  8. meta-learning (``meta_natural.yaml``, ``inr.tasks.MetaLearning``): the outer step of Reptile and MAML in
+     ``Trainer.fit`` with the config's 4 signals per step and with 32, as signals adapted per second (and inner
+     steps per second: signals × n over the step's time).
 On a machine without CUDA (and without ``--dry-run``) it says so on stderr and exits 1: nothing was measured,
 and a script waiting for the figures must not read that as success. ``--parts`` that match no part are
 refused the same way (exit 2); a part that fails is reported and the others still run (exit 1 at the end).
@@ -253,6 +256,33 @@ def stacked_part(args) -> None:
         print(f"| {name} | {statistics.median(xs) * 1e3:.2f} | {cell([x / r for x, r in zip(xs, reference)])} |", flush=True)
 
 
+def meta_rates(args) -> list[tuple[str, int, float]]:
+    """(algorithm, signals per outer step, median outer step in seconds) of meta_natural.yaml's framework step."""
+    rows = []
+    for algorithm in ("reptile", "maml"):
+        for signals in args.meta_signals:
+            extra = [
+                *args.overrides_meta,
+                "--model.init_args.algorithm",
+                algorithm,
+                "--data.init_args.signals_per_step",
+                str(signals),
+            ]
+            clock = framework_step(
+                "meta_natural.yaml", StepClock(args.warmup, args.steps, sync=sync), extra, accelerator=args.accelerator
+            )
+            rows.append((algorithm, signals, clock.median()))
+    return rows
+
+
+def meta_part(args) -> None:
+    print(f"\n8. meta-learning: meta_natural.yaml's outer step in Trainer.fit (median of {args.steps} after {args.warmup})")
+    print("| algorithm | signals per step | outer step (ms) | signals/s | inner steps × signals /s |\n|---|---:|---:|---:|---:|")
+    inner = 2  # meta_natural.yaml's inner_loop_steps
+    for algorithm, signals, step in meta_rates(args):
+        print(f"| {algorithm} | {signals} | {step * 1e3:.1f} | {signals / step:.1f} | {inner * signals / step:.1f} |", flush=True)
+
+
 def hashgrid_points_per_second(args) -> None:
     from inr.encoders import HashGridEncoding
 
@@ -339,11 +369,14 @@ def main() -> None:
         args.trainer = ["--trainer.accelerator", "cpu", "--trainer.log_every_n_steps", "5"]
         args.paper_steps, args.ddp_steps, ddp_devices = 20, 20, 2
         args.run_steps, args.members, args.stacked_points, args.small_steps = 5, 2, 64, 20
+        args.meta_signals = (2,)
+        args.overrides_meta = [*args.overrides, "--data.init_args.train_signals", "4", "--data.init_args.test_signals", "2"]
     else:
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
         args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
         args.paper_steps, args.ddp_steps, ddp_devices, args.run_steps = 2000, 300, gpus, 300
         args.members, args.stacked_points, args.small_steps = 8, 128 * 128, 500
+        args.meta_signals, args.overrides_meta = (4, 32), []
         print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     L.seed_everything(0, verbose=False)
     start = time.perf_counter()
@@ -355,6 +388,7 @@ def main() -> None:
         *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
         ("6. stacked members", lambda: stacked_part(args)),
         ("7. small steps", lambda: small_steps(args)),
+        ("8. meta-learning", lambda: meta_part(args)),
     ]
     if ddp_devices > 1:
         parts.append(("4. DDP", lambda: ddp_throughput(args, ddp_devices)))
