@@ -166,6 +166,11 @@ class SignalSet(GridDataModule):
         return stacked_columns(train).reshape(*shape, -1)  # (N, S·C) -> (*shape, S·C)
 
     @property
+    def out_channels(self) -> int:
+        """C of one signal, known before the signals are read (the command line links it to the model)."""
+        return classes.channels_of(self.kind)
+
+    @property
     def test_values(self) -> Tensor:
         """The test signals side by side, (N, M·C)."""
         self._ensure_loaded()
