@@ -90,8 +90,8 @@ def band_figure(errors: Mapping[str, Mapping[int, Sequence[float]]], edges: Sequ
     centres = 0.5 * (np.asarray(edges[:-1]) + np.asarray(edges[1:]))
     styles = ["-", "--", ":", "-."]
     for colour, (name, by_step) in enumerate(errors.items()):
-        for style, (step, values) in zip(styles, sorted(by_step.items())):
-            ax.plot(centres, values, styles[styles.index(style)], color=f"C{colour}", marker=".", label=f"{name}, step {step}")
+        for style, (step, values) in zip(styles, sorted(by_step.items(), key=lambda item: int(item[0]))):
+            ax.plot(centres, values, style, color=f"C{colour}", marker=".", label=f"{name}, step {step}")
     ax.set_yscale("log")
     ax.set_xlabel("frequency (cycles per unit)")
     ax.set_ylabel("relative error per band (held-out)")
