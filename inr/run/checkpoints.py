@@ -13,6 +13,7 @@ paths and init args); a checkpoint is used only by a command whose model has the
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import pickle
@@ -56,7 +57,15 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     A crash or a full disk during a save leaves the previous file whole. (Lightning's own save stages the
     bytes in the system's temporary directory and copies them over when that is another file system,
     which can leave a truncated checkpoint; and it loads with ``torch.load``'s default.)
+
+    With ``strategy`` given and several processes, a load reads the file on rank 0 only and sends its bytes to
+    the other ranks (every rank loads at once: Lightning's restore), so the checkpoint needs to exist on rank 0's
+    node alone (``inr.run.cluster``: rank 0 writes, a node-local output directory elsewhere stays empty).
     """
+
+    def __init__(self, strategy: Optional[Any] = None) -> None:
+        super().__init__()
+        self.strategy = strategy
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Union[str, Path], storage_options: Optional[Any] = None) -> None:
         if "://" in str(path):  # remote storage: its own semantics
@@ -81,7 +90,31 @@ class AtomicCheckpointIO(TorchCheckpointIO):
         map_location: Optional[Callable] = lambda storage, loc: storage,
         weights_only: Optional[bool] = None,
     ) -> dict[str, Any]:
-        return super().load_checkpoint(path, map_location=map_location, weights_only=True)
+        strategy = self.strategy
+        if strategy is None or strategy.world_size < 2 or not torch.distributed.is_initialized():
+            return super().load_checkpoint(path, map_location=map_location, weights_only=True)
+        data = read_on_rank_zero(path, strategy.global_rank, strategy.root_device)
+        return torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
+
+
+def read_on_rank_zero(path: Union[str, Path], rank: int, device: torch.device) -> bytes:
+    """The bytes of ``path`` as rank 0 reads them, on every rank (a collective: every rank calls it). A file rank 0
+    cannot read is one ``CheckpointError`` on every rank."""
+    data, reason = b"", "see rank 0"
+    if rank == 0:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            data, reason = None, exc.strerror or str(exc)
+    size = torch.tensor([-1 if data is None else len(data)], dtype=torch.int64, device=device)
+    torch.distributed.broadcast(size, src=0)
+    if int(size) < 0:
+        raise CheckpointError(f"{path}: rank 0 cannot read it ({reason})")
+    buffer = torch.zeros(int(size), dtype=torch.uint8, device=device)
+    if rank == 0 and data:
+        buffer.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+    torch.distributed.broadcast(buffer, src=0)
+    return data if rank == 0 else buffer.cpu().numpy().tobytes()
 
 
 def read_checkpoint(path: Union[str, Path]) -> dict[str, Any]:

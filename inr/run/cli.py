@@ -32,6 +32,7 @@ from inr.data.module import GridDataModule
 from inr.errors import EXIT_DIVERGED, InputError
 from inr.io.allocator import retain_freed_memory
 from inr.resources import CONFIG_DIR
+from inr.run.cluster import PeerFailed, launch_error
 from inr.run.config_loader import PARSER_MODE, check_config_file
 from inr.run.gpu_probe import skip_failing_gpu_probe
 from inr.run.preflight import check_unique_callbacks
@@ -232,6 +233,11 @@ class INRCLI(LightningCLI):
         saved_keys, parser.callback_keys = parser.callback_keys, keys
         try:
             return super().instantiate_trainer(**kwargs)
+        except (ValueError, RuntimeError) as exc:  # devices or num_nodes that contradict torchrun's or SLURM's
+            refusal = launch_error(exc)
+            if refusal is None:
+                raise
+            raise refusal from None
         finally:
             parser.callback_keys = saved_keys
 
@@ -327,6 +333,8 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
         return session.run(lambda: build_cli(resolve_config_names(rest), command))
     except RunInterrupted as exc:
         session.interrupted(exc)
+    except PeerFailed as exc:  # another rank of a launcher refused the command: its line, its exit code
+        session.fail(str(exc), exc.code)
     except InputError as exc:
         session.fail(str(exc))
     except TrainingDiverged as exc:

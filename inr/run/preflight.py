@@ -196,9 +196,12 @@ def check_trainer_settings(trainer: L.Trainer) -> None:
         raise InputError(f"trainer.accumulate_grad_batches must be ≥ 1, got {trainer.accumulate_grad_batches}")
 
 
-def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any) -> None:
+def preflight(trainer: L.Trainer, model: L.LightningModule, datamodule: Any, writes: bool = True) -> None:
+    """Every check before ``fit``; ``writes``: this process writes the run (rank 0 under a launcher: the others'
+    output locations are not used, ``inr.run.cluster``)."""
     check_trainer_settings(trainer)
-    check_output_location(trainer)
+    if writes:
+        check_output_location(trainer)
     check_paths_inside_run(trainer)
     check_optimizer(model)
     if hasattr(datamodule, "check_shardable"):

@@ -32,8 +32,9 @@ from inr.callbacks.media import latest_reconstruction
 from inr.data.cameras import MAX_CAMERA_PATH_POSES, read_camera_path
 from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.io.progress import reporting
-from inr.io.run_dir import tracker_artifact_dir
+from inr.io.run_dir import logger_root, tracker_artifact_dir
 from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
+from inr.run.cluster import Start, check_launch, say_everywhere
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import (
     check_output_location,
@@ -43,6 +44,8 @@ from inr.run.preflight import (
     preflight,
 )
 from inr.run.record import RECORD_NAME, RunRecorder
+from inr.run.requeue import enabled as requeue_enabled
+from inr.run.requeue import job_id, requeue, requeued_checkpoint, write_record
 from inr.run.resume import (
     ResumePlan,
     RunConfigRecorder,
@@ -52,7 +55,7 @@ from inr.run.resume import (
     plan_resume,
     run_dir,
 )
-from inr.run.signals import GracefulStop, RunInterrupted
+from inr.run.signals import REQUEUE_SIGNAL, GracefulStop, RunInterrupted
 
 SUBCOMMANDS = ("fit", "validate", "test", "predict")
 
@@ -76,10 +79,11 @@ def resume_command(program: str, args: list[str], checkpoint: str) -> str:
 
 
 def install_atomic_checkpoints(cli: LightningCLI) -> None:
-    """Checkpoints are written atomically and read as data only, unless a config chose its own CheckpointIO."""
+    """Checkpoints are written atomically and read as data only (by rank 0, for every rank), unless a config chose
+    its own CheckpointIO."""
     strategy = cli.trainer.strategy
     if type(strategy.checkpoint_io) is TorchCheckpointIO:
-        strategy.checkpoint_io = AtomicCheckpointIO()
+        strategy.checkpoint_io = AtomicCheckpointIO(strategy)  # several ranks: rank 0 reads, the others receive
 
 
 def render_shape(
@@ -182,6 +186,7 @@ class Session:
         self.plan = ResumePlan()
         self.lock: Optional[RunLock] = None
         self.stop = GracefulStop()
+        self.start: Optional[Start] = None  # how the ranks of a launcher start (inr.run.cluster)
         self.running = self.finished = self.created_run_dir = False
         self.writer: Any = None
 
@@ -192,34 +197,46 @@ class Session:
         if cli.config.get("print_config"):
             return cli
         trainer, model, data = cli.trainer, cli.model, cli.datamodule
+        check_launch(trainer)
+        self.start = start = Start.of(trainer)  # processes of a launcher: the process group now (inr.run.cluster)
+        start.connect()
         install_atomic_checkpoints(cli)
         self.stop.watch(trainer)
         trainer.callbacks.append(self.stop)
         recorder = RunRecorder(self.argv, cli.config.get("seed_everything"))
         trainer.callbacks.append(recorder)
         place_checkpoints(trainer)
+        # rank 0 chooses the checkpoint and the run directory; under a launcher the other ranks take its choice
         if self.command == "fit":
-            preflight(trainer, model, data)
+            preflight(trainer, model, data, writes=start.decides)
             make_logger = logger_factory(cli.config.get("trainer", {}).get("logger"), trainer.logger)
             model_config = model_section(cli.parser, cli.config)
-            self.plan = plan_resume(trainer, model, cli.config.get("ckpt_path"), make_logger, model_config)
+            if start.decides:
+                ckpt_path, notes = self.requeued(cli.config.get("ckpt_path"))
+                self.plan = plan_resume(trainer, model, ckpt_path, make_logger, model_config)
+                self.plan.notes[:0] = notes
             for callback in trainer.callbacks:
                 if isinstance(callback, (RunConfigRecorder, RunRecorder)):
                     callback.resume_in_place = self.plan.in_place
         else:
             check_trainer_settings(trainer)
-            check_output_location(trainer)
+            if start.decides:
+                check_output_location(trainer)
             check_paths_inside_run(trainer)
             model_config = model_section(cli.parser, cli.config)
-            self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command, model_config)
+            if start.decides:
+                self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command, model_config)
             if self.command == "predict":
                 self.prepare_predict()
-        for note in self.plan.notes:
-            say(f"note: {note}")
-        if rank_zero_only.rank == 0:  # DDP ranks > 0 are started by rank 0, which holds the lock for them
+        if rank_zero_only.rank == 0:  # DDP ranks > 0 are started by rank 0 or a launcher; rank 0 holds the lock
             existed = run_dir(trainer).exists()
             self.lock = RunLock(run_dir(trainer)).acquire()
             self.created_run_dir = not existed
+        run = str(run_dir(trainer).absolute()) if start.decides else None
+        self.plan.checkpoint, self.plan.step = start.agree(self.plan.checkpoint, self.plan.step, run)
+        for note in [*self.plan.notes, *start.notes()]:
+            say(f"note: {note}")
+        say_everywhere(start.local_line())  # the log of another node says where its run is written
         if self.command != "predict":  # the loggers stay open for the closing metrics
             self.held = hold_loggers(trainer)
         start = time.perf_counter()
@@ -233,6 +250,17 @@ class Session:
         self.running, self.finished = False, True
         self.summary(results, time.perf_counter() - start)
         return cli
+
+    def requeued(self, ckpt_path: Optional[str]) -> tuple[Optional[str], list[str]]:
+        """``--ckpt_path`` as given; without one, in a SLURM job that SIGUSR1 requeued (``inr.run.requeue``), the
+        checkpoint it saved then, with a note."""
+        if ckpt_path is not None:
+            return ckpt_path, []
+        found = requeued_checkpoint(logger_root(self.cli.trainer))
+        if found is None:
+            return None, []
+        checkpoint, step = found
+        return checkpoint, [f"SLURM job {job_id()} was requeued at step {step}: resuming from {checkpoint}"]
 
     def prepare_predict(self) -> None:
         """The render grid and the writer, checked before anything runs: shape, memory, video format."""
@@ -344,7 +372,9 @@ class Session:
         stop, trainer = self.stop, self.cli.trainer
         step = stop.step if stop.step is not None else trainer.global_step
         head = f"interrupted by {stop.name} at step {step}"
-        if stop.saved:
+        if stop.saved and stop.signum == REQUEUE_SIGNAL and requeue_enabled(trainer):
+            say(f"{head}: saved {stop.saved}; {self.requeue(stop.saved, step)}")
+        elif stop.saved:
             say(f"{head}: saved {stop.saved}; resume with: {resume_command(self.program, self.args, stop.saved)}")
         elif stop.forced:
             say(f"{head}, twice: stopped without saving; {self._last_good()}")
@@ -353,6 +383,16 @@ class Session:
         else:
             say(f"{head}; {self._last_good()}")
         raise SystemExit(stop.exit_code)
+
+    def requeue(self, checkpoint: str, step: int) -> str:
+        """Rank 0 records the checkpoint for this SLURM job and requeues it; what happened, for the closing line."""
+        if rank_zero_only.rank != 0:
+            return ""
+        write_record(run_dir(self.cli.trainer), checkpoint, step)
+        done, detail = requeue()
+        if done:
+            return f"requeued SLURM job {job_id()} ({detail}); started again, it resumes from there"
+        return f"{detail}; resume with: {resume_command(self.program, self.args, checkpoint)}"
 
     def _last_good(self) -> str:
         path = last_good_checkpoint(self.cli.trainer) if self.cli is not None else None
@@ -381,6 +421,8 @@ class Session:
         raise SystemExit(self.stop.exit_code)
 
     def fail(self, message: str, code: int = EXIT_INPUT) -> None:
+        if self.start is not None:  # before the start under a launcher: the other ranks stop too, not wait
+            self.start.fail(message, code)
         self.cleanup()
         say(f"error: {message}")
         raise SystemExit(code)

@@ -1,4 +1,6 @@
-"""SIGINT (Ctrl-C) and SIGTERM (kill, timeout, docker stop, schedulers): stop cleanly with a checkpoint.
+"""SIGINT (Ctrl-C) and SIGTERM (kill, timeout, docker stop, schedulers): stop cleanly with a checkpoint. Under
+SLURM, SIGUSR1 (the warning ``#SBATCH --signal=USR1@90`` sends before the job's end) stops the same way, and
+the job is then requeued (``inr.run.requeue``).
 
 During training a signal does not interrupt the step in flight. It is acted on where a resume from the
 saved state repeats exactly what an uninterrupted run would have done:
@@ -48,8 +50,10 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from inr.errors import EXIT_SIGINT, EXIT_SIGTERM
 from inr.io.run_dir import run_dir
+from inr.run.requeue import under_slurm
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
+REQUEUE_SIGNAL = signal.SIGUSR1  # SLURM's warning before the end of a job (Lightning's SLURMEnvironment default)
 EXIT_CODES = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 
 
@@ -86,8 +90,9 @@ class GracefulStop(Checkpoint):
 
     # --- handlers -------------------------------------------------------------------------------------
     def install(self) -> GracefulStop:
-        """Take over SIGINT and SIGTERM (main thread only; elsewhere Python allows no handlers)."""
-        for signum in HANDLED:
+        """Take over SIGINT and SIGTERM, and SIGUSR1 under SLURM (main thread only; elsewhere Python allows no
+        handlers). With SIGUSR1 taken, Lightning does not install its own requeue handler."""
+        for signum in (*HANDLED, REQUEUE_SIGNAL) if under_slurm() else HANDLED:
             try:
                 self._previous[signum] = signal.signal(signum, self._handle)
             except ValueError:  # not the main thread

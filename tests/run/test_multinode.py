@@ -1,0 +1,249 @@
+"""Two nodes × one process on 127.0.0.1 (CPU, gloo), through the launchers clusters use: ``torchrun --nnodes 2``
+(two launcher processes, c10d rendezvous) and SLURM (two tasks with the environment ``srun`` gives them).
+
+Each node runs in a directory of its own with its own ``trainer.default_root_dir`` and logger ``save_dir`` (a
+node-local disk): rank 0 writes the run, the other node's directory stays empty, and a line on each says where the
+run is. The sharded full batch trains as one process does (to rounding: the ranks' gradients are summed in
+another order), one copy of each log and checkpoint is written, and a checkpoint of the two-node run resumes in
+one process. A refusal on rank 0 before training stops both ranks at once with its one line.
+
+Stacked members sharded over the ranks (``inr.tasks.members``): 2 ranks × K/2 members end bit for bit as 1 rank ×
+K, and a checkpoint of either resumes in the other, bit for bit.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from inr.run.cli import cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+BOUND = 300  # seconds a launch may take on the loaded 2-core machine; a hang fails the test instead
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def tiny(node: Path, *extra: str) -> list[str]:
+    """A 16² image run of 20 full-batch steps (64 training points, 32 per rank), epochs of 10 steps taken 5 per
+    Lightning step, logged every 5 steps, checkpoints at steps 10 and 20, writing under ``node``."""
+    return [
+        "--config",
+        "image.yaml",
+        "--data.init_args.resolution",
+        "16",
+        "--data.init_args.steps_per_epoch",
+        "10",
+        "--model.init_args.inner_steps",
+        "5",
+        "--model.init_args.network.init_args.width",
+        "16",
+        "--model.init_args.encoder.init_args.num_features",
+        "16",
+        "--trainer.max_steps",
+        "20",
+        "--trainer.log_every_n_steps",
+        "5",
+        "--trainer.num_sanity_val_steps",
+        "0",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.callbacks",
+        "null",
+        "--checkpoint.every_n_train_steps",
+        "10",
+        "--checkpoint.save_top_k",
+        "-1",
+        "--trainer.accelerator",
+        "cpu",
+        "--trainer.default_root_dir",
+        str(node),
+        "--trainer.logger.init_args.save_dir",
+        str(node / "runs"),
+        *extra,
+    ]
+
+
+TWO_NODES = ["--trainer.num_nodes", "2", "--trainer.devices", "1", "--trainer.strategy", "ddp"]
+
+
+class Node:
+    """One node's process (torchrun's launcher, or a SLURM task), started now in its own directory."""
+
+    def __init__(self, command: list[str], directory: Path, env: dict[str, str]) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.out, self.err = directory.parent / f"{directory.name}.out", directory.parent / f"{directory.name}.err"
+        with open(self.out, "w") as out, open(self.err, "w") as err:  # files, not pipes: nothing blocks on a full pipe
+            self.proc = subprocess.Popen(
+                command, cwd=directory, stdout=out, stderr=err, env={**os.environ, **env}, start_new_session=True
+            )
+
+    def finish(self, timeout: float = BOUND) -> tuple[int, str, str]:
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            code = None
+        return code, self.out.read_text(), self.err.read_text()
+
+
+def torchrun_nodes(tmp_path: Path, args_of) -> list[Node]:
+    """``torchrun --nnodes 2 --nproc-per-node 1`` on 127.0.0.1, one launcher per node directory (``args_of(node)``)."""
+    port = free_port()
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1"]
+    launcher += ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "test", "--max-restarts", "0"]
+    nodes = []
+    for name in ("node_a", "node_b"):
+        node = tmp_path / name
+        nodes.append(Node([*launcher, str(ROOT / "train.py"), *args_of(node)], node, {}))
+    return nodes
+
+
+def slurm_nodes(tmp_path: Path, args_of, job: str = "4242", names=("node_a", "node_b"), extra_env=None) -> list[Node]:
+    """Two SLURM tasks, one per node (``--nodes 2 --ntasks-per-node 1``), with the variables srun sets."""
+    port = str(free_port())
+    nodes = []
+    for rank, name in enumerate(names):
+        env = {
+            "SLURM_JOB_ID": job,
+            "SLURM_JOB_NAME": "train",
+            "SLURM_NTASKS": "2",
+            "SLURM_NTASKS_PER_NODE": "1",
+            "SLURM_NNODES": "2",
+            "SLURM_PROCID": str(rank),
+            "SLURM_LOCALID": "0",
+            "SLURM_NODEID": str(rank),
+            "SLURM_NODELIST": "127.0.0.1",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": port,
+            **(extra_env or {}),
+        }
+        node = tmp_path / name
+        nodes.append(Node([sys.executable, str(ROOT / "train.py"), *args_of(node)], node, env))
+    return nodes
+
+
+def finish_all(nodes: list[Node]) -> list[tuple[int, str, str]]:
+    done = [node.finish() for node in nodes]
+    for code, _, err in done:
+        assert code == 0, f"exit {code}: {err[-4000:]}"
+    assert sum(line.startswith("summary:") for _, out, _ in done for line in out.splitlines()) == 1  # rank 0 only
+    return done
+
+
+def files_under(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+
+
+def scalars(run: Path) -> dict[str, list[tuple[int, float]]]:
+    (event_file,) = run.glob("events.out.tfevents.*")
+    acc = EventAccumulator(str(event_file))
+    acc.Reload()
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def checkpoint(path: Path) -> dict:
+    return torch.load(path, weights_only=True)
+
+
+def max_difference(a: dict, b: dict) -> float:
+    assert a.keys() == b.keys()
+    return max(float((a[k].float() - b[k].float()).abs().max()) for k in a)
+
+
+def assert_same_state(a: Path, b: Path) -> None:
+    """Bit for bit: parameters, Adam's moments and the step."""
+    x, y = checkpoint(a), checkpoint(b)
+    assert x["global_step"] == y["global_step"]
+    assert x["state_dict"].keys() == y["state_dict"].keys()
+    for key, value in x["state_dict"].items():
+        assert torch.equal(value, y["state_dict"][key]), key
+    moments = lambda c: [s[m] for s in c["optimizer_states"][0]["state"].values() for m in ("exp_avg", "exp_avg_sq")]
+    assert all(torch.equal(u, v) for u, v in zip(moments(x), moments(y), strict=True))
+
+
+def stopped_copy(run: Path, step: int, node: Path) -> Path:
+    """``run`` as it stood right after its step-``step`` checkpoint, copied into ``node``'s logger directory
+    (modification times kept: that checkpoint is the newest ``--ckpt_path last`` finds there)."""
+    copy = node / "runs" / run.parent.name / run.name
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("events.out.tfevents.*", "metrics.json"))
+    for path in (copy / "checkpoints").glob("*.ckpt"):
+        if checkpoint(path)["global_step"] > step:
+            path.unlink()
+    return copy
+
+
+def writer_and_idle(nodes: list[Node]) -> tuple[Node, Node]:
+    """The node rank 0 ran on (c10d gives ranks in the order the launchers join) and the other one."""
+    writers = [node for node in nodes if (node.directory / "runs").exists()]
+    assert len(writers) == 1, [files_under(node.directory) for node in nodes]
+    (idle,) = [node for node in nodes if node is not writers[0]]
+    return writers[0], idle
+
+
+@pytest.mark.slow
+def test_torchrun_two_nodes_train_as_one_process_write_once_and_resume_in_one(tmp_path):
+    nodes = torchrun_nodes(tmp_path, lambda node: tiny(node, *TWO_NODES))
+    cli_main(tiny(tmp_path / "one", "--trainer.devices", "1"))  # the reference, while the launchers start
+    done = finish_all(nodes)
+    writer, idle = writer_and_idle(nodes)
+    run = writer.directory / "runs" / "image" / "version_0"
+    one = tmp_path / "one" / "runs" / "image" / "version_0"
+
+    # one run directory, one copy of each log and checkpoint, nothing on the other node
+    assert [p.name for p in (writer.directory / "runs" / "image").iterdir()] == ["version_0"]
+    assert {p.name for p in (run / "checkpoints").iterdir()} == {"epoch=0-step=10.ckpt", "epoch=1-step=20.ckpt", "last.ckpt"}
+    assert len(list(run.glob("events.out.tfevents.*"))) == 1
+    assert files_under(idle.directory) == []
+    err_of = {node.directory: err for node, (_, _, err) in zip(nodes, done)}
+    lines = [line for line in err_of[writer.directory].splitlines() if line.startswith("note: 2 nodes")]
+    assert lines == [
+        f"note: 2 nodes × 1 process (torchrun): rank 0 on {socket.gethostname()} writes the run into {run}; the other "
+        f"ranks write nothing; not used: node 1 ({socket.gethostname()}) {idle.directory / 'runs'}"
+    ], err_of[writer.directory][-3000:]
+    assert f"writes this run into {run}; nothing is written on this node" in err_of[idle.directory]
+
+    # the losses and parameters of one process, to rounding (the two shares' gradients are summed in another order)
+    logs, reference = scalars(run), scalars(one)
+    for tag in ("train/loss", "val/psnr"):
+        assert [s for s, _ in logs[tag]] == [s for s, _ in reference[tag]] and len(logs[tag]) >= 2, tag
+        for (step, x), (_, y) in zip(logs[tag], reference[tag]):
+            assert abs(x - y) <= 1e-5 * abs(y), (tag, step, x, y)
+    final = checkpoint(run / "checkpoints" / "last.ckpt")
+    assert max_difference(final["state_dict"], checkpoint(one / "checkpoints" / "last.ckpt")["state_dict"]) <= 1e-5
+
+    # the two-node run's step-10 checkpoint resumes in one process, in place, and ends where the two nodes ended
+    resumed = stopped_copy(run, 10, tmp_path / "resumed")
+    cli_main(tiny(tmp_path / "resumed", "--trainer.devices", "1", "--ckpt_path", "last"))
+    assert [p.name for p in resumed.parent.iterdir()] == ["version_0"] and (resumed / "config.resume-1.yaml").is_file()
+    ended = checkpoint(resumed / "checkpoints" / "last.ckpt")
+    assert ended["global_step"] == 20 and max_difference(ended["state_dict"], final["state_dict"]) <= 1e-5
+
+
+@pytest.mark.slow
+def test_a_refusal_on_rank_0_stops_both_nodes_at_once_with_its_line(tmp_path):
+    # --ckpt_path last with no checkpoint: rank 0 alone looks for it; rank 1 learns of the refusal instead of waiting
+    start = time.monotonic()
+    nodes = slurm_nodes(tmp_path, lambda node: tiny(node, *TWO_NODES, "--ckpt_path", "last"))
+    done = [node.finish() for node in nodes]
+    assert time.monotonic() - start < BOUND
+    assert [code for code, _, _ in done] == [2, 2], [err[-2000:] for _, _, err in done]
+    errors = [line for _, _, err in done for line in err.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: ckpt_path last: no checkpoint under {tmp_path / 'node_a' / 'runs' / 'image'} (a run writes "
+                      "checkpoints/last.ckpt every few minutes and when training ends)"], errors  # fmt: skip
+    assert all("Traceback" not in err for _, _, err in done)
+    assert files_under(tmp_path / "node_a") == [] and files_under(tmp_path / "node_b") == []
