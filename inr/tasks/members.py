@@ -223,9 +223,10 @@ class Members(nn.Module):
         """How many targets the attached data holds: 1 (shared by every member) or K (one per member)."""
         return int(getattr(self.task.data, "targets", 1))
 
-    def target(self, values: Tensor, k: int, targets: int) -> Tensor:
-        """Member k's columns of a batch's values (N, T·C) with T = ``targets``: the shared target when T = 1."""
-        channels = self.task.out_channels
+    def target(self, values: Tensor, k: int, targets: Optional[int] = None) -> Tensor:
+        """Member k's columns of a batch's values (N, T·C), T = ``targets`` (default: the data's): the shared target
+        when T = 1."""
+        channels, targets = self.task.out_channels, self.targets if targets is None else targets
         return values if targets == 1 else values[:, k * channels : (k + 1) * channels]
 
     def target_grid_of(self, k: int, index: Optional[Tensor] = None, shape: Optional[tuple] = None) -> Tensor:
