@@ -5,8 +5,8 @@ Chamfer, …), validate's and test's scores — in every logger and in ``metrics
   MLflow and Comet their values;
 - TensorBoard also gets its HParams entry: the config's hyper-parameters (``config_hparams``) with these metrics
   and ``hp_metric``, the headline metric's value (``headline``: held-out PSNR where there is one), written once,
-  at the end — Lightning's placeholder ``hp_metric = −1`` at the start is turned off (``hold_loggers``), since
-  TensorBoard shows only the first HParams entry of a run;
+  at the end — Lightning's placeholder ``hp_metric = −1`` at the start is left out (``hold_loggers``: the start's
+  ``log_hyperparams`` is given no metrics), since TensorBoard shows only the first HParams entry of a run;
 - W&B's run summary gets them (the values its table of runs shows);
 - ``metrics.json`` holds them with the command and the step, written whole or not at all.
 
@@ -94,11 +94,16 @@ def config_hparams(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _is_tensorboard(logger: Any) -> bool:
-    return hasattr(logger, "_default_hp_metric") and callable(getattr(logger, "log_hyperparams", None))
+    """Lightning's TensorBoard logger (of either package), which writes TensorBoard's HParams entry."""
+    from lightning.fabric.loggers import TensorBoardLogger as FabricTensorBoard
+    from lightning.pytorch.loggers import TensorBoardLogger
+
+    return isinstance(logger, (TensorBoardLogger, FabricTensorBoard))
 
 
 class HeldLoggers:
-    """The loggers whose ``finalize("success")`` waits for ``release`` (``hold_loggers``)."""
+    """The loggers whose ``finalize("success")`` waits for ``release``, and whose TensorBoard ``log_hyperparams``
+    writes no metrics (Lightning's placeholder ``hp_metric``) until then (``hold_loggers``)."""
 
     def __init__(self, loggers: list[Any]) -> None:
         self.loggers, self.pending, self.released = loggers, [], False
@@ -112,14 +117,25 @@ class HeldLoggers:
                     original(status)
 
             logger.finalize = finalize  # an instance attribute: this logger only, until release
+            if _is_tensorboard(logger):
+                log_hyperparams = logger.log_hyperparams
+
+                def hparams_only(params: Any, metrics: Any = None, step: Optional[int] = None, log=log_hyperparams) -> None:
+                    # no metrics given: Lightning's TensorBoardLogger would write hp_metric = −1 and the HParams entry
+                    # now; an empty dict keeps the parameters (hparams.yaml) and writes neither
+                    log(params, {} if metrics is None else metrics, step=step)
+
+                logger.log_hyperparams = hparams_only
 
     def release(self) -> None:
-        """Restore each logger's own ``finalize`` and run the ones held; a second call does nothing."""
+        """Restore each logger's own ``finalize`` and ``log_hyperparams`` and run the closings held; a second call
+        does nothing."""
         if self.released:
             return
         self.released = True
         for logger in self.loggers:
-            logger.__dict__.pop("finalize", None)
+            for name in ("finalize", "log_hyperparams"):
+                vars(logger).pop(name, None)
         held, self.pending = self.pending, []
         for finalize in held:
             finalize("success")
@@ -128,9 +144,6 @@ class HeldLoggers:
 def hold_loggers(trainer: L.Trainer) -> HeldLoggers:
     """Before the Trainer runs: each logger's closing waits for the closing metrics, and TensorBoard writes no
     placeholder ``hp_metric`` (its HParams entry is written once, with the real metrics)."""
-    for logger in trainer.loggers:
-        if _is_tensorboard(logger):
-            logger._default_hp_metric = False
     return HeldLoggers(list(trainer.loggers))
 
 

@@ -37,6 +37,10 @@ def local_path(uri: str) -> Optional[Path]:
     return Path(uri) if parsed.scheme == "" else None
 
 
+# run id -> its local artifact directory (or None): read once per run, since every image and file asks for it
+_ARTIFACT_DIRS: dict[str, Optional[Path]] = {}
+
+
 def tracker_artifact_dir(logger: Any) -> Optional[Path]:
     """The local artifact directory of an MLflow run whose store is a database or a server (no ``save_dir``), else
     None. Read once per run from the tracking store (``artifact_uri`` of the run)."""
@@ -44,13 +48,11 @@ def tracker_artifact_dir(logger: Any) -> Optional[Path]:
         return None
     get_run = getattr(logger.experiment, "get_run", None)  # starts the run; rank > 0 holds a dummy without get_run
     run_id = logger.run_id
-    if get_run is None or not run_id:
+    if get_run is None or not isinstance(run_id, str) or not run_id:
         return None
-    cached = logger.__dict__.get("_inr_artifact_dir")
-    if cached is None or cached[0] != run_id:
-        cached = (run_id, local_path(get_run(run_id).info.artifact_uri))
-        logger.__dict__["_inr_artifact_dir"] = cached
-    return cached[1]
+    if run_id not in _ARTIFACT_DIRS:
+        _ARTIFACT_DIRS[run_id] = local_path(get_run(run_id).info.artifact_uri)
+    return _ARTIFACT_DIRS[run_id]
 
 
 def logger_root(trainer: L.Trainer) -> Path:
