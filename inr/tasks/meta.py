@@ -38,7 +38,7 @@ from inr.encoders import Encoder
 from inr.errors import InputError
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.adaptation import INNER_OPTIMIZERS, adapt, expand, maml_losses, reptile_gradient, surrogate
-from inr.tasks.base import INRModule
+from inr.tasks.base import INRModule, not_distributed
 from inr.tasks.init_from import load_init
 from inr.tasks.parts import import_class
 
@@ -233,6 +233,8 @@ class MetaLearning(INRModule):
         parts = [torch.func.functional_call(field, params, ({"coords": c},), {"measure": False}) for c in coords.split(chunk)]
         pred = stacked.postprocess(torch.cat(parts, dim=1))  # (K, m, C)
         metrics = stacked.make_metrics().to(pred.device)
+        for metric in metrics.values():  # each rank scores its own signals; the scores are gathered afterwards
+            metric.distributed_available_fn = not_distributed
         scores = []
         for k in range(count):
             metrics.update(pred[k], batch["eval_targets"][k])
