@@ -346,9 +346,15 @@ class GridDataModule(L.LightningDataModule):
     # --- ranks --------------------------------------------------------------------------------------
     @property
     def rank_and_world_size(self) -> tuple[int, int]:
-        """(global rank, number of ranks) of the attached Trainer; (0, 1) without one."""
+        """(global rank, number of ranks) of the attached Trainer; (0, 1) without one, and for stacked members
+        sharded over the ranks, which each see all of the data (``inr.tasks.members``)."""
         trainer = self.trainer
-        return (trainer.global_rank, trainer.world_size) if trainer is not None else (0, 1)
+        if trainer is None:
+            return (0, 1)
+        stack = getattr(getattr(trainer, "lightning_module", None), "stack", None)
+        if getattr(stack, "shard", None) is not None:
+            return (0, 1)
+        return (trainer.global_rank, trainer.world_size)
 
     def points_per_step(self, world_size: int = 1) -> int:
         """Training points one rank handles per step: ``batch_size``, or its share ⌈n/N⌉ of a full batch."""
@@ -381,7 +387,7 @@ class GridDataModule(L.LightningDataModule):
             self.steps_per_epoch,
             self.seed,
             epoch_fn=(lambda: trainer.current_epoch) if trainer is not None else (lambda: 0),
-            rank=trainer.global_rank if trainer is not None else 0,
+            rank=self.rank_and_world_size[0],
             group=self.inner_steps,
             step_fn=lambda: getattr(trainer, "global_step", 0),  # 0 without a Trainer (or a stand-in without one)
         )
