@@ -44,10 +44,23 @@ What the hooks do for a stacked task:
   ``<key>/m{k}`` plus ``<key>/mean`` and ``<key>/std``;
 - ``predict_step``: renders member ``task.predict_member`` (``inr-train predict --member k``).
 
+Over R > 1 processes (DDP, one node or several) the members are sharded: rank r trains its contiguous share of
+them (``shard``: ⌈K/R⌉ or ⌊K/R⌋ members, the larger shares first), every rank sees all of the data (the data
+module neither shards the full batch nor draws per-rank random batches for a sharded stack:
+``GridDataModule.rank_and_world_size``), and each rank computes only its members' field, through their slices of
+the stacked weights. Its loss is R·Σ_{k∈r} L_k: DDP averages the ranks' gradients, so member k's gradient is
+R·g_k / R = g_k (exactly for R a power of two, to rounding otherwise), and every rank holds every member's weights
+and optimizer state, equal on all ranks, so the checkpoint rank 0 writes holds all K members. The members' losses,
+logged metrics, validation scores and the field on the training grid are gathered from the ranks in member order
+(``gather``), so every rank logs, guards and summarises all K. 2 ranks × K/2 members end bit for bit as 1 rank × K
+(tests/run/test_multinode.py). The gradients of all K members are still all-reduced every step (DDP's way with
+any model): the compute per rank falls with R, the communication does not.
+
 Refused with one line: a task whose field is not network(encoder(v)) (conv decoders, radiance fields) or that
 overrides a hook of ``HOOKS`` for one model only (shapes), a network or encoder that cannot be stacked, data with
-a number of targets other than 1 or K, more than one device, gradient clipping by norm (it would couple the
-members), and callbacks of ``inr.callbacks`` that do not read members (``supports_members``).
+a number of targets other than 1 or K, fewer members than processes, ``compile`` over several processes, gradient
+clipping by norm (it would couple the members), and callbacks of ``inr.callbacks`` that do not read members
+(``supports_members``).
 """
 
 from __future__ import annotations
@@ -216,6 +229,58 @@ class Members(nn.Module):
         self.grid_metrics = type(task).on_heldout_grid is not base.on_heldout_grid
         self.train_metrics = nn.ModuleList(task.make_train_metrics().clone(prefix="train/") for _ in range(self.count))
         self.val_metrics = nn.ModuleList(task.make_metrics().clone(prefix="val/") for _ in range(self.count))
+        # over R > 1 processes: (first, end) of this rank's members and every rank's count (None: one process)
+        self.shard: Optional[tuple[int, int]] = None
+        self.shares: list[int] = [self.count]
+
+    # --- sharding over processes ------------------------------------------------------------------------------
+    @property
+    def mine(self) -> range:
+        """The members this process trains: all of them, or its share over several processes."""
+        return range(*self.shard) if self.shard is not None else range(self.count)
+
+    def shard_over(self, rank: int, ranks: int) -> None:
+        """Rank ``rank`` of ``ranks`` trains its contiguous share of the members (the larger shares first); their
+        metrics are this rank's alone (never synchronised: another rank holds no state of them)."""
+        if ranks == 1:
+            self.shard, self.shares = None, [self.count]
+            return
+        shares = torch.tensor_split(torch.arange(self.count), ranks)
+        self.shares = [len(share) for share in shares]
+        self.shard = (int(shares[rank][0]), int(shares[rank][-1]) + 1)
+        for collection in (*self.train_metrics, *self.val_metrics):
+            for metric in collection.values():
+                metric.sync_on_compute = metric._to_sync = False
+
+    def gather(self, values: Tensor) -> Tensor:
+        """This rank's members' ``values`` (K_r, ...) -> every member's (K, ...), in member order (a collective:
+        every rank calls it at the same point); ``values`` itself on one process."""
+        if self.shard is None:
+            return values
+        largest = self.shares[0]
+        padded = torch.cat([values, values.new_zeros(largest - len(values), *values.shape[1:])])  # (max K_r, ...)
+        every = self.task.all_gather(padded)  # (R, max K_r, ...)
+        return torch.cat([share[:size] for share, size in zip(every, self.shares)])
+
+    def gather_values(self, per_member: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Dicts of scalar values (tensors or numbers), one per member of this rank (same keys) -> one per member of
+        the stack, as float64 tensors (exact for float32 and Python floats; a value None, a metric the grid is too small for, is left out on every rank)."""
+        if self.shard is None:
+            return per_member
+        keys = sorted(key for key, value in per_member[0].items() if value is not None) if per_member else []
+        as_tensor = lambda value: torch.as_tensor(value, dtype=torch.float64, device=self.task.device).detach().reshape(())
+        local = torch.stack([torch.stack([as_tensor(values[key]) for key in keys]) for values in per_member])
+        every = self.gather(local)  # (K, keys)
+        return [dict(zip(keys, row)) for row in every]
+
+    def shard_field(self, coords: Tensor, full_batch: bool = False) -> Tensor:
+        """This rank's members' raw field at ``coords`` (N, d) -> (K_r, N, C): the stack's encoding (cached for a
+        fixed full batch) cut to their rows, through their slices of the stacked weights (views: the gradients
+        reach the stack's parameters)."""
+        task, (first, end) = self.task, self.shard
+        features = task._encode_training_batch(coords, full_batch)[first:end]  # (K, N, F) -> (K_r, N, F)
+        weights = {name: value[first:end] for name, value in task.network.named_parameters()}
+        return torch.func.functional_call(task.network, weights, (features,))
 
     # --- targets ------------------------------------------------------------------------------------------
     @property
@@ -236,15 +301,23 @@ class Members(nn.Module):
         return grid.view(targets, self.task.out_channels, *grid.shape[1:])[0 if targets == 1 else k]
 
     def check_fit(self, trainer: L.Trainer, data: Any) -> None:
-        """Refuses data with a number of targets other than 1 or K, several devices, clipping by norm and callbacks
-        that do not read members (``INRModule.setup`` calls it)."""
+        """Refuses data with a number of targets other than 1 or K, fewer members than processes, clipping by norm and
+        callbacks that do not read members, and shards the members over the processes (``INRModule.setup`` calls
+        it)."""
         targets = int(getattr(data, "targets", 1))
         if targets not in (1, self.count):
             raise InputError(
                 f"{data.describe()}: the data holds {targets} targets and model.members is {self.count}; give one target, or one per member"
             )
-        if trainer.world_size > 1:
-            raise InputError(f"model.members: the {self.count} members train on one device; set trainer.devices 1")
+        ranks = trainer.world_size
+        if ranks > self.count:
+            raise InputError(
+                f"model.members {self.count} over {ranks} processes: each process trains at least one member; give "
+                f"model.members ≥ {ranks}, or fewer processes"
+            )
+        if ranks > 1 and self.task.hparams.get("compile"):
+            raise InputError("model.compile: members sharded over several processes run uncompiled; leave compile out")
+        self.shard_over(trainer.global_rank, ranks)
         if trainer.gradient_clip_val and trainer.gradient_clip_algorithm != "value":
             raise InputError(
                 "trainer.gradient_clip_val: clipping by the norm of all parameters couples the members; clip by value "
@@ -259,51 +332,43 @@ class Members(nn.Module):
 
     # --- training ------------------------------------------------------------------------------------------
     def field_and_measurement(self, batch: dict[str, Any]) -> tuple[Tensor, Tensor]:
-        """The members' field (K, N, C) and their raw predictions of the batch's values (K, ...)."""
+        """This process's members' field (K_r, N, C) and raw predictions of the batch's values (K_r, ...); K_r = K on
+        one process."""
         task = self.task
-        field = task.field(batch)  # (K, N, C)
+        field = task.field(batch) if self.shard is None else self.shard_field(batch["coords"], batch.get("full_batch", False))
         if not self.measures:
             return field, field
         return field, torch.stack([task.measure(member, batch) for member in field])  # A applied to each member
 
     def member_losses(self, raw: Tensor, values: Tensor) -> Tensor:
-        """L_k of each member, (K,): the task's own loss mapped over the members' axis by ``torch.vmap``; target k
-        is the k-th block of C columns of the values (N, K·C) -> (N, K, C), or the shared target. A loss vmap cannot
-        map (one that reads a value on the host, say) is called once per member instead, from then on."""
-        loss, targets = self.task.loss, self.targets
+        """L_k of this process's members, (K_r,): the task's own loss mapped over the members' axis by ``torch.vmap``;
+        target k is the k-th block of C columns of the values (N, K·C) -> (N, K, C), or the shared target. A loss
+        vmap cannot map (one that reads a value on the host, say) is called once per member instead, from then on."""
+        loss, targets, mine = self.task.loss, self.targets, self.mine
         if self.loss_maps:
-            per_member = values.view(values.shape[0], targets, self.task.out_channels) if targets > 1 else values
+            per_member = values
+            if targets > 1:  # (N, K·C) -> (N, K_r, C)
+                per_member = values.view(values.shape[0], targets, self.task.out_channels)[:, mine.start : mine.stop]
             try:
                 return torch.vmap(loss, in_dims=(0, 1 if targets > 1 else None))(raw, per_member)
             except RuntimeError:
                 self.loss_maps = False
-        return torch.stack([loss(raw[k], self.target(values, k, targets)) for k in range(len(raw))])
+        return torch.stack([loss(raw[i], self.target(values, k, targets)) for i, k in enumerate(mine)])
 
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Optional[Tensor]:
         task = self.task
         if "group" in batch:  # inner_steps K > 1 (inr.tasks.steps), with the step hooks below
             return run_group(task, batch["group"])
-        values, targets = batch["values"], self.targets
-        field, raw = self.field_and_measurement(batch)
-        losses = self.member_losses(raw, values)  # (K,)
-        self.losses = losses.detach()
-        loss = losses.sum()
+        out = self.step_loss(batch)
         n = len(batch["coords"])
-        pred = task.postprocess_measurement(raw.detach())
-        logs = task.logs_this_step()
-        if logs:
-            task.log("train/loss", loss, prog_bar=True, batch_size=n)
-            task.log_dict({member_key("train/loss", k): value for k, value in enumerate(losses.detach())}, batch_size=n)
-        for k, metrics in enumerate(self.train_metrics):
-            target = self.target(values, k, targets)
-            if logs:
-                step_values = metrics(pred[k], target)
-                task.log_dict({member_key(key, k): v for key, v in step_values.items()}, batch_size=n)
-            else:
-                metrics.update(pred[k], target)
-        if batch["full_batch"]:
-            self.record_field(pred if raw is field else task.postprocess(field.detach()))
-        return loss
+        if task.logs_this_step():
+            logged = self.group_log_values(batch, out)
+            task.log("train/loss", logged.pop("train/loss"), prog_bar=True, batch_size=n)
+            task.log_dict(logged, batch_size=n)
+        else:
+            self.update_group_metrics([out.raw.detach()], [batch["values"]])
+        self.record_grid_prediction(batch, out)
+        return out.loss
 
     def record_field(self, values: Tensor) -> None:
         """``last_train_grid_prediction`` from the members' values on the training grid: (K, N, C) -> (K, C, *shape)."""
@@ -312,36 +377,43 @@ class Members(nn.Module):
 
     # --- the steps of a group (inner_steps > 1; inr.tasks.steps) ---------------------------------------------
     def step_loss(self, batch: dict[str, Any]) -> StepLoss:
-        """L = Σ_k L_k back-propagated; the guard reads the members' losses (K,)."""
+        """L = Σ_k L_k back-propagated (R·Σ_{k∈r} L_k on rank r of R: DDP averages the ranks' gradients); the guard
+        reads every member's loss (K,), gathered from the ranks."""
         field, raw = self.field_and_measurement(batch)
-        losses = self.member_losses(raw, batch["values"])  # (K,)
-        self.losses = losses.detach()
-        return StepLoss(losses.sum(), losses, raw, field)
+        local = self.member_losses(raw, batch["values"])  # (K_r,)
+        if self.shard is None:
+            self.losses = local.detach()
+            return StepLoss(local.sum(), local, raw, field)
+        self.losses = self.gather(local.detach())  # (K,)
+        return StepLoss(local.sum() * len(self.shares), self.losses, raw, field)
 
     def group_log_values(self, batch: dict[str, Any], out: StepLoss) -> dict[str, Tensor]:
         """``train/loss`` (the sum), and per member its loss and training metrics of the batch (the states take it in)."""
         values, targets = batch["values"], self.targets
-        logged = {"train/loss": out.loss.detach().clone()}  # copies: a CUDA graph's next replay rewrites its outputs
-        logged.update({member_key("train/loss", k): value for k, value in enumerate(out.watched.detach().clone())})
-        pred = self.task.postprocess_measurement(out.raw.detach())  # (K, N, C)
-        for k, metrics in enumerate(self.train_metrics):
-            step_values = metrics(pred[k], self.target(values, k, targets))
-            logged.update({member_key(key, k): value for key, value in step_values.items()})
+        losses = out.watched.detach().clone()  # (K,); copies: a CUDA graph's next replay rewrites its outputs
+        logged = {"train/loss": losses.sum()}
+        logged.update({member_key("train/loss", k): value for k, value in enumerate(losses)})
+        pred = self.task.postprocess_measurement(out.raw.detach())  # (K_r, N, C)
+        step_values = [dict(self.train_metrics[k](pred[i], self.target(values, k, targets))) for i, k in enumerate(self.mine)]
+        for k, member_values in enumerate(self.gather_values(step_values)):
+            logged.update({member_key(key, k): value for key, value in member_values.items()})
         return logged
 
     def update_group_metrics(self, raws: list[Tensor], targets: list[Tensor]) -> None:
         """Each member's training metrics take the group's other steps in, in one update."""
-        pred = self.task.postprocess_measurement(torch.cat(raws, dim=1))  # K × (M, N_i, C) -> (M, Σ N_i, C)
+        pred = self.task.postprocess_measurement(torch.cat(raws, dim=1))  # K_r × (M, N_i, C) -> (K_r, Σ N_i, C)
         values, count = torch.cat(targets), self.targets
-        for k, metrics in enumerate(self.train_metrics):
+        for i, k in enumerate(self.mine):
+            metrics = self.train_metrics[k]
             if len(metrics):
-                metrics.update(pred[k], self.target(values, k, count))
+                metrics.update(pred[i], self.target(values, k, count))
 
     def record_grid_prediction(self, batch: dict[str, Any], out: StepLoss) -> None:
         if batch["full_batch"]:
             task = self.task
             raw = out.raw.detach()
-            self.record_field(task.postprocess_measurement(raw) if out.raw is out.field else task.postprocess(out.field.detach()))
+            field = task.postprocess_measurement(raw) if out.raw is out.field else task.postprocess(out.field.detach())
+            self.record_field(self.gather(field))  # (K_r, N, C) -> (K, N, C)
 
     def log_group(self, logged: list[LoggedStep]) -> None:
         """The logging steps' values (the members' metrics are logged per step, with no epoch values)."""
@@ -351,14 +423,23 @@ class Members(nn.Module):
     def has_ground_truth(self) -> bool:
         return bool(getattr(self.task.data, "has_ground_truth", True))
 
+    @torch.no_grad()
+    def predict_mine(self, coords: Tensor) -> Tensor:
+        """This process's members' values at coordinates (N, d) -> (K_r, N, C) (all K on one process)."""
+        task = self.task
+        if self.shard is None:
+            return task.predict(coords)
+        chunk = max(1, task.render_chunk // len(self.mine))
+        return torch.cat([task.postprocess(self.shard_field(c)) for c in coords.split(chunk)], dim=1)
+
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
         if not self.has_ground_truth():
             return
         task = self.task
-        pred = task.predict(batch["coords"])  # (K, N, C)
+        pred = self.predict_mine(batch["coords"])  # (K_r, N, C)
         targets = self.targets
-        for k, metrics in enumerate(self.val_metrics):
-            metrics.update(pred[k], self.target(batch["values"], k, targets))
+        for i, k in enumerate(self.mine):
+            self.val_metrics[k].update(pred[i], self.target(batch["values"], k, targets))
         task._heldout_chunks.append(pred)
 
     def on_validation_epoch_end(self) -> None:
@@ -367,18 +448,19 @@ class Members(nn.Module):
         if not self.has_ground_truth():
             return
         per_member = []
-        for metrics in self.val_metrics:
+        for k in self.mine:
+            metrics = self.val_metrics[k]
             per_member.append(dict(metrics.compute()))
             metrics.reset()
         dm = task.data
         if self.grid_metrics and chunks:
-            pred = torch.cat(chunks, dim=1)  # (K, N, C)
+            pred = torch.cat(chunks, dim=1)  # (K_r, N, C)
             if pred.shape[1] == len(dm.test_index):
-                for k in range(self.count):
-                    pred_grid = pred[k].T.reshape(task.out_channels, *dm.test_shape)
+                for i, k in enumerate(self.mine):
+                    pred_grid = pred[i].T.reshape(task.out_channels, *dm.test_shape)
                     target_grid = self.target_grid_of(k, dm.test_index, dm.test_shape).to(pred.device)
-                    per_member[k].update({f"val/{name}": v for name, v in task.on_heldout_grid(pred_grid, target_grid).items()})
-        values = summarise(per_member)
+                    per_member[i].update({f"val/{name}": v for name, v in task.on_heldout_grid(pred_grid, target_grid).items()})
+        values = summarise(self.gather_values(per_member))
         task.log_rank_equal({k: v for k, v in values.items() if k.endswith("/mean")}, prog_bar=True)
         task.log_rank_equal({k: v for k, v in values.items() if not k.endswith("/mean")})
 

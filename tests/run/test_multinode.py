@@ -247,3 +247,37 @@ def test_a_refusal_on_rank_0_stops_both_nodes_at_once_with_its_line(tmp_path):
                       "checkpoints/last.ckpt every few minutes and when training ends)"], errors  # fmt: skip
     assert all("Traceback" not in err for _, _, err in done)
     assert files_under(tmp_path / "node_a") == [] and files_under(tmp_path / "node_b") == []
+
+
+MEMBERS = ["--model.init_args.members", "3"]  # network seeds 0, 1, 2 on one target: shares of 2 and 1 over 2 ranks
+
+
+@pytest.mark.slow
+def test_members_sharded_over_two_nodes_end_bit_for_bit_as_one_process_and_resume_both_ways(tmp_path):
+    two_nodes = slurm_nodes(tmp_path / "two", lambda node: tiny(node, *TWO_NODES, *MEMBERS))
+    cli_main(tiny(tmp_path / "one", "--trainer.devices", "1", *MEMBERS))
+    finish_all(two_nodes)
+    two = tmp_path / "two" / "node_a" / "runs" / "image" / "version_0"  # SLURM_PROCID 0 ran on node_a
+    one = tmp_path / "one" / "runs" / "image" / "version_0"
+    assert files_under(tmp_path / "two" / "node_b") == []
+
+    # rank 0 trained members 0 and 1, rank 1 member 2: one checkpoint holds all three, equal to one process's
+    for name in ("epoch=0-step=10.ckpt", "last.ckpt"):
+        assert_same_state(two / "checkpoints" / name, one / "checkpoints" / name)
+    assert checkpoint(two / "checkpoints" / "last.ckpt")["state_dict"]["network.0.weight"].shape[0] == 3
+    logs_two, logs_one = scalars(two), scalars(one)
+    assert (
+        logs_two.keys() == logs_one.keys()
+        and {"train/loss/m2", "train/psnr/m2", "val/psnr/m2", "val/ssim/std"} <= logs_two.keys()
+    )
+    for tag, series in logs_one.items():  # every member's losses, metrics and held-out scores, gathered from both ranks
+        assert logs_two[tag] == series, tag
+
+    # a checkpoint of either resumes in the other, bit for bit
+    to_one = stopped_copy(two, 10, tmp_path / "to_one")
+    cli_main(tiny(tmp_path / "to_one", "--trainer.devices", "1", *MEMBERS, "--ckpt_path", "last"))
+    assert_same_state(to_one / "checkpoints" / "last.ckpt", one / "checkpoints" / "last.ckpt")
+    to_two = stopped_copy(one, 10, tmp_path / "to_two" / "node_a")
+    finish_all(slurm_nodes(tmp_path / "to_two", lambda node: tiny(node, *TWO_NODES, *MEMBERS, "--ckpt_path", "last")))
+    assert [p.name for p in to_two.parent.iterdir()] == ["version_0"] and (to_two / "config.resume-1.yaml").is_file()
+    assert_same_state(to_two / "checkpoints" / "last.ckpt", two / "checkpoints" / "last.ckpt")
