@@ -148,56 +148,105 @@ def _intrinsics(data: dict, height: int, width: int, path: Path) -> Intrinsics:
     return Intrinsics(height, width, fx, fy, cx, cy)
 
 
-def read_blender_split(directory: Path, split: str, background: tuple[float, float, float]) -> tuple[Tensor, Tensor, Intrinsics]:
-    """Images (N, H, W, 3), poses (N, 4, 4) and intrinsics of ``transforms_{split}.json`` in ``directory``."""
+def evenly_spaced(count: int, keep: Optional[int]) -> Tensor:
+    """``keep`` indices of range(count) spread evenly (all of them for None).
+
+    Example:
+        >>> evenly_spaced(10, 3)
+        tensor([0, 4, 9])
+    """
+    if keep is None or keep >= count:
+        return torch.arange(count)
+    return torch.linspace(0, count - 1, keep).round().long()
+
+
+def _frame_matrix(path: Path, k: int, frame: object) -> np.ndarray:
+    """Frame ``k``'s camera-to-world matrix (4, 4), its entry checked: an object with ``file_path`` and a 4×4
+    (or 3×4) numeric ``transform_matrix``."""
+    if not isinstance(frame, dict) or "file_path" not in frame or "transform_matrix" not in frame:
+        raise InputError(f'{path}: frame {k} needs "file_path" and "transform_matrix"')
+    try:
+        matrix = np.asarray(frame["transform_matrix"], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{path}: frame {k}: transform_matrix is not a numeric matrix") from None
+    if matrix.shape not in ((4, 4), (3, 4)):
+        raise InputError(f"{path}: frame {k}: transform_matrix must be 4×4 (or 3×4), got shape {matrix.shape}")
+    return np.concatenate([matrix[:3], [[0, 0, 0, 1]]])
+
+
+def read_blender_split(
+    directory: Path,
+    split: str,
+    background: tuple[float, float, float],
+    width: Optional[int] = None,
+    keep: Optional[int] = None,
+) -> tuple[Tensor, Tensor, Intrinsics]:
+    """Images (N, H, W, 3), poses (N, 4, 4) and intrinsics of ``transforms_{split}.json`` in ``directory``.
+
+    Every frame's entry is checked; ``keep`` frames, evenly spaced (``evenly_spaced``; None: all), are read.
+    Each is composited onto ``background`` (c' = α c + (1 − α) b: what a camera sees in front of it) and then
+    resized to ``width`` pixels (height in proportion; None: as stored) by area averaging as it is read, so
+    memory holds the kept frames at their final size and one frame as stored, and nothing more; the intrinsics
+    are the resized camera's. The memory bound is checked from the first frame's size, before the others are read.
+    """
     path = directory / f"transforms_{split}.json"
     data = _json(path)
-    images, matrices, names = [], [], []
-    for k, frame in enumerate(data["frames"]):
-        if not isinstance(frame, dict) or "file_path" not in frame or "transform_matrix" not in frame:
-            raise InputError(f'{path}: frame {k} needs "file_path" and "transform_matrix"')
+    frames = data["frames"]
+    matrices = [_frame_matrix(path, k, frame) for k, frame in enumerate(frames)]
+    chosen = evenly_spaced(len(frames), keep).tolist()
+    images, names = [], []
+    stored: Optional[tuple[int, ...]] = None
+    for k in chosen:
+        frame = frames[k]
         file = directory / str(frame["file_path"])
         file = file if file.suffix.lower() == ".png" else file.with_name(file.name + ".png")
         if not file.is_file():
             raise InputError(f"{path}: frame {k}: image {file} not found")
         image = composite_alpha(read_image(file, channels="keep"), background, str(file))
-        if not images:  # every frame as float32 RGB, in the list and stacked: the first one sizes them all
-            height, width = image.shape[:2]
+        if stored is None:  # the first frame sizes them all: the camera, and the memory of the kept frames
+            stored = tuple(image.shape)
+            full = _intrinsics(data, image.shape[0], image.shape[1], path)
+            small = resize_views(image[None], full, width)[1]
             check_memory(
-                f"{path}: {len(data['frames'])} frames of {width}×{height}",
-                len(data["frames"]) * height * width * 3 * 4 * 2,
-                advice="use fewer frames or smaller images",
+                f"{path}: {len(chosen)} frames of {small.width}×{small.height}",
+                len(chosen) * small.height * small.width * 3 * 4 * 2 + image.numel() * 4 * 2,
+                advice="use fewer frames or a smaller data.resolution",
             )
-        if images and image.shape != images[0].shape:
+        elif tuple(image.shape) != stored:
             raise InputError(
-                f"{path}: frame {k}: {file.name} is {image.shape[1]}×{image.shape[0]} but frame 0 is {images[0].shape[1]}×{images[0].shape[0]}"
+                f"{path}: frame {k}: {file.name} is {image.shape[1]}×{image.shape[0]} but frame {chosen[0]} is {stored[1]}×{stored[0]}"
             )
-        try:
-            matrix = np.asarray(frame["transform_matrix"], dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"{path}: frame {k}: transform_matrix is not a numeric matrix") from None
-        if matrix.shape not in ((4, 4), (3, 4)):
-            raise InputError(f"{path}: frame {k}: transform_matrix must be 4×4 (or 3×4), got shape {matrix.shape}")
-        images.append(image)
-        matrices.append(np.concatenate([matrix[:3], [[0, 0, 0, 1]]]))
+        images.append(resize_views(image[None], full, width)[0][0])  # (1, H, W, 3) -> (h, w, 3)
         names.append(f"frame {k} ({frame['file_path']})")
-    poses = check_poses(np.stack(matrices), str(path), names)
-    stacked = torch.stack(images)
-    return stacked, poses, _intrinsics(data, stacked.shape[1], stacked.shape[2], path)
+    poses = check_poses(np.stack([matrices[k] for k in chosen]), str(path), names)
+    return torch.stack(images), poses, small
 
 
 def read_blender(
-    directory: Union[str, Path], heldout_split: str = "test", background: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    directory: Union[str, Path],
+    heldout_split: str = "test",
+    background: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    width: Optional[int] = None,
+    heldout_views: Optional[int] = None,
 ) -> tuple[Tensor, Tensor, Intrinsics, int]:
     """The training split and the held-out split of a blender directory, training views first:
-    images (N, H, W, 3), poses (N, 4, 4), intrinsics, and the number of training views."""
+    images (N, H, W, 3), poses (N, 4, 4), intrinsics, and the number of training views. Every view is resized
+    to ``width`` pixels as it is read (``read_blender_split``); ``heldout_views`` of the held-out split are
+    kept, evenly spaced (None: all).
+
+    Example (NeRF's lego scene, 100 training views of 800² and 200 test views, read at 100² with the 13 test
+    views of the paper's notebook)::
+
+        images, poses, camera, count = read_blender("data/nerf_synthetic/lego", "test", (0, 0, 0), 100, 13)
+        # images (113, 100, 100, 3), count 100, camera.fx = 138.9 (555.6 at 400²)
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(f"{directory}: not a directory (a blender scene is a directory with transforms_*.json)")
     if heldout_split not in ("test", "val"):
         raise InputError(f"data.heldout_split must be test or val, got {heldout_split!r}")
-    train, train_poses, intrinsics = read_blender_split(directory, "train", background)
-    held, held_poses, held_intrinsics = read_blender_split(directory, heldout_split, background)
+    train, train_poses, intrinsics = read_blender_split(directory, "train", background, width)
+    held, held_poses, held_intrinsics = read_blender_split(directory, heldout_split, background, width, heldout_views)
     if held.shape[1:] != train.shape[1:] or held_intrinsics != intrinsics:
         raise InputError(
             f"{directory}: the {heldout_split} views' camera ({held.shape[2]}×{held.shape[1]}) differs from the training views' ({train.shape[2]}×{train.shape[1]})"

@@ -19,7 +19,7 @@ from torch import Tensor
 from inr.data.cameras import Intrinsics, pixel_rays
 from inr.data.module import GridDataModule
 from inr.data.paths import resolve_data_path
-from inr.data.posed_images import PosedImages, read_blender, read_npz, resize_views
+from inr.data.posed_images import PosedImages, evenly_spaced, read_blender, read_npz, resize_views
 from inr.data.scenes import make_scene
 from inr.errors import InputError
 
@@ -28,18 +28,6 @@ BACKGROUNDS = {"white": (1.0, 1.0, 1.0), "black": (0.0, 0.0, 0.0)}
 BLENDER_NEAR, BLENDER_FAR, BLENDER_BOUND = 2.0, 6.0, 1.5
 # held-out views of an .npz: every 8th, the LLFF convention (NeRF's llffhold = 8)
 NPZ_HOLDOUT_EVERY = 8
-
-
-def evenly_spaced(count: int, keep: Optional[int]) -> Tensor:
-    """``keep`` indices of range(count) spread evenly (all of them for None).
-
-    Example:
-        >>> evenly_spaced(10, 3)
-        tensor([0, 4, 9])
-    """
-    if keep is None or keep >= count:
-        return torch.arange(count)
-    return torch.linspace(0, count - 1, keep).round().long()
 
 
 class RaysDataModule(GridDataModule):
@@ -131,7 +119,10 @@ class RaysDataModule(GridDataModule):
             )
         elif path.is_dir() or not path.suffix:
             background = self.background_arg or BACKGROUNDS["white"]
-            images, poses, intrinsics, count = read_blender(path, self.heldout_split, background)
+            # each view resized as it is read, and only the kept held-out views read
+            images, poses, intrinsics, count = read_blender(
+                path, self.heldout_split, background, self.resolution, self.heldout_count
+            )
             train, held = torch.arange(count), torch.arange(count, len(images))
         else:
             raise InputError(f"{path}: posed images are a blender directory or an .npz file, not {path.suffix!r}")
