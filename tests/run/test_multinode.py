@@ -12,6 +12,7 @@ K, and a checkpoint of either resumes in the other, bit for bit.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -101,15 +102,32 @@ class Node:
         return code, self.out.read_text(), self.err.read_text()
 
 
-def torchrun_nodes(tmp_path: Path, args_of) -> list[Node]:
-    """``torchrun --nnodes 2 --nproc-per-node 1`` on 127.0.0.1, one launcher per node directory (``args_of(node)``)."""
-    port = free_port()
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1"]
-    launcher += ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "test", "--max-restarts", "0"]
+def documented(marker: str) -> str:
+    """The bash block of docs/cluster.md that holds ``marker``, continuation lines joined."""
+    text = (ROOT / "docs" / "cluster.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    (block,) = [b for b in blocks if marker in b][:1]
+    return block.replace("\\\n", " ")
+
+
+def with_train_py(directory: Path) -> None:
+    """The documented commands name ``train.py`` from the repository root: a link to it in ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "train.py").symlink_to(ROOT / "train.py")
+
+
+def torchrun_nodes(tmp_path: Path, extra_of) -> list[Node]:
+    """docs/cluster.md's torchrun command on two nodes of 127.0.0.1 (``HEAD_NODE``), one launcher per node directory
+    holding a link to train.py, with another port than the page's (tests may run side by side) and the options
+    ``extra_of(node)`` appended."""
+    command = documented("torchrun --nnodes").strip().replace(":29500", f":{free_port()}")
     nodes = []
     for name in ("node_a", "node_b"):
         node = tmp_path / name
-        nodes.append(Node([*launcher, str(ROOT / "train.py"), *args_of(node)], node, {}))
+        with_train_py(node)
+        script = f'{command} "$@"'
+        env = {"HEAD_NODE": "127.0.0.1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        nodes.append(Node(["bash", "-c", script, "torchrun", *extra_of(node)], node, env))
     return nodes
 
 
@@ -146,7 +164,7 @@ def finish_all(nodes: list[Node]) -> list[tuple[int, str, str]]:
 
 
 def files_under(directory: Path) -> list[str]:
-    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def scalars(run: Path) -> dict[str, list[tuple[int, float]]]:
@@ -197,7 +215,7 @@ def writer_and_idle(nodes: list[Node]) -> tuple[Node, Node]:
 
 @pytest.mark.slow
 def test_torchrun_two_nodes_train_as_one_process_write_once_and_resume_in_one(tmp_path):
-    nodes = torchrun_nodes(tmp_path, lambda node: tiny(node, *TWO_NODES))
+    nodes = torchrun_nodes(tmp_path, lambda node: tiny(node)[2:])  # the page's config; a tiny run of it, on each node
     cli_main(tiny(tmp_path / "one", "--trainer.devices", "1"))  # the reference, while the launchers start
     done = finish_all(nodes)
     writer, idle = writer_and_idle(nodes)
@@ -281,3 +299,51 @@ def test_members_sharded_over_two_nodes_end_bit_for_bit_as_one_process_and_resum
     finish_all(slurm_nodes(tmp_path / "to_two", lambda node: tiny(node, *TWO_NODES, *MEMBERS, "--ckpt_path", "last")))
     assert [p.name for p in to_two.parent.iterdir()] == ["version_0"] and (to_two / "config.resume-1.yaml").is_file()
     assert_same_state(to_two / "checkpoints" / "last.ckpt", two / "checkpoints" / "last.ckpt")
+
+
+FAKE_SRUN = """#!{python}
+# srun as SLURM runs it inside a batch job, on one host: its own options dropped, one task per node × task per node,
+# each with the variables srun sets
+import os, subprocess, sys
+args = [a for a in sys.argv[1:]]
+while args and args[0].startswith("--"):
+    args.pop(0)
+nodes, per_node = int(os.environ["SLURM_JOB_NUM_NODES"]), int(os.environ["SLURM_NTASKS_PER_NODE"])
+tasks = []
+for rank in range(nodes * per_node):
+    env = dict(os.environ, SLURM_NTASKS=str(nodes * per_node), SLURM_NNODES=str(nodes), SLURM_PROCID=str(rank),
+               SLURM_LOCALID=str(rank % per_node), SLURM_NODEID=str(rank // per_node), SLURM_NODELIST="127.0.0.1",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=os.environ["FAKE_SRUN_PORT"])
+    tasks.append(subprocess.Popen(args, env=env))
+sys.exit(max((task.wait() for task in tasks), key=abs))
+"""
+
+
+@pytest.mark.slow
+def test_the_documented_sbatch_script_trains_on_two_nodes_through_srun(tmp_path):
+    script = documented("#SBATCH")
+    options = dict(re.findall(r"^#SBATCH --([\w-]+)=(\S+)", script, flags=re.M))
+    assert options["signal"] == "USR1@90" and "#SBATCH --requeue" in script
+    submit = tmp_path / "submit"  # the directory sbatch is called from
+    with_train_py(submit)
+    (submit / "inr.sbatch").write_text(script)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text(FAKE_SRUN.format(python=sys.executable))
+    (bin_dir / "srun").chmod(0o755)
+    batch = {  # what sbatch sets from the #SBATCH lines
+        "SLURM_JOB_ID": "777",
+        "SLURM_JOB_NAME": options["job-name"],
+        "SLURM_JOB_NUM_NODES": options["nodes"],
+        "SLURM_NNODES": options["nodes"],
+        "SLURM_NTASKS_PER_NODE": options["ntasks-per-node"],
+        "FAKE_SRUN_PORT": str(free_port()),
+        "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]]),  # srun, python
+    }
+    code, out, err = Node(["bash", "inr.sbatch", *tiny(submit)[2:]], submit, batch).finish()  # sbatch inr.sbatch <options>
+    assert code == 0, err[-4000:]
+    run = submit / "runs" / "image" / "version_0"
+    assert sum(line.startswith("summary:") for line in out.splitlines()) == 1
+    assert f"note: 2 nodes × 1 process (SLURM): rank 0 on {socket.gethostname()} writes the run into {run}" in err
+    assert [p.name for p in (submit / "runs" / "image").iterdir()] == ["version_0"]
+    assert checkpoint(run / "checkpoints" / "last.ckpt")["global_step"] == 20

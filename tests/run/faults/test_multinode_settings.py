@@ -51,3 +51,26 @@ def test_bad_multinode_settings_one_line_exit_2_nothing_written(tmp_path, monkey
     assert expected in outcome.errors[0] and outcome.errors[0].endswith("(docs/cluster.md)"), outcome.errors
     assert "Traceback" not in outcome.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_members_shard_over_the_ranks_and_fewer_members_than_ranks_are_refused():
+    from functools import partial
+    from types import SimpleNamespace
+
+    from inr.encoders import GaussianEncoding
+    from inr.errors import InputError
+    from inr.networks import MLP
+    from inr.tasks import ImageFitting
+
+    task = ImageFitting(members=3, encoder=GaussianEncoding(num_features=4), network=partial(MLP, width=8, depth=1))
+    data = SimpleNamespace(targets=1)
+    trainer = lambda rank, ranks: SimpleNamespace(world_size=ranks, global_rank=rank, gradient_clip_val=None, callbacks=[])
+    shares = []
+    for rank in range(2):
+        task.stack.check_fit(trainer(rank, 2), data)
+        shares.append(list(task.stack.mine))
+    assert shares == [[0, 1], [2]]  # contiguous, the larger share first
+    task.stack.check_fit(trainer(0, 1), data)
+    assert list(task.stack.mine) == [0, 1, 2] and task.stack.shard is None
+    with pytest.raises(InputError, match=r"model.members 3 over 4 processes: each process trains at least one member"):
+        task.stack.check_fit(trainer(0, 4), data)
