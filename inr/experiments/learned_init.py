@@ -94,14 +94,20 @@ KINDS = {
     "ct": Kind("ct", 1000, 64),
     "shape": Kind("volume", 300, 32, ndim=3, metric="iou"),
 }
-# The meta-training of each kind (chosen on the training signals and the outer loop's validation curves,
-# docs/learned_init.md): Reptile with a few inner SGD steps, MAML with two; ~10 min each on this 2-core CPU at 64²
+# The meta-training of each kind, chosen by short trials on this 2-core CPU (docs/learned_init.md, "How the settings
+# were chosen"): two inner SGD steps; Reptile's outer Adam at 1e-3, MAML's at 1e-4 (MAML's steps cost about twice as
+# much, so it gets half as many); the inner rate per class (10 diverged on shapes and on text, 1 learned there).
 META = {
     kind: {
-        "reptile": MetaSettings("reptile", inner_steps=2, inner_lr=10.0, inner_optimizer="sgd", outer_lr=1e-3, steps=steps),
-        "maml": MetaSettings("maml", inner_steps=2, inner_lr=10.0, inner_optimizer="sgd", outer_lr=1e-4, steps=steps // 2),
+        "reptile": MetaSettings("reptile", inner_steps=2, inner_lr=reptile_lr, inner_optimizer="sgd", outer_lr=1e-3, steps=steps),
+        "maml": MetaSettings("maml", inner_steps=2, inner_lr=maml_lr, inner_optimizer="sgd", outer_lr=1e-4, steps=steps // 2),
     }
-    for kind, steps in (("natural", 1500), ("text", 1500), ("ct", 1500), ("shape", 1000))
+    for kind, reptile_lr, maml_lr, steps in (
+        ("natural", 10.0, 1.0, 1500),
+        ("text", 1.0, 1.0, 1500),
+        ("ct", 10.0, 10.0, 600),
+        ("shape", 1.0, 1.0, 400),
+    )
 }
 
 
