@@ -250,6 +250,10 @@ class INRModule(L.LightningModule):
                 self._encoding_cache = (coords, self.encoder(coords))
         return self._encoding_cache[1]
 
+    def forget_encoding(self) -> None:
+        """Drop the cached encoding of the full-batch coordinates: its encoder's weights were replaced."""
+        self._encoding_cache = None
+
     @torch.no_grad()
     def predict(self, coords: Tensor, chunk: Optional[int] = None) -> Tensor:
         """Values f(v) at coordinates (N, d) -> (N, C), evaluated in chunks of ``chunk`` rows."""
@@ -553,7 +557,7 @@ class INRModule(L.LightningModule):
         checkpoint[INIT_KEY] = architecture(self)  # what its weights belong to, checked when they start another fit
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        self._encoding_cache = None
+        self.forget_encoding()
         steps.carry_step_count(checkpoint, self.automatic_optimization)
         steps.reopen_cut_epoch(checkpoint, getattr(self.data, "steps_per_epoch", None))
 

@@ -145,7 +145,7 @@ def load_init(task: INRModule, path: Union[str, Path]) -> None:
         for name, tensor in [*task.named_parameters(), *task.named_buffers()]:
             if name in values:
                 tensor.copy_(values[name])
-    task._encoding_cache = None
+    task.forget_encoding()
     if changed:  # the init is the whole field: its encoder comes with it
         print(
             f"note: {where}: the encoder's {', '.join(k[len('encoder.') :] for k in changed)} taken from the checkpoint",
