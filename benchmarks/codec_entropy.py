@@ -11,6 +11,7 @@ bytes. Prints bits per weight, side information included; inr.codec.entropy uses
 
 from __future__ import annotations
 
+import argparse
 import lzma
 import math
 import zlib
@@ -44,6 +45,7 @@ def coded_bits(q: np.ndarray, bound: int, kind: str) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # no options: --help only
     from inr.codec.fit import fit
 
     image = read_codec_image(DATA_DIR / "astronaut.png")[100:228, 150:278].contiguous()
