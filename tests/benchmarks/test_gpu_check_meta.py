@@ -25,4 +25,4 @@ def test_meta_learning_part_measures_on_the_cpu(capsys, monkeypatch):
     for row in rows:
         step_ms, per_second = float(row.split(" | ")[2]), float(row.split(" | ")[3])
         assert math.isfinite(step_ms) and step_ms > 0
-        assert abs(per_second * step_ms / 2e3 - 1) <= 0.01  # 2 signals per step (the printed values are rounded)
+        assert abs(per_second - 2e3 / step_ms) <= 0.05 + 1e-3 * per_second  # 2 signals per step; printed to 0.1
