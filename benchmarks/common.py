@@ -324,17 +324,42 @@ def run_command(config: str, steps: int, extra: Sequence[str], run_dir: str):
     return cli
 
 
-def logged_step_times(run: Path) -> tuple[float, int]:
+def logged_step_times(run: Path, group: int = 1) -> tuple[float, int]:
     """(seconds per step between the first and the last logged ``train/loss``, steps between them), from the wall
-    times TensorBoard recorded with them."""
+    times TensorBoard recorded with them.
+
+    With ``group`` = K > 1 optimizer steps per Lightning step (``inner_steps``) a group's logged values are all
+    written when the group ends, so a logged step's wall time is its group's end: each group counts once, at its
+    last step (K·g + K − 1, or the run's last step for a group cut short), and at least two groups must log. (Read
+    at the logged steps themselves, the window would start up to K − 1 steps before the time it is measured from:
+    by K = 100, logging every 50 and 500 steps, the step came out 400/450 of its length.)
+
+    Example:
+        >>> group_ends([(49, 1.0), (99, 1.0), (149, 2.0), (199, 2.0), (219, 2.5)], 100)
+        [(99, 1.0), (199, 2.0), (219, 2.5)]
+    """
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     (event_file,) = run.glob("events.out.tfevents.*")
     acc = EventAccumulator(str(event_file), size_guidance={"scalars": 0})
     acc.Reload()
-    events = acc.Scalars("train/loss")
-    first, last = events[0], events[-1]
-    return (last.wall_time - first.wall_time) / (last.step - first.step), last.step - first.step
+    points = group_ends([(e.step, e.wall_time) for e in acc.Scalars("train/loss")], group)
+    if len(points) < 2:
+        raise SystemExit(f"{run}: train/loss was logged in fewer than two groups of {group} steps; run more steps")
+    (first, t_first), (last, t_last) = points[0], points[-1]
+    return (t_last - t_first) / (last - first), last - first
+
+
+def group_ends(logged: Sequence[tuple[int, float]], group: int) -> list[tuple[int, float]]:
+    """(step, wall time) of logged steps -> one point per group of ``group`` steps: the group's last step (the last
+    logged step for the run's last group) with the wall time its values were written at."""
+    if group <= 1:
+        return list(logged)
+    last_step = max(step for step, _ in logged)
+    ends: dict[int, float] = {}
+    for step, wall in logged:
+        ends[step // group] = wall  # written together when the group ended: the last one's time stands for it
+    return [(min(g * group + group - 1, last_step), wall) for g, wall in sorted(ends.items())]
 
 
 def whole_run(config: str, steps: int, extra: Sequence[str]) -> tuple[float, float]:
@@ -343,7 +368,7 @@ def whole_run(config: str, steps: int, extra: Sequence[str]) -> tuple[float, flo
         start = time.perf_counter()
         cli = run_command(config, steps, extra, tmp)
         total = time.perf_counter() - start
-        step, _ = logged_step_times(Path(cli.trainer.log_dir))
+        step, _ = logged_step_times(Path(cli.trainer.log_dir), group=getattr(cli.model, "inner_steps", 1))
     return step, total / steps
 
 

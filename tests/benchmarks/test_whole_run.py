@@ -38,5 +38,9 @@ def test_short_runs_log_twice_and_long_ones_as_configured(scripts, capsys):
 @pytest.mark.slow
 def test_a_20_step_run_gives_a_step_time(scripts, capsys):
     whole_run, common = scripts
-    step, total = common.whole_run("image.yaml", 20, [*TINY, *whole_run.readable_logging("image.yaml", 20)])
+    # groups of 5 steps: a group's logged values are written when it ends, and the rate is read between group ends
+    groups = ["--model.init_args.inner_steps", "5"]
+    step, total = common.whole_run("image.yaml", 20, [*TINY, *groups, *whole_run.readable_logging("image.yaml", 20)])
     assert math.isfinite(step) and 0 < step < total  # the whole command adds its start-up and closing work
+    with pytest.raises(SystemExit, match="logged in fewer than two groups of 100 steps; run more steps"):
+        common.whole_run("image.yaml", 20, [*TINY, *whole_run.readable_logging("image.yaml", 20)])  # one group
