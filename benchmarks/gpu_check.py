@@ -2,6 +2,14 @@
 
     python benchmarks/gpu_check.py                # on a machine with CUDA (planned for < 8 minutes on one GPU)
     python benchmarks/gpu_check.py --dry-run      # every part on the CPU with tiny sizes: checks the script
+    python benchmarks/gpu_check.py --out results/h100 --minutes 8
+
+Every figure goes to one JSON file and one markdown table (``--out``: ``gpu_check.json`` and ``gpu_check.md``,
+rewritten after each part, so a run cut short keeps what it measured): one row per figure with its part, what
+it is, its value and unit, and how it compares (a ratio's median and range over the repeats). ``--minutes``
+(default 8) is the time budget: a part is not started when the time spent plus its planned seconds (``PLANNED``)
+would pass it, and the files say which parts were skipped so. The parts run in the order of what the docs wait
+for: the hash encoding, the paper-size run, stacked members, small steps (CUDA graphs), then the step ratios.
 
 Prints, each part timed with ``torch.cuda.synchronize()`` before every time stamp:
   1. image.yaml and volume.yaml: the framework's step (``Trainer.fit``, as configured, no callbacks) against a
@@ -29,14 +37,17 @@ Prints, each part timed with ``torch.cuda.synchronize()`` before every time stam
   8. meta-learning (``meta_natural.yaml``, ``inr.tasks.MetaLearning``): the outer step of Reptile and MAML in
      ``Trainer.fit`` with the config's 4 signals per step and with 32, as signals adapted per second (and inner
      steps per second: signals × n over the step's time).
-On a machine without CUDA (and without ``--dry-run``) it says so on stderr and exits 1: nothing was measured,
-and a script waiting for the figures must not read that as success. ``--parts`` that match no part are
+On a machine without CUDA (and without ``--dry-run``) it says so in one line on stderr and exits 1: nothing was
+measured or written, and a script waiting for the figures must not read that as success. ``--parts`` that match no part are
 refused the same way (exit 2); a part that fails is reported and the others still run (exit 1 at the end).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -66,6 +77,54 @@ from common import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+# each part's planned share of the budget (seconds on one H200 for the parts run there, 2026-12-04; estimates for
+# 6 and 7, which ran after: their fits counted at the measured parts' seconds per fit)
+PLANNED = {"2": 5, "3": 30, "1": 60, "5": 30, "6": 60, "7": 180, "4": 60}
+
+
+class Report:
+    """Every figure of the run, one row each, written as one JSON file and one markdown table."""
+
+    def __init__(self, out: Path, device: str) -> None:
+        self.out, self.rows, self.parts = out, [], {}
+        self.meta = {
+            "device": device,
+            "torch": torch.__version__,
+            "lightning": L.__version__,
+            "python": platform.python_version(),
+            "host": platform.node(),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+
+    def add(self, part: str, figure: str, value: float, unit: str, versus: str = "") -> None:
+        """One figure: ``value`` in ``unit``; ``versus``: its ratio to the part's reference, as printed."""
+        self.rows.append({"part": part, "figure": figure, "value": float(value), "unit": unit, "versus": versus})
+
+    def status(self, part: str, status: str, seconds: float = 0.0) -> None:
+        self.parts[part] = {"status": status, "seconds": round(seconds, 1)}
+
+    def markdown(self) -> str:
+        lines = [
+            f"GPU check: {self.meta['device']}, torch {self.meta['torch']}, Lightning {self.meta['lightning']}, "
+            f"{self.meta['started']}",
+            "",
+            "| part | figure | value | unit | compared |",
+            "|---|---|---:|---|---|",
+        ]
+        lines += [f"| {r['part']} | {r['figure']} | {r['value']:.4g} | {r['unit']} | {r['versus']} |" for r in self.rows]
+        lines += [f"| {part} | (part) | {p['seconds']:g} | s | {p['status']} |" for part, p in self.parts.items()]
+        return "\n".join(lines) + "\n"
+
+    def write(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        record = {**self.meta, "parts": self.parts, "figures": self.rows}
+        for name, text in (("gpu_check.json", json.dumps(record, indent=1)), ("gpu_check.md", self.markdown())):
+            tmp = self.out / f".{name}.tmp"
+            tmp.write_text(text)
+            os.replace(tmp, self.out / name)  # whole files only, also when the run is cut short
+
+
+REPORT: Report = Report(Path("gpu_check"), "none")  # replaced in main()
 
 
 def sync() -> None:
@@ -110,6 +169,8 @@ def step_ratios(config: str, args) -> None:
         print(
             f"| {name} | {statistics.median(times[name]) * 1e3:.2f} | {cell(paired(name, 'hand loop'))} | {speedup} |", flush=True
         )
+        versus = f"{cell(paired(name, 'hand loop'))} × hand loop" + (f"; speed-up {speedup} over fp32 eager" if speedup else "")
+        REPORT.add(f"1. {config}", f"step, {name}", statistics.median(times[name]) * 1e3, "ms", versus)
 
 
 def as_users_run(config: str, args) -> None:
@@ -128,6 +189,13 @@ def as_users_run(config: str, args) -> None:
     print("| variant | step (ms) | time / hand loop |\n|---|---:|---|")
     for name in variants:
         print(f"| {name} | {statistics.median(times[name]) * 1e3:.3f} | {cell(paired(name))} |", flush=True)
+        REPORT.add(
+            f"5. {config}",
+            f"step as run, {name}",
+            statistics.median(times[name]) * 1e3,
+            "ms",
+            f"{cell(paired(name))} × hand loop",
+        )
 
 
 class GraphedHandStep:
@@ -216,6 +284,8 @@ def small_steps(args) -> None:
             hand_ratio = cell([x / h for x, h in zip(xs, times["hand loop"])])
             graph_ratio = cell([x / g for x, g in zip(xs, times["hand loop, CUDA graph"])])
             print(f"| {label} | {name} | {1 / statistics.median(xs):.0f} | {hand_ratio} | {graph_ratio} |", flush=True)
+            versus = f"{hand_ratio} × hand loop; {graph_ratio} × CUDA-graph hand loop"
+            REPORT.add(f"7. small steps, {label}", name, 1 / statistics.median(xs), "steps/s", versus)
 
 
 STACKED_TARGET = 4.0  # member-steps per second of K = 8 stacked members over one single model's, on a GPU
@@ -232,6 +302,13 @@ def stacked_members(config: str, args) -> list[float]:
     times = interleave(variants, args.repeats)
     ratios = [throughput_ratio(s, t, k) for s, t in zip(times["single"], times["stacked"])]
     met = "met" if statistics.median(ratios) >= STACKED_TARGET else "NOT met"
+    REPORT.add(
+        f"6. stacked members, {config}",
+        f"member-steps/s of K = {k} over a single model's",
+        statistics.median(ratios),
+        "×",
+        f"{cell(ratios)}; ≥ {STACKED_TARGET:g}×: {met}",
+    )
     print(
         f"| {config} | {statistics.median(times['single']) * 1e3:.2f} | {statistics.median(times['stacked']) * 1e3:.2f} | "
         f"{cell(ratios)} | ≥ {STACKED_TARGET:g}×: {met} |",
@@ -254,6 +331,8 @@ def stacked_part(args) -> None:
     print("| implementation | step (ms) | time / K separate networks |\n|---|---:|---|")
     for name, xs in times.items():
         print(f"| {name} | {statistics.median(xs) * 1e3:.2f} | {cell([x / r for x, r in zip(xs, reference)])} |", flush=True)
+        versus = f"{cell([x / r for x, r in zip(xs, reference)])} × K separate networks"
+        REPORT.add(f"6. stacked members, {points:,} points", f"Adam step, {name}", statistics.median(xs) * 1e3, "ms", versus)
 
 
 def meta_rates(args) -> list[tuple[str, int, float]]:
@@ -299,6 +378,13 @@ def hashgrid_points_per_second(args) -> None:
             clock.stamp()
         t = clock.median()
         print(f"| {d} | {t * 1e3:.2f} | {args.points / t:.3g} |", flush=True)
+        REPORT.add(
+            "2. hash encoding",
+            f"{d}-D forward + backward, {args.points:,} points",
+            args.points / t,
+            "points/s",
+            f"{t * 1e3:.2f} ms per pass",
+        )
 
 
 def paper_mapping(args) -> None:
@@ -309,6 +395,8 @@ def paper_mapping(args) -> None:
         f"{', ' + ' '.join(args.overrides_paper) if args.overrides_paper else ''})"
     )
     print(f"whole command {total * steps:.1f} s; step as logged {step * 1e3:.2f} ms", flush=True)
+    REPORT.add("3. image_paper.yaml", f"whole command, {steps} steps", total * steps, "s")
+    REPORT.add("3. image_paper.yaml", "step as logged", step * 1e3, "ms")
 
 
 def ddp_throughput(args, n: int) -> None:
@@ -339,27 +427,20 @@ def ddp_throughput(args, n: int) -> None:
             ]
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
-                print(f"4. DDP on {devices} device(s) failed:\n{proc.stderr[-2000:]}")
-                return
+                raise RuntimeError(f"4. DDP on {devices} device(s) failed:\n{proc.stderr[-2000:]}")
             (run,) = Path(tmp).glob("image_paper/version_*")
             step, _ = logged_step_times(run)
             rates[devices] = 1 / step
     print(f"\n4. DDP, image_paper.yaml full batch sharded, {args.ddp_steps} steps, callbacks off")
     print(f"| devices | steps/s |\n|---|---:|\n| 1 | {rates[1]:.2f} |\n| {n} | {rates[n]:.2f} |")
     print(f"{n}-device throughput / 1-device: {rates[n] / rates[1]:.2f} (ideal {n})", flush=True)
+    for devices in (1, n):
+        REPORT.add("4. DDP, image_paper.yaml", f"{devices} device(s), steps/s", rates[devices], "steps/s")
+    REPORT.add("4. DDP, image_paper.yaml", f"{n}-device throughput over 1-device", rates[n] / rates[1], "×", f"ideal {n}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
-    parser.add_argument("--parts", nargs="+", default=None, help="only the parts whose names start with these (e.g. 7 1)")
-    args = parser.parse_args()
-    quiet()
-    as_train_py()
-    gpus = torch.cuda.device_count()
-    if gpus == 0 and not args.dry_run:
-        print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured", file=sys.stderr)
-        sys.exit(1)
+def configure(args, gpus: int) -> int:
+    """The sizes of a dry run (tiny, CPU) or of the real one; returns the number of devices for part 4."""
     if args.dry_run:  # tiny sizes: checks that every part runs, measures nothing worth reading
         torch.set_num_threads(1)
         args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cpu", "cpu", 3, 1, 1, 4096
@@ -367,42 +448,74 @@ def main() -> None:
         args.overrides_paper = ["--model.init_args.network.init_args.width", "16", "--data.init_args.resolution", "16"]
         # 20-step runs log every 5th step: the per-step rate is read between the first and last logged steps
         args.trainer = ["--trainer.accelerator", "cpu", "--trainer.log_every_n_steps", "5"]
-        args.paper_steps, args.ddp_steps, ddp_devices = 20, 20, 2
-        args.run_steps, args.members, args.stacked_points, args.small_steps = 5, 2, 64, 20
-        args.meta_signals = (2,)
-        args.overrides_meta = [*args.overrides, "--data.init_args.train_signals", "4", "--data.init_args.test_signals", "2"]
-    else:
-        args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
-        args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
-        args.paper_steps, args.ddp_steps, ddp_devices, args.run_steps = 2000, 300, gpus, 300
-        args.members, args.stacked_points, args.small_steps = 8, 128 * 128, 500
-        args.meta_signals, args.overrides_meta = (4, 32), []
-        print(f"gpu_check: {gpus} × {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+        args.paper_steps, args.ddp_steps = 20, 20
+        # part 7 reads a run's rate between its groups' ends: image.yaml's groups of 100 need 200 steps and more
+        args.run_steps, args.members, args.stacked_points, args.small_steps = 5, 2, 64, 250
+        return 2
+    args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
+    args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
+    args.paper_steps, args.ddp_steps, args.run_steps = 2000, 300, 300
+    args.members, args.stacked_points, args.small_steps = 8, 128 * 128, 500
+    return gpus
+
+
+def main(argv=None) -> None:
+    global REPORT
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
+    parser.add_argument("--parts", nargs="+", default=None, help="only the parts whose names start with these (e.g. 7 1)")
+    parser.add_argument("--out", default="gpu_check", help="folder of gpu_check.json and gpu_check.md (default ./gpu_check)")
+    parser.add_argument("--minutes", type=float, default=8.0, help="time budget: parts that would pass it are skipped")
+    args = parser.parse_args(argv)
+    quiet()
+    as_train_py()
+    gpus = torch.cuda.device_count()
+    if gpus == 0 and not args.dry_run:
+        print("gpu_check: no CUDA device on this machine (torch.cuda.device_count() = 0): nothing measured", file=sys.stderr)
+        sys.exit(1)
+    ddp_devices = configure(args, gpus)
+    device = "CPU (dry run: nothing worth reading)" if args.dry_run else f"{gpus} × {torch.cuda.get_device_name(0)}"
+    if not args.dry_run:
+        print(f"gpu_check: {device}, torch {torch.__version__}")
+    REPORT = Report(Path(args.out), device)
     L.seed_everything(0, verbose=False)
     start = time.perf_counter()
-    parts = [  # the quick parts first, so a run cut short still reports them
+    parts = [  # what the docs wait for first, the quick parts first among them
         ("2. hash encoding", lambda: hashgrid_points_per_second(args)),
         ("3. paper protocol", lambda: paper_mapping(args)),
+        ("6. stacked members", lambda: stacked_part(args)),
+        ("7. small steps", lambda: small_steps(args)),
         ("1. image.yaml step", lambda: step_ratios("image.yaml", args)),
         ("1. volume.yaml step", lambda: step_ratios("volume.yaml", args)),
         *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
-        ("6. stacked members", lambda: stacked_part(args)),
-        ("7. small steps", lambda: small_steps(args)),
-        ("8. meta-learning", lambda: meta_part(args)),
     ]
     if ddp_devices > 1:
-        parts.append(("4. DDP", lambda: ddp_throughput(args, ddp_devices)))
+        parts.insert(4, ("4. DDP", lambda: ddp_throughput(args, ddp_devices)))
     else:
         print("\n4. DDP: one GPU only, nothing to compare")
+        REPORT.status("4. DDP", "not run: one GPU")
     if args.parts is not None:
         names = [name for name, _ in parts]
         parts = [(name, part) for name, part in parts if name.startswith(tuple(args.parts))]
         if not parts:
             parser.error(f"--parts {' '.join(args.parts)}: no part starts so; the parts: {', '.join(names)}")
-    failed = [name for name, part in parts if not run_part(name, part)]
+    failed = []
+    for name, part in parts:
+        if not args.dry_run and time.perf_counter() - start + planned(name) > 60 * args.minutes:
+            REPORT.status(name, f"skipped: the {args.minutes:g}-minute budget")
+            print(f"\n{name}: skipped, the {args.minutes:g}-minute budget would be passed", flush=True)
+        elif not run_part(name, part):
+            failed.append(name)
+        REPORT.write()
     print(f"\ngpu_check: done in {time.perf_counter() - start:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    print(f"gpu_check: {REPORT.out / 'gpu_check.json'} and {REPORT.out / 'gpu_check.md'}")
     if failed:
         sys.exit(1)
+
+
+def planned(name: str) -> float:
+    """The planned seconds of a part (``PLANNED``, by its number; part 1 and 5 per config)."""
+    return PLANNED.get(name.split(".")[0], 60)
 
 
 def run_part(name: str, part) -> bool:
@@ -413,8 +526,11 @@ def run_part(name: str, part) -> bool:
         part()
     except Exception:  # noqa: BLE001 - reported, and the exit status says so
         print(f"\n{name}: FAILED\n{traceback.format_exc()}", flush=True)
+        REPORT.status(name, f"failed: {traceback.format_exc().strip().splitlines()[-1]}", time.perf_counter() - t0)
         return False
-    print(f"({name}: {time.perf_counter() - t0:.0f} s)", flush=True)
+    seconds = time.perf_counter() - t0
+    REPORT.status(name, "done", seconds)
+    print(f"({name}: {seconds:.0f} s)", flush=True)
     return True
 
 
