@@ -141,7 +141,7 @@ class MetaLearning(INRModule):
             raise InputError(f"model.eval_steps must be a list of ints from 0 to {MAX_INNER_STEPS:,}, got {eval_steps}")
         self.task_cls, self.mode = cls, mode
         self.task_args = {"mode": mode} if mode is not None else {}
-        output = "none" if mode == "occupancy" else cls.default_output_activation
+        output = {"occupancy": "none", "density": "sigmoid"}.get(mode or "", cls.default_output_activation)  # as VolumeFitting
         factory = network or partial(MLP, width=256, depth=3, output_activation=output)
         super().__init__(
             encoder,
@@ -156,7 +156,7 @@ class MetaLearning(INRModule):
         self.factory = factory
         self.algorithm, self.inner_loop_steps, self.inner_loop_lr = algorithm, inner_loop_steps, float(inner_loop_lr)
         self.inner_loop_optimizer, self.eval_steps = inner_loop_optimizer, sorted(set(steps))
-        self._members: dict[tuple[int, str, torch.dtype], INRModule] = {}  # stacked tasks by (K, device, dtype)
+        self._stacks: dict[tuple[int, str, torch.dtype], INRModule] = {}  # stacked tasks by (K, device, dtype)
         try:  # a task, network or encoder that cannot be stacked: refused now
             probe = self.members_task(1, torch.device("cpu"))
         except InputError as exc:
@@ -170,7 +170,7 @@ class MetaLearning(INRModule):
         used (φ replaces them), and it is not a child module (no parameters of θ's DDP, no checkpoint entries)."""
         dtype = next(self.network.parameters()).dtype
         key = (count, str(device), dtype)
-        if key not in self._members:
+        if key not in self._stacks:
             with torch.random.fork_rng(devices=[]):
                 stacked = self.task_cls(
                     member_encoders=[copy.deepcopy(self.encoder) for _ in range(count)],
@@ -183,8 +183,8 @@ class MetaLearning(INRModule):
             stacked.to(device=device, dtype=dtype)
             if self._attached_data is not None or self._trainer is not None:
                 stacked.attach_data(self.data)
-            self._members[key] = stacked
-        return self._members[key]
+            self._stacks[key] = stacked
+        return self._stacks[key]
 
     def losses_at(self, stacked: INRModule, batch: dict[str, Any]) -> Any:
         """φ -> the members' losses (K,) on the batch's targets (their own pixels or measurements)."""
@@ -337,11 +337,11 @@ class MetaLearning(INRModule):
         if stage == "fit" and self.init_from is not None and not getattr(self, "_init_loaded", False):
             load_init(self, self.init_from)
             self._init_loaded = True
-        self._members.clear()  # the encoder's tensors may have been restored or loaded since
+        self._stacks.clear()  # the encoder's tensors may have been restored or loaded since
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         super().on_load_checkpoint(checkpoint)
-        self._members.clear()
+        self._stacks.clear()
 
 
 def check_outer_rate(optimizer: OptimizerCallable) -> None:
