@@ -15,6 +15,7 @@ from inr.metrics import PSNR, psnr, ssim
 from inr.modes import eval_mode
 from inr.operators.base import Operator
 from inr.tasks.base import INRModule, NetworkFactory
+from inr.tasks.output_bias import apply_output_bias, check_output_bias, constant_fit
 
 
 class RelativeResidual(Metric):
@@ -48,6 +49,9 @@ class InverseFitting(INRModule):
     clamped before scoring); ``val/residual`` on held-out measurements when the data holds some out.
 
     Args: as ``INRModule``; ``encoder.in_dim`` is the grid's dimension (2 for CT, 3 for 3D MRI).
+        ``output_bias``: ``init`` keeps the initialisation's output bias (the paper's), ``data`` starts the network
+        at the constant field that best explains the training measurements, c = Re⟨A1, y⟩/‖A1‖² (for MRI the mean
+        the DC coefficient gives; ``inr.tasks.output_bias``).
     """
 
     default_in_dim = 2
@@ -59,10 +63,12 @@ class InverseFitting(INRModule):
         encoder: Optional[Encoder] = None,
         network: Optional[NetworkFactory] = None,
         out_channels: int = 1,
+        output_bias: str = "init",
         **kwargs: Any,
     ) -> None:
         super().__init__(encoder, network, out_channels, **kwargs)
         self._operator_device: Optional[str] = None
+        self.output_bias = check_output_bias(output_bias, self.stack is not None, self.init_from)
 
     # --- the measurement ----------------------------------------------------------------------------
     @property
@@ -109,6 +115,9 @@ class InverseFitting(INRModule):
             raise InputError(
                 f"{type(self).__name__} needs a MeasurementDataModule (measurements and their operator), got {type(dm).__name__}"
             )
+        if dm is not None:
+            train = lambda: dm.measurement_split()[0]
+            apply_output_bias(self, stage, lambda: constant_fit(dm.operator, dm.measurements, self.out_channels, train()))
 
     # --- validation ---------------------------------------------------------------------------------
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
