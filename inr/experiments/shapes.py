@@ -2,6 +2,7 @@
 
     python -m inr.experiments.shapes --mesh data/trefoil.obj                      # CPU size: 4 × 128, 4,096 points, 400 steps
     python -m inr.experiments.shapes --mesh dragon.obj --paper --seeds 3 --out runs/shapes_dragon   # the paper's sizes (GPU)
+    python -m inr.experiments.shapes --mesh armadillo.obj,dragon.obj --seeds 2    # several meshes: mean over them
 
 Every network row trains ``ShapeFitting`` on ``MeshDataModule`` (occupancy, fresh points uniform in the box every
 step, BCE on logits) and is scored on the same two held-out sets (``test_seed`` 0): IoU on 2^18 uniform points and
@@ -23,8 +24,13 @@ shape.yaml) and ``configs/methods/shape/`` (for shape_paper.yaml):
 - ``nearest point``: the label of the nearest training point (the first 2^22 points the network rows saw).
 Seconds: a network row's fit; a baseline's construction. With ``--seeds S`` the networks train S times (seed s
 draws the network, the features and the training points; the held-out sets stay), and the table shows mean ±
-sample standard deviation. Writes ``results.md`` (the table, the command, the paper's row), ``results.json`` and one
-normal map per row (``normals_<row>.png``, ``normals_mesh.png`` for the ground truth) into ``--out``.
+sample standard deviation. Several meshes (``--mesh a.obj,b.obj``) are the comparison's signals: every row is
+trained and scored on each, the table's cells are mean ± std over meshes and seeds (the paper's Table 1 row is
+the mean over its four statues), and the notes add each mesh's means. ``--near-surface F`` draws that share of
+every training batch at surface samples + N(0, 0.01²) instead of uniformly (the paper: 0); the nearest-point
+baseline then reads the same points. Writes ``results.md`` (the table, the command, the paper's row), ``results.json`` and one
+normal map per row (``normals_<row>.png``, ``normals_mesh.png`` for the ground truth; with several meshes
+``normals_<mesh>_<row>.png``) into ``--out``.
 """
 
 from __future__ import annotations
@@ -82,6 +88,7 @@ class ShapeProtocol:
     seeds: tuple[int, ...]
     mesh: str
     kind: str = "shape_cpu"
+    near_surface: float = 0.0
     steps: int = PROTOCOLS["shape_cpu"].steps
     batch_size: int = 4096
     test_points: int = 2**18
@@ -93,6 +100,11 @@ class ShapeProtocol:
     def steps_per_epoch(self) -> int:
         return min(self.steps, 100)
 
+    @property
+    def meshes(self) -> tuple[str, ...]:
+        """The meshes of ``--mesh`` (comma-separated), in order."""
+        return tuple(m.strip() for m in self.mesh.split(",") if m.strip())
+
 
 class Shapes(Comparison):
     name, doc = "shapes", __doc__
@@ -101,7 +113,15 @@ class Shapes(Comparison):
     headline = ("iou", "iou_surface")
 
     def arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--mesh", type=str, required=True, help="OBJ, PLY, STL, OFF or GLB file (watertight)")
+        parser.add_argument(
+            "--mesh", type=str, required=True, help="OBJ, PLY, STL, OFF or GLB file (watertight); several: a.obj,b.obj"
+        )
+        parser.add_argument(
+            "--near-surface",
+            type=float,
+            default=0.0,
+            help="share of each training batch drawn at surface + N(0, 0.01²) instead of uniformly (the paper: 0)",
+        )
         parser.add_argument(
             "--batch-size", type=Optional[int], default=None, help="training points per step (null: 4,096; --paper 32,768)"
         )
@@ -121,12 +141,17 @@ class Shapes(Comparison):
         sizes = {"batch_size": args.batch_size, "test_points": args.test_points, "geometry_resolution": args.geometry_resolution}
         if any(v is not None and v < 1 for v in sizes.values()) or (args.geometry_resolution or 2) < 2:
             raise InputError("--batch-size and --test-points must be ≥ 1, --geometry-resolution ≥ 2")
+        if not 0.0 <= args.near_surface <= 1.0:
+            raise InputError(f"--near-surface must lie in [0, 1], got {args.near_surface}")
+        meshes = [m.strip() for m in args.mesh.split(",")]
+        if not all(meshes) or len(set(meshes)) != len(meshes):
+            raise InputError(f"--mesh: give one file or several, comma-separated and each once, got {args.mesh!r}")
         paper = (
             {"kind": "shape", "steps": PROTOCOLS["shape"].steps, "batch_size": 32768, "geometry_resolution": 256}
             if args.paper
             else {}
         )
-        p = ShapeProtocol(args.seed_list, args.mesh, **paper)
+        p = ShapeProtocol(args.seed_list, ",".join(meshes), near_surface=args.near_surface, **paper)
         return replace(p, steps=args.steps or p.steps, **{k: v for k, v in sizes.items() if v is not None})
 
     def check(self, p: ShapeProtocol) -> MeshDataModule:
@@ -134,13 +159,30 @@ class Shapes(Comparison):
         side = p.geometry_resolution + 2
         what = f"--geometry-resolution {p.geometry_resolution}: the level-set grid of {side:,}³ samples"
         check_memory(what, LEVEL_SET_BYTES * side**3, advice="choose a smaller --geometry-resolution")
-        return super().check(p)
+        first = super().check(p)
+        for mesh in self.signals(p)[1:]:  # every mesh read before anything is written: a bad one fails here
+            self.data(p, Member(mesh, p.seeds[0]))
+        return first
+
+    def signals(self, p: ShapeProtocol) -> tuple[Optional[str], ...]:
+        """The meshes; one mesh is the comparison's one signal (None: rows without a mesh name, as ever)."""
+        return p.meshes if len(p.meshes) > 1 else (None,)
+
+    def label(self, signal: Any) -> Optional[str]:
+        """A mesh's name in the rows: its file's stem."""
+        return None if signal is None else Path(signal).stem
 
     def data(self, p: ShapeProtocol, member: Member) -> MeshDataModule:
         sizes = dict(batch_size=p.batch_size, steps_per_epoch=p.steps_per_epoch, test_points=p.test_points)
         try:
             dm = MeshDataModule(
-                path=p.mesh, mode="occupancy", surface_samples=p.surface_samples, resolution=32, seed=member.seed, **sizes
+                path=member.signal or p.meshes[0],
+                mode="occupancy",
+                near_surface_fraction=p.near_surface,
+                surface_samples=p.surface_samples,
+                resolution=32,
+                seed=member.seed,
+                **sizes,
             )
             dm.setup("fit")
         except InputError as exc:  # the data's advice names config keys: name this command's flags instead
@@ -173,7 +215,8 @@ class Shapes(Comparison):
         if verts is not None and row["seed"] in (None, p.seeds[0]):
             stem = next((k for k in ("voxel grid", "nearest") if row["method"].startswith(k)), row["method"])
             name = {"nearest": "nearest point"}.get(stem, stem).replace(" ", "_")
-            iio.imwrite(out / f"normals_{name}.png", normal_map(verts, faces, box, p.render_size))
+            mesh = f"{row['signal']}_" if row.get("signal") else ""
+            iio.imwrite(out / f"normals_{mesh}{name}.png", normal_map(verts, faces, box, p.render_size))
 
     def baselines(self, p: ShapeProtocol, data: MeshDataModule) -> list[Baseline]:
         member = Member(None, p.seeds[0])
@@ -186,9 +229,12 @@ class Shapes(Comparison):
         ]
 
     def summary(self, p: ShapeProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.rows = rows  # the notes' per-mesh means read them (a summary row holds only pooled numbers)
         return summarise(rows, [*comparison.numeric(self), "params", "lr"])
 
     def title(self, p: ShapeProtocol) -> str:
+        if len(p.meshes) > 1:
+            return f"# 3D shape occupancy: {', '.join(p.meshes)} (mean ± std over the meshes and seeds)"
         return f"# 3D shape occupancy: {p.mesh}"
 
     def notes(self, p: ShapeProtocol, summary: list[dict[str, Any]]) -> str:
@@ -196,16 +242,48 @@ class Shapes(Comparison):
         models = [r for r in summary if r["kind"] == "model"]
         params = ", ".join(f"{r['method']} {r['params']:,.0f}" for r in models)
         settings = "; ".join(f"{r['method']} {r['setting']}, lr {r['lr']:.0e}" for r in models)
+        near = f", {p.near_surface:.0%} of them at surface + N(0, 0.01²)" if p.near_surface else ""
         return (
-            f"Sizes: {m.depth} × {m.width} MLPs, {p.batch_size:,} fresh points per step, {p.steps:,} steps, seeds "
+            f"Sizes: {m.depth} × {m.width} MLPs, {p.batch_size:,} fresh points per step{near}, {p.steps:,} steps, seeds "
             f"{p.seeds[0]}–{p.seeds[-1]} (mean ± sample standard deviation); held-out sets of {p.test_points:,} points "
             f"each (test seed 0); Chamfer and normals from {p.surface_samples:,} surface samples of each mesh, the field "
-            f"meshed at {p.geometry_resolution}³ over the box. Parameters: {params}. Settings: {settings}.\n\n{paper_row('shape')}"
+            f"meshed at {p.geometry_resolution}³ over the box. Parameters: {params}. Settings: {settings}."
+            f"{per_mesh(getattr(self, 'rows', []))}\n\n{paper_row('shape')}"
         )
 
     def finish(self, p: ShapeProtocol, rows: list[dict[str, Any]], out: Path) -> None:
-        dm = self.data(p, Member(None, p.seeds[0]))
-        iio.imwrite(out / "normals_mesh.png", normal_map(dm.normalised, dm.faces, dm.box, p.render_size))
+        for mesh in self.signals(p):
+            dm = self.data(p, Member(mesh, p.seeds[0]))
+            name = f"normals_{self.label(mesh)}_mesh.png" if mesh else "normals_mesh.png"
+            iio.imwrite(out / name, normal_map(dm.normalised, dm.faces, dm.box, p.render_size))
+
+
+def per_mesh(rows: list[dict[str, Any]]) -> str:
+    """Each mesh's mean IoUs (uniform / near-surface) over its seeds, method by method, as a Markdown table (empty
+    for one mesh).
+
+    Example:
+        >>> rows = [{"method": "a", "signal": m, "iou": i, "iou_surface": i / 2} for m, i in (("x", 0.8), ("y", 0.6))]
+        >>> print(per_mesh(rows))
+        <BLANKLINE>
+        <BLANKLINE>
+        Per mesh, IoU uniform / near-surface (mean over seeds):
+        <BLANKLINE>
+        | method | x | y |
+        |---|---:|---:|
+        | a | 0.8000 / 0.4000 | 0.6000 / 0.3000 |
+    """
+    meshes = list(dict.fromkeys(r.get("signal") for r in rows if r.get("signal")))
+    if len(meshes) < 2:
+        return ""
+    lines = ["| method | " + " | ".join(meshes) + " |", "|---|" + "---:|" * len(meshes)]
+    for method in dict.fromkeys(r["method"] for r in rows):
+        cells = []
+        for mesh in meshes:
+            mine = [r for r in rows if r["method"] == method and r.get("signal") == mesh]
+            cells.append(" / ".join(f"{np.mean([r[k] for r in mine]):.4f}" for k in ("iou", "iou_surface")) if mine else "—")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n\nPer mesh, IoU uniform / near-surface (mean over seeds):\n\n" + "\n".join(lines)
 
 
 # --- scoring any field (networks and baselines alike) ------------------------------------------------

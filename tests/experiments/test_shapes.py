@@ -173,3 +173,61 @@ def test_a_sigterm_keeps_the_finished_rows_in_results_json(torus_file, tmp_path,
         main([*argv, "--test-points", "512", "--geometry-resolution", "8", "--out", str(tmp_path)])
     assert exc.value.code == 143 and "stopped by SIGTERM" in capsys.readouterr().err
     assert [r["method"] for r in load_results(tmp_path / "results.json").rows] == ["none"]
+
+
+@pytest.fixture(scope="module")
+def sphere_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mesh") / "sphere.obj"
+    trimesh.creation.icosphere(subdivisions=3, radius=0.4).export(path)
+    return path
+
+
+@pytest.mark.slow
+def test_several_meshes_are_the_signals_pooled_in_the_table_and_shown_one_by_one(torus_file, sphere_file, tmp_path, capsys):
+    rows = main(
+        ["--mesh", f"{torus_file},{sphere_file}", "--steps", "4", "--methods", "none", "--batch-size", "256",
+         "--test-points", "2048", "--geometry-resolution", "16", "--near-surface", "0.5", "--out", str(tmp_path)]
+    )  # fmt: skip
+    models = [r for r in rows if r["kind"] == "model"]
+    assert [(r["signal"], r["seed"]) for r in models] == [("torus", 0), ("sphere", 0)]
+    assert sorted(r["signal"] for r in rows if r["kind"] == "baseline") == ["sphere", "sphere", "torus", "torus"]
+    text = (tmp_path / "results.md").read_text()
+    summary = json.loads((tmp_path / "results.json").read_text())["summary"]
+    none = next(r for r in summary if r["method"] == "none")
+    assert none["n"] == 2 and none["iou"] == pytest.approx((models[0]["iou"] + models[1]["iou"]) / 2)
+    line = next(ln for ln in text.splitlines() if ln.startswith("| none |") and "/" in ln)  # the per-mesh table
+    assert (
+        line
+        == f"| none | {models[0]['iou']:.4f} / {models[0]['iou_surface']:.4f} | {models[1]['iou']:.4f} / {models[1]['iou_surface']:.4f} |"
+    )
+    assert "50% of them at surface + N(0, 0.01²)" in text
+    for name in ("torus_mesh", "sphere_mesh", "torus_voxel_grid", "sphere_nearest_point", "sphere_voxel_grid"):
+        assert (tmp_path / f"normals_{name}.png").exists(), name
+    capsys.readouterr()
+
+
+def test_the_near_surface_share_reaches_the_training_points(torus_file):
+    shapes = Shapes()
+    p = shapes.protocol(parse(shapes, ["--mesh", str(torus_file), "--batch-size", "1000", "--near-surface", "0.25"]))
+    dm = shapes.data(p, Member(None, 0))
+    assert dm.near_surface_fraction == 0.25
+    dm.prepare_training_points(0, 0)
+    points = dm._train[1][:1000].double().numpy()
+    distance = np.abs(dm.queries.signed_distance(points))  # the near quarter of each batch lies within ~3·0.01·√3
+    assert (np.sort(distance)[:250] < 0.06).all() and np.median(distance) > 0.02
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--near-surface", "1.5"], "--near-surface must lie in [0, 1], got 1.5"),
+        (["--mesh", "data/trefoil.obj,data/trefoil.obj"], "each once"),
+    ],
+)
+def test_bad_mesh_lists_and_shares_are_one_line(tmp_path, capsys, argv, words):
+    argv = ["--mesh", "data/trefoil.obj", *argv] if argv[0] != "--mesh" else argv
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and words in err[0], err
+    assert not (tmp_path / "out").exists()
