@@ -47,7 +47,9 @@ from inr.experiments.runner import (
     Column,
     RowProgress,
     cell,
+    collapsed_note,
     command,
+    difference_note,
     fit_row,
     format_seconds,
     markdown_table,
@@ -249,6 +251,12 @@ class Comparison:
         """What reads the table: settings, the paper's row, differences."""
         return ""
 
+    def pairs(self, p: Any, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """The method pairs (a, b) whose differences the table's sentences rest on, printed under it by the rule of
+        docs/results.md (``runner.difference_note``: paired per signal and seed); none by default
+        (``neighbours_and_best`` gives the usual ones)."""
+        return []
+
     def size(self, p: Any) -> str:
         """The grid in the time estimate's line, e.g. ``at 128²``."""
         return ""
@@ -260,6 +268,39 @@ class Comparison:
 def numeric(c: Comparison) -> list[str]:
     """The keys of the table's numbers (``n``, the count of rows a summary adds, apart)."""
     return [col.key for col in c.columns if col.spec != "s" and col.key != "n"]
+
+
+def neighbours_and_best(summary: Sequence[Mapping[str, Any]], key: str = "psnr") -> list[tuple[str, str]]:
+    """Each model row against the one above it (b − a, in table order), then the best model row (by mean ``key``)
+    against every baseline.
+
+    Example:
+        >>> s = [{"method": "a", "kind": "model", "psnr": 20.0}, {"method": "b", "kind": "model", "psnr": 22.0},
+        ...      {"method": "c", "kind": "baseline", "psnr": 21.0}]
+        >>> neighbours_and_best(s)
+        [('b', 'a'), ('b', 'c')]
+    """
+    models = [r["method"] for r in summary if r["kind"] == "model"]
+    pairs = [(b, a) for a, b in zip(models, models[1:])]
+    scored = [r for r in summary if r["kind"] == "model" and isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+    if scored:
+        best = max(scored, key=lambda r: r[key])["method"]
+        pairs += [(best, r["method"]) for r in summary if r["kind"] == "baseline"]
+    return pairs
+
+
+def row_notes(c: Comparison, p: Any, rows: list[dict[str, Any]], summary: list[dict[str, Any]]) -> str:
+    """What the rows say beyond the table's means: the fits that collapsed to a constant (named, not averaged) and
+    the paired differences of ``c.pairs`` in the first headline score."""
+    key = c.headline[0]
+    unit = "dB" if "psnr" in key else ""
+    parts = [collapsed_note(rows, key, unit)]
+    pairs = c.pairs(p, summary)
+    if pairs:
+        header = next((col.header for col in c.columns if col.key == key), key)
+        lines = "\n".join(f"- {difference_note(rows, a, b, key, unit)}" for a, b in pairs)
+        parts.append(f"Paired differences of {header} (per signal and seed; the rule of docs/results.md):\n{lines}")
+    return "\n\n".join(x for x in parts if x)
 
 
 def loaded(data: Any) -> Any:
@@ -552,7 +593,7 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
         summary = c.summary(p, rows)
         table = markdown_table(summary, c.columns)
         status = "" if final else f"\n\n{len(rows)} rows so far; the run is not finished."
-        notes = c.notes(p, summary) if final else ""
+        notes = "\n\n".join(x for x in (c.notes(p, summary), row_notes(c, p, rows, summary)) if x) if final else ""
         text = f"{c.title(p)}\n\n    {command_line}\n\n{table}{status}" + (f"\n\n{notes}" if notes else "")
         write_results(out, text, results_record(command_line, inr.__version__, record, p.seeds, rows, summary))
         return text

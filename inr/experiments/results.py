@@ -27,7 +27,8 @@ from inr.errors import InputError
 ROW_KEYS = ("method", "kind", "seed", "seconds", "steps")
 # the metric vocabulary: held-out (or whole-grid, for inverse problems) PSNR and SSIM, the training samples' PSNR,
 # relative errors at DC and in the lower / upper half of the radial bands (held-out grid; ``train_``: the training
-# grid), IoU on uniform and near-surface points, Chamfer-L1 and normal consistency of a level-set mesh
+# grid), IoU on uniform and near-surface points, Chamfer-L1 and normal consistency of a level-set mesh, and
+# ``full_psnr``: the whole grid's PSNR where ``psnr`` is a part of it (inpainting's unobserved pixels)
 SCORES = (
     "psnr",
     "ssim",
@@ -43,6 +44,7 @@ SCORES = (
     "chamfer",
     "normal_consistency",
     "ms_ssim",
+    "full_psnr",
 )
 # the score after n optimizer steps of a fit (inr.experiments.learned_init: from a learned or a standard init)
 STEP_SCORES = tuple(f"{metric}_{n}" for metric in ("psnr", "iou") for n in (0, 1, 2, 5, 10, 100))
@@ -54,6 +56,8 @@ FACTS = ("lr", "params", "ms_per_step", "paper_psnr", "target_step", "target_sec
 FACTS += ("bpp", "target_bpp", "decode_seconds")
 # a CT row's projection angles (inr.experiments.learned_init sets few angles beside the paper's 20)
 FACTS += ("angles",)
+# 1.0 for a fit whose output collapsed to a constant (inr.experiments.problems.collapsed): named, not averaged
+FACTS += ("collapsed",)
 TEXT = ("signal", "setting")
 # lists and histories: per-band errors and their edges, per-view PSNR, the spectral and held-out PSNR histories
 DETAILS = ("band_errors", "band_edges", "view_psnr", "history", "progress")

@@ -30,7 +30,7 @@ import lightning as L
 import torch
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
-from inr.experiments.results import json_safe
+from inr.experiments.results import SCORES, json_safe
 from inr.io.files import atomic_write
 from inr.io.progress import advance, reporting
 
@@ -144,7 +144,8 @@ class Column:
 def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = "method") -> list[dict[str, Any]]:
     """One row per ``by`` value (in order of appearance): every numeric key's mean over the rows that share it,
     with ``<key>_std`` (sample standard deviation, NaN for one row), ``<key>_n`` (how many rows had a value: a
-    target some seeds never reached is averaged over those that did) and ``n``; text values from the first row.
+    target some seeds never reached is averaged over those that did; a score of a row marked ``collapsed`` is not
+    counted) and ``n``; text values from the first row.
 
     Example:
         >>> rows = [{"method": "a", "psnr": 20.0}, {"method": "a", "psnr": 22.0}, {"method": "b", "psnr": 9.0}]
@@ -162,7 +163,8 @@ def summarise(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], by: str = 
         summary = {k: v for k, v in group[0].items() if isinstance(v, str)}
         summary.update({by: name, "n": len(group)})
         for key in keys:
-            values = [float(r[key]) for r in group if isinstance(r.get(key), (int, float)) and r.get(key) is not None]
+            kept = [r for r in group if not (key in SCORES and r.get("collapsed"))]  # a constant fit is named, not averaged
+            values = [float(r[key]) for r in kept if isinstance(r.get(key), (int, float)) and r.get(key) is not None]
             values = [v for v in values if not math.isnan(v)]
             summary[f"{key}_n"] = len(values)
             if not values:
@@ -225,24 +227,117 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column])
     return "\n".join(lines)
 
 
-def difference_note(summary: Sequence[Mapping[str, Any]], a: str, b: str, key: str, unit: str = "dB") -> str:
-    """Whether method ``a``'s mean ``key`` differs from ``b``'s by more than their spread (the larger std):
-    "gaussian − positional: +1.21 dB, beyond the spread (0.35)" or "… within the spread".
+# --- the rule for calling a difference (docs/results.md, "Calling a difference") -----------------------------
+# fewer paired runs than this give no spread to read a difference against
+MIN_PAIRS = 3
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The paired differences d_i = a_i − b_i of one score over the runs both methods share (``paired``): their
+    mean, sample std, count, how many are positive, and their range."""
+
+    a: str
+    b: str
+    key: str
+    mean: float
+    std: float
+    n: int
+    above: int
+    low: float
+    high: float
+
+
+def paired(rows: Sequence[Mapping[str, Any]], a: str, b: str, key: str) -> Paired:
+    """The differences of ``key`` between methods ``a`` and ``b`` over the runs both have: rows paired by signal and
+    seed, a row without a seed (a baseline that draws nothing) paired with every seed of its signal; rows marked
+    ``collapsed`` and non-finite values are left out.
 
     Example:
-        >>> s = [{"method": "x", "p": 25.0, "p_std": 0.2, "n": 3}, {"method": "y", "p": 24.9, "p_std": 0.3, "n": 3}]
-        >>> difference_note(s, "x", "y", "p")
-        'x − y: +0.10 dB, within the spread (0.30)'
+        >>> rows = [{"method": "x", "seed": s, "p": 20.0 + s} for s in range(3)] + [{"method": "y", "seed": None, "p": 20.5}]
+        >>> d = paired(rows, "x", "y", "p")
+        >>> d.mean, round(d.std, 3), d.n, d.above, d.low, d.high
+        (0.5, 1.0, 3, 2, -0.5, 1.5)
     """
-    rows = {r["method"]: r for r in summary}
-    ra, rb = rows[a], rows[b]
-    delta = ra[key] - rb[key]
-    stds = [s for s in (ra.get(f"{key}_std", math.nan), rb.get(f"{key}_std", math.nan)) if not math.isnan(s)]
-    spread = max(stds) if stds else math.nan
-    if math.isnan(spread):
-        return f"{a} − {b}: {delta:+.2f} {unit} (one run each: no spread measured)"
-    verdict = "beyond" if abs(delta) > spread else "within"
-    return f"{a} − {b}: {delta:+.2f} {unit}, {verdict} the spread ({spread:.2f})"
+
+    def usable(r: Mapping[str, Any]) -> bool:
+        value = r.get(key)
+        return isinstance(value, (int, float)) and math.isfinite(value) and not r.get("collapsed")
+
+    first = {(r.get("signal"), r.get("seed")): float(r[key]) for r in rows if r["method"] == a and usable(r)}
+    second = {(r.get("signal"), r.get("seed")): float(r[key]) for r in rows if r["method"] == b and usable(r)}
+    diffs = []
+    for (name, seed), value in first.items():
+        other = second.get((name, seed), second.get((name, None)))
+        if other is None and seed is None:  # a seedless a against every seed of b
+            diffs += [value - v for (s, _), v in second.items() if s == name]
+        elif other is not None:
+            diffs.append(value - other)
+    if not diffs:
+        return Paired(a, b, key, math.nan, math.nan, 0, 0, math.nan, math.nan)
+    std = statistics.stdev(diffs) if len(diffs) > 1 else math.nan
+    return Paired(a, b, key, statistics.fmean(diffs), std, len(diffs), sum(d > 0 for d in diffs), min(diffs), max(diffs))
+
+
+def called(d: Paired, machine: float = 0.0) -> bool:
+    """The rule: a difference is called (a win of one method) when it rests on at least ``MIN_PAIRS`` paired runs and
+    its mean exceeds both their standard deviation — the spread a reader who reruns one seed would see — and
+    ``machine``, the machine-to-machine spread measured for a figure a reader reproduces on their own CPU (0 where
+    none applies). Otherwise the two are level.
+
+    Example:
+        >>> d = Paired("x", "y", "p", mean=0.28, std=0.26, n=24, above=22, low=-0.19, high=0.84)
+        >>> from dataclasses import replace
+        >>> called(d), called(d, machine=0.6), called(replace(d, n=2))
+        (True, False, False)
+    """
+    return d.n >= MIN_PAIRS and abs(d.mean) > d.std and abs(d.mean) > machine
+
+
+def difference_note(
+    rows: Sequence[Mapping[str, Any]], a: str, b: str, key: str = "psnr", unit: str = "dB", machine: float = 0.0
+) -> str:
+    """One line of the rule (``called``) for ``a − b`` of ``key``, paired per signal and seed (``paired``):
+    "x − y: +0.28 ± 0.26 dB over 24 pairs (x above in 22; −0.19 to +0.84): x above y", or "…: level".
+
+    Example:
+        >>> rows = [{"method": m, "seed": s, "p": v + s} for s in range(3) for m, v in (("x", 25.0), ("y", 24.9))]
+        >>> difference_note(rows, "x", "y", "p")
+        'x − y: +0.10 ± 0.00 dB over 3 pairs (x above in 3; +0.10 to +0.10): x above y'
+        >>> difference_note(rows[:2], "x", "y", "p")
+        'x − y: +0.10 dB, one pair: level (a difference needs 3 paired runs)'
+    """
+    d, unit = paired(rows, a, b, key), f" {unit}" if unit else ""
+    if d.n == 0:
+        return f"{a} − {b}: no runs in common"
+    if d.n < MIN_PAIRS:
+        pairs = "one pair" if d.n == 1 else f"{d.n} pairs"
+        return f"{a} − {b}: {d.mean:+.2f}{unit}, {pairs}: level (a difference needs {MIN_PAIRS} paired runs)"
+    spread = f"; machine spread {machine:.2f}" if machine else ""
+    verdict = (f"{a} above {b}" if d.mean > 0 else f"{b} above {a}") if called(d, machine) else "level"
+    return (
+        f"{a} − {b}: {d.mean:+.2f} ± {d.std:.2f}{unit} over {d.n} pairs ({a} above in {d.above}; "
+        f"{d.low:+.2f} to {d.high:+.2f}{spread}): {verdict}"
+    )
+
+
+def where(row: Mapping[str, Any]) -> str:
+    """A row's signal and seed in words: ``phantom 2, seed 1``, ``seed 3``."""
+    seed = None if row.get("seed") is None else f"seed {row['seed']}"
+    return ", ".join(x for x in (row.get("signal"), seed) if x)
+
+
+def collapsed_note(rows: Sequence[Mapping[str, Any]], key: str = "psnr", unit: str = "dB") -> str:
+    """The fits marked ``collapsed`` (their output a constant), named with their ``key``: the tables leave them out
+    of the means.
+
+    Example:
+        >>> collapsed_note([{"method": "positional", "signal": None, "seed": 3, "collapsed": 1.0, "psnr": 14.85}])
+        'Collapsed to a constant, left out of the means and the paired differences: positional (seed 3; 14.85 dB).'
+    """
+    value = lambda r: f"; {r[key]:.2f}{' ' + unit if unit else ''}" if isinstance(r.get(key), (int, float)) else ""
+    names = [f"{r['method']} ({where(r)}{value(r)})" for r in rows if r.get("collapsed")]
+    return f"Collapsed to a constant, left out of the means and the paired differences: {', '.join(names)}." if names else ""
 
 
 # --- output --------------------------------------------------------------------------------------------

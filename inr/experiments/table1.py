@@ -16,8 +16,8 @@ measurements), beside filtered back-projection and grid optimisation of the same
 (``inr.experiments.problems``).
 
 Prints ``method | PSNR (dB) | SSIM | train PSNR (dB) | n | paper PSNR (dB) | seconds`` (mean ± sample standard
-deviation over every image and seed), the paper's row, and for each pair of neighbouring rows whether their
-difference exceeds the spread. Writes ``results.md``, ``results.json`` (every member's scores) and the images
+deviation over every image and seed), the paper's row, and the paired differences (per image and seed) of
+neighbouring mappings and of the best mapping against each baseline, called by the rule of docs/results.md. Writes ``results.md``, ``results.json`` (every member's scores) and the images
 it used (``images/``, each checked against its source before it is used again) under ``--out``.
 """
 
@@ -38,7 +38,7 @@ from inr.experiments.baselines import interpolations, score_prediction
 from inr.experiments.comparison import Baseline, Comparison, Member
 from inr.experiments.methods import MAPPING_METHODS, METHODS, Setting
 from inr.experiments.protocols import PROTOCOLS, paper_row
-from inr.experiments.runner import Column, difference_note, prepare_out
+from inr.experiments.runner import Column, prepare_out
 from inr.tasks import ImageFitting, InverseFitting
 
 # CPU-sized defaults: the image comparison's 128² and 300 steps; CT at 128², where the mappings separate
@@ -205,9 +205,10 @@ class Table1(Comparison):
         )
 
     def notes(self, p: TableProtocol, summary: list[dict[str, Any]]) -> str:
-        order = [r["method"] for r in summary]
-        pairs = "\n".join(f"- {difference_note(summary, b, a, 'psnr')}" for a, b in zip(order, order[1:]))
-        return f"Differences between neighbouring rows (PSNR):\n{pairs}\n\n{paper_row(p.kind)}"
+        return paper_row(p.kind)
+
+    def pairs(self, p: TableProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return comparison.neighbours_and_best(summary)
 
     def size(self, p: TableProtocol) -> str:
         return f"at {p.resolution}²"

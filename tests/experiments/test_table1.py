@@ -37,7 +37,7 @@ def test_members_are_the_single_runs_and_the_table_is_their_mean(tmp_path, capsy
     gaussian = [r["psnr"] for r in models if r["method"] == "gaussian"]
     assert f"| gaussian | {np.mean(gaussian):.2f} ± {np.std(gaussian, ddof=1):.2f} |" in out
     assert "| bicubic |" in out and "gaussian 25.57" in out
-    assert "- gaussian − none: " in out and " the spread (" in out
+    assert "- gaussian − none: " in out and " dB over 4 pairs (gaussian above in " in out  # paired per image and seed
     saved = json.loads((tmp_path / "results.json").read_text())
     assert len(saved["rows"]) == 8 + 4  # 2 methods × 2 images × 2 seeds, then bilinear and bicubic per image
     assert (tmp_path / "results.md").read_text().startswith("Table 1, natural: 2 photographs")
