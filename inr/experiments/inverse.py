@@ -17,10 +17,17 @@ filtered back-projection; MRI: the zero-filled inverse FFT, its real part; inpai
 interpolation), box-constrained least squares and TV-regularised least squares through the operator
 (``inr.operators.baselines``; the TV weight λ chosen on held-out data — a phantom of another seed, or another image
 — never on the test signal), and grid optimisation (the pixel grid fitted through the operator with Adam, lr 0.1,
-as both notebooks). Scores (``problems.score``) are against the ground truth on the whole grid.
+as both notebooks). Scores (``problems.score``) are against the ground truth: PSNR on what the method never saw
+(the whole grid; for inpainting the unobserved pixels, the whole image's PSNR beside it), SSIM and the band errors
+on the whole grid.
 
-``--seeds N`` repeats the whole table for seeds ``--seed`` … (each seed draws its own phantom and mask, or mask)
-and prints the mean ± sample standard deviation over seeds of every number. ``--paper`` sets the paper's size
+``--seeds N`` repeats the whole table for seeds ``--seed`` … : each seed draws its own phantom and mask (or mask)
+and its own network initialisation (the MLP's weights and the Gaussian B), so the table's ± (the sample standard
+deviation over seeds) holds both; ``--init-seed N`` starts every network from seed N instead (the problem's spread
+alone). Under the table, the paired differences the rule of docs/results.md reads: neighbouring mappings and the
+best mapping against every baseline, per seed. A fit whose output collapsed to a constant (``problems.collapsed``)
+is named under the table and left out of its method's means ("3 of 4"). ``--output-bias data`` starts every
+network at the mean the measurements give (``inr.tasks.output_bias``; the paper's rows keep ``init``). ``--paper`` sets the paper's size
 (CT: 512², phantoms 0–7 as its 8 test images; MRI: 96³, 3 × 256, phantoms 0–5 as its 6 volumes) and prints the
 run's expected time first (a GPU job); ``--estimate-only`` stops there. ``--out`` holds the table, a JSON of every
 number, the reconstructions (``.npy``, one folder per seed) and ``reconstructions.png`` (the ground truth and every
@@ -65,12 +72,21 @@ COLUMNS = (
     Column("time (s)", "seconds", ".0f"),
 )
 
+# inpainting's PSNR is the unobserved pixels' (held out); the whole image's stands beside it, labelled
+INPAINT_COLUMNS = (
+    COLUMNS[0],
+    Column("held-out PSNR (dB)", "psnr", ".2f"),
+    Column("whole-image PSNR (dB)", "full_psnr", ".2f"),
+    *COLUMNS[2:],
+)
+
 
 @dataclass(frozen=True)
 class InverseProtocol:
     """What every row shares: the measurement, the steps of every network and of grid optimisation, the MLP's
     width and initialisation, σ and the positional scale as given (None: the grid rule's), the TV weight (None until
-    chosen on held-out data) and how it was set, and the solvers' iterations."""
+    chosen on held-out data) and how it was set, the solvers' iterations, the networks' initialisation seed (None:
+    each problem seed's own) and output bias (``init``: the initialisation's; ``data``: the measurements' mean)."""
 
     seeds: tuple[int, ...]
     steps: int
@@ -82,6 +98,8 @@ class InverseProtocol:
     tv_weight: Optional[float] = None
     tv_how: str = "given"
     solver_iterations: int = SOLVER_ITERATIONS
+    init_seed: Optional[int] = None
+    output_bias: str = "init"
 
 
 class Inverse(Comparison):
@@ -103,6 +121,18 @@ class Inverse(Comparison):
         parser.add_argument("--width", type=int, default=256, help="MLP width (the paper's)")
         parser.add_argument(
             "--init", type=Literal["paper", "torch"], default="paper", help="initialisation of the MLPs (paper: stax's)"
+        )
+        parser.add_argument(
+            "--init-seed",
+            type=Optional[int],
+            default=None,
+            help="every network's initialisation from this seed (null: each seed's own, so --seeds varies it too)",
+        )
+        parser.add_argument(
+            "--output-bias",
+            type=Literal["init", "data"],
+            default="init",
+            help="the networks' output bias: the initialisation's (the paper's) or the mean the measurements give",
         )
         parser.add_argument(
             "--sigma", type=Optional[float], default=None, help="Gaussian σ at this size, as given (null: the grid rule's)"
@@ -130,6 +160,8 @@ class Inverse(Comparison):
         for key in ("width", "angles", "solver_iterations"):
             if getattr(args, key) < 1:
                 raise InputError(f"--{key.replace('_', '-')} must be ≥ 1, got {getattr(args, key)}")
+        if args.init_seed is not None and not 0 <= args.init_seed <= comparison.MAX_SEED:
+            raise InputError(f"--init-seed must be 0 … {comparison.MAX_SEED}, got {args.init_seed}")
         for key in ("sigma", "scale", "tv_weight"):
             value = getattr(args, key)
             if value is not None and not (math.isfinite(value) and value > 0):
@@ -141,6 +173,7 @@ class Inverse(Comparison):
             side, count = problems.PAPER_RUNS[args.task]
             resolution = resolution or side
             seeds = seeds if args.seeds_given else tuple(range(args.seed, args.seed + count))
+        self.columns = INPAINT_COLUMNS if args.task == "inpaint" else COLUMNS
         measurement = Measurement(
             args.task,
             resolution or problems.DEFAULT_RESOLUTION[args.task],
@@ -160,6 +193,8 @@ class Inverse(Comparison):
             scale=args.scale,
             tv_weight=args.tv_weight,
             solver_iterations=args.solver_iterations,
+            init_seed=args.init_seed,
+            output_bias=args.output_bias,
         )
 
     def check(self, p: InverseProtocol) -> MeasurementDataModule:
@@ -181,8 +216,9 @@ class Inverse(Comparison):
 
     def setting(self, p: InverseProtocol, member: Member, data: Any) -> Setting:
         """The four mappings as the task's notebook sets them (``protocols.PROTOCOLS[task]``), on the whole grid: a
-        3 × ``width`` ReLU MLP with a sigmoid output and the paper's initialisation, Gaussian B drawn with seed 0; σ
-        and the positional scale as given or by the grid rule on what the loss sees (``Measurement.nyquist``)."""
+        3 × ``width`` ReLU MLP with a sigmoid output and the paper's initialisation, Gaussian B drawn with the
+        network's seed (``init_seed``); σ and the positional scale as given or by the grid rule on what the loss sees
+        (``Measurement.nyquist``)."""
         m = p.measurement
         shape = data.operator.field_shape
         return Setting(
@@ -194,20 +230,24 @@ class Inverse(Comparison):
             output_activation="sigmoid",
             width=p.width,
             init=p.init,
+            seed=init_seed(p, member.seed),
         )
 
     def task(self, p: InverseProtocol, data: Any) -> tuple[type, dict[str, Any]]:
-        return InverseFitting, {"out_channels": data.out_channels}
+        return InverseFitting, {"out_channels": data.out_channels, "output_bias": p.output_bias}
 
     def model(self, p: InverseProtocol, spec: Any, data: Any) -> InverseFitting:
-        torch.manual_seed(0)  # every seed's network starts alike: the seed draws the problem
+        torch.manual_seed(init_seed(p, getattr(data, "seed", 0)))  # the MLP's draw: the seed's own, or --init-seed
         return super().model(p, spec, data)
 
     def predict(self, p: InverseProtocol, model: Any, data: Any) -> torch.Tensor:
         return model.render().cpu()
 
     def score(self, p: InverseProtocol, prediction: torch.Tensor, data: Any) -> dict[str, Any]:
-        return problems.score(prediction, data.values_grid())
+        return problems.score(prediction, data.values_grid(), problems.unseen(p.measurement.task, data))
+
+    def pairs(self, p: InverseProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return comparison.neighbours_and_best(summary)
 
     def baselines(self, p: InverseProtocol, data: MeasurementDataModule) -> list[Baseline]:
         op, y, channels, n = data.operator.cpu(), data.measurements, data.out_channels, p.solver_iterations
@@ -237,7 +277,16 @@ class Inverse(Comparison):
         described = [(s["method"], self.spec(p, s["method"], member, data).describe) for s in summary if s["kind"] == "model"]
         parts = []
         if any(d for _, d in described):
-            parts.append("Mappings: " + "; ".join(f"{m} {d}" for m, d in described if d) + f"; init {p.init}.")
+            seed = f"seed {p.init_seed} for every network" if p.init_seed is not None else "each seed's own draw"
+            parts.append(
+                "Mappings: "
+                + "; ".join(f"{m} {d}" for m, d in described if d)
+                + f"; init {p.init} ({seed}), output bias {p.output_bias}."
+            )
+        if p.measurement.task == "inpaint":
+            parts.append(
+                "PSNR: the unobserved pixels (held out); the whole-image PSNR, SSIM and band errors include the observed ones."
+            )
         if any(s["method"] == TV_ROW for s in summary):
             parts.append(f"TV weight λ = {p.tv_weight:.2e} ({p.tv_how}).")
         if p.measurement.task in PAPER_SETTINGS:
@@ -255,6 +304,11 @@ class Inverse(Comparison):
         load = lambda seed, m: torch.from_numpy(np.load(out / f"seed_{seed}" / f"{m.replace(' ', '_')}.npy"))
         recons = {m: [load(seed, m) for seed in seeds] for m in methods}
         reconstruction_grid(truths, recons, [f"seed {s}" for s in seeds], out / "reconstructions.png")
+
+
+def init_seed(p: InverseProtocol, seed: int) -> int:
+    """The seed a network of problem seed ``seed`` is drawn with: ``--init-seed`` where given, else ``seed``."""
+    return seed if p.init_seed is None else p.init_seed
 
 
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:

@@ -9,9 +9,13 @@ network's full-grid step on it needs. ``inverse`` and ``table1`` read them; neit
     score(make(), dm.values_grid())           # psnr, ssim, dc, low, high
 
 Every classical reconstruction is clipped to [0, 1], the object's known range, as a network's sigmoid bounds its
-own. The scores are against the ground truth on the whole grid: PSNR, SSIM (none below the SSIM window), and the
-relative error of the mean (``dc``) and the pooled relative errors of the lower and upper half of 16 radial bands
-(``low``, ``high``; ``inr.spectral.spectral_summary``: both fields with their means removed first).
+own. The scores are against the ground truth: PSNR on what the method never saw (``psnr``: the whole grid for CT,
+MRI and super-resolution, whose measurements are projections, k-space samples or block means of every pixel; for
+inpainting the unobserved pixels alone, with the whole image's beside it as ``full_psnr``), and on the whole grid
+SSIM (none below the SSIM window), the relative error of the mean (``dc``) and the pooled relative errors of the
+lower and upper half of 16 radial bands (``low``, ``high``; ``inr.spectral.spectral_summary``: both fields with
+their means removed first). A reconstruction whose variation is under 1 % of the truth's (``COLLAPSED``: every band
+error ≥ 0.99) is marked ``collapsed``: the tables leave it out of the means and name it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ DEFAULT_RESOLUTION = {"ct": 128, "mri": 32, "inpaint": 128, "superres": 128}
 PAPER_RUNS = {"ct": (512, 8), "mri": (96, 6)}
 GRID_LR = 0.1  # grid optimisation, both notebooks
 NUM_BANDS = 16
+# a reconstruction whose variation about its mean is under this share of the truth's is a constant: collapsed
+COLLAPSED = 0.01
 # Held-out signals for choosing a weight: a phantom of a seed no table uses, and a photograph bundled with
 # scikit-image that no table here reconstructs
 HELDOUT_PHANTOM_SEED = 1000
@@ -126,16 +132,48 @@ def grid_optimisation(dm: MeasurementDataModule, steps: int) -> torch.Tensor:
     return baselines.grid_optimisation(dm.operator.cpu(), dm.measurements, dm.out_channels, steps, GRID_LR)
 
 
-def score(recon: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
-    """PSNR (``inr.metrics.psnr``), SSIM (NaN below the SSIM window) and ``spectral_summary``'s DC, low and high
-    errors (``NUM_BANDS`` radial bands) of a reconstruction (C, *shape) as its method returns it."""
+def unseen(task: str, dm: MeasurementDataModule) -> Optional[torch.Tensor]:
+    """The grid points no measurement of ``dm`` observes directly, (*shape) boolean: inpainting's unobserved pixels;
+    None where every point enters the measurements (CT, MRI, super-resolution: the whole grid is held out)."""
+    return ~dm.operator.mask.cpu() if task == "inpaint" else None
+
+
+def collapsed(recon: torch.Tensor, truth: torch.Tensor) -> bool:
+    """Whether a reconstruction is a constant: ‖x̂ − mean x̂‖ ≤ ``COLLAPSED`` · ‖x − mean x‖ (per channel, all of them).
+
+    Example:
+        >>> truth = torch.linspace(0, 1, 16).reshape(1, 4, 4)
+        >>> collapsed(torch.full_like(truth, 0.02), truth), collapsed(truth / 2, truth)
+        (True, False)
+    """
+    spread = lambda x: (x - x.mean(dim=tuple(range(1, x.ndim)), keepdim=True)).flatten(1).norm(dim=1)
+    return bool((spread(recon.double()) <= COLLAPSED * spread(truth.double())).all())
+
+
+def score(recon: torch.Tensor, truth: torch.Tensor, unseen: Optional[torch.Tensor] = None) -> dict[str, float]:
+    """PSNR (``inr.metrics.psnr``) of a reconstruction (C, *shape) as its method returns it on the ``unseen`` grid
+    points (a (*shape) mask; None: the whole grid), with the whole grid's as ``full_psnr`` where that differs;
+    SSIM (NaN below the SSIM window) and ``spectral_summary``'s DC, low and high errors (``NUM_BANDS`` radial
+    bands) on the whole grid; ``collapsed`` 1.0 for a constant reconstruction (``collapsed``), else 0.0.
+
+    Example:
+        >>> truth = torch.linspace(0, 1, 64).reshape(1, 8, 8)
+        >>> recon = truth.clone(); recon[:, :4] = 0.5  # the top half never seen, filled with grey
+        >>> s = score(recon, truth, unseen=torch.arange(8)[:, None].expand(8, 8) < 4)
+        >>> round(s["psnr"] - s["full_psnr"], 2), s["collapsed"]  # the unseen half alone: its error, undiluted
+        (-3.01, 0.0)
+    """
     recon = recon.float()
     bands = spectral_summary(recon.double(), truth.double(), num_bands=NUM_BANDS)
     ssim = grid_ssim(recon.clamp(0, 1), truth, dims=recon.ndim - 1)
+    scores = {"psnr": psnr(recon, truth)}
+    if unseen is not None:
+        scores = {"psnr": psnr(recon[:, unseen], truth[:, unseen]), "full_psnr": scores["psnr"]}
     return {
-        "psnr": psnr(recon, truth),
+        **scores,
         "ssim": float(ssim) if ssim is not None else math.nan,
         **{key: float(bands[key]) for key in ("dc", "low", "high")},
+        "collapsed": float(collapsed(recon, truth)),
     }
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from inr.experiments.comparison import parse
+from inr.experiments import comparison
+from inr.experiments.comparison import Member, parse
 from inr.experiments.inverse import Inverse, main
 from inr.experiments.methods import METHODS, Setting
 from inr.experiments.protocols import PROTOCOLS, paper_row
@@ -45,9 +46,12 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
     reference = "Table 1; Shepp–Logan phantoms, 512², 20 angles) reports PSNR (dB): none 16.75, basic 23.31, positional 26.89, gaussian 28.33."
     assert reference in printed
     written = (tmp_path / "results.md").read_text().strip()
-    assert written == printed.strip() and written.endswith(paper_row("ct"))
+    assert written == printed.strip() and paper_row("ct") in written
+    # the paired differences under the table: neighbouring mappings, then the best mapping against each baseline
+    assert "\n- basic − none: " in written and "\n- gaussian − positional: " in written
+    assert " dB, 2 pairs: level (a difference needs 3 paired runs)" in written
     assert "TV weight λ = " in written and "(chosen on phantom seed 1000)" in written  # held out: not a test phantom
-    assert "init paper" in written  # the paper's stax initialisation
+    assert "init paper (each seed's own draw), output bias init" in written  # the paper's stax initialisation
     results = json.loads((tmp_path / "results.json").read_text())
     assert len(results["rows"]) == 16 and len(results["summary"]) == 8 and results["seeds"] == [0, 1]
     for seed in (0, 1):
@@ -142,3 +146,65 @@ def test_mri_cites_the_papers_atlas_row_and_image_tasks_cite_nothing(tmp_path, c
     assert paper_row("mri").endswith("none 26.14, basic 28.58, positional 32.23, gaussian 34.51.")
     main(["--task", "inpaint", "--resolution", "16", "--methods", "classical", "--out", str(tmp_path)])
     assert "The paper" not in capsys.readouterr().out
+
+
+def test_each_seed_draws_its_own_network_unless_an_init_seed_is_given(tmp_path):
+    """--seeds varies the network's initialisation (the MLP's weights and the Gaussian B) with the problem;
+    --init-seed N starts every network from seed N."""
+
+    def first_layers(argv, seed):
+        p = INVERSE.protocol(parse(INVERSE, ["--task", "ct", "--resolution", "16", "--angles", "4", "--width", "8", *argv]))
+        data = INVERSE.data(p, Member(None, seed))
+        model = INVERSE.model(p, INVERSE.spec(p, "gaussian", Member(None, seed), data), data)
+        return model.network[0].weight.detach().clone(), model.encoder.b.detach().clone()
+
+    (w0, b0), (w1, b1) = first_layers([], 0), first_layers([], 1)
+    assert not torch.equal(w0, w1) and not torch.equal(b0, b1)
+    (f0, c0), (f1, c1) = first_layers(["--init-seed", "0"], 0), first_layers(["--init-seed", "0"], 1)
+    assert torch.equal(f0, f1) and torch.equal(c0, c1) and torch.equal(f0, w0)
+
+
+def test_inpainting_is_scored_on_the_pixels_it_never_saw(tmp_path, capsys):
+    """Inpainting's PSNR is the unobserved pixels'; the whole image's stands beside it (numpy on the saved
+    reconstruction and the data's mask, independently)."""
+    rows = main(
+        ["--task", "inpaint", "--resolution", "16", "--methods", "classical,grid", "--steps", "3", "--out", str(tmp_path)]
+    )
+    data = INVERSE.data(INVERSE.protocol(parse(INVERSE, ["--task", "inpaint", "--resolution", "16"])), Member(None, 0))
+    truth, mask = data.values_grid().double().numpy(), data.operator.mask.numpy()
+    for row in rows:
+        recon = np.load(tmp_path / "seed_0" / f"{row['method'].replace(' ', '_')}.npy").astype(np.float64)
+        psnr = lambda sel, recon=recon: -10 * np.log10(np.mean((recon[:, sel] - truth[:, sel]) ** 2))
+        assert row["psnr"] == pytest.approx(psnr(~mask), abs=1e-4)
+        assert row["full_psnr"] == pytest.approx(psnr(mask | ~mask), abs=1e-4)
+    cubic = next(r for r in rows if r["method"] == "cubic interpolation")  # exact on the observed pixels, so
+    assert cubic["full_psnr"] - cubic["psnr"] == pytest.approx(10 * np.log10(mask.size / (~mask).sum()), abs=1e-4)
+    out = capsys.readouterr().out
+    assert "| method | held-out PSNR (dB) | whole-image PSNR (dB) | SSIM |" in out and "PSNR: the unobserved pixels" in out
+
+
+def test_a_collapsed_fit_is_named_and_left_out_of_the_means(tmp_path, capsys):
+    """A network that outputs a constant (here: its last layer zeroed by the test) is named under the table with its
+    score and counted out of its method's means ("1 of 2"), not averaged in."""
+    inverse = Inverse()
+    original = inverse.model
+
+    def model(p, spec, data):
+        m = original(p, spec, data)
+        if getattr(data, "seed", 0) == 1:  # seed 1's network cannot leave its constant start: no weight reaches the output
+            last = m.network[-2]
+            torch.nn.init.zeros_(last.weight)
+            last.weight.requires_grad_(False)
+            last.bias.requires_grad_(False)
+        return m
+
+    inverse.model = model
+    argv = ["--task", "ct", "--resolution", "16", "--angles", "4", "--steps", "2", "--width", "8", "--seeds", "2"]
+    rows = comparison.main(inverse, [*argv, "--methods", "gaussian", "--out", str(tmp_path)])
+    assert [r["collapsed"] for r in rows] == [0.0, 1.0]
+    out = capsys.readouterr().out
+    assert f"| gaussian | {rows[0]['psnr']:.2f} (1 of 2) |" in out
+    assert (
+        f"Collapsed to a constant, left out of the means and the paired differences: gaussian (seed 1; {rows[1]['psnr']:.2f} dB)."
+        in out
+    )
