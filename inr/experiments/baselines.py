@@ -103,10 +103,28 @@ def split_grid(values: Tensor, index: Tensor, shape: tuple[int, ...]) -> Tensor:
     return flat[:, index.to(flat.device)].reshape(values.shape[0], *shape)
 
 
+def interior(dm: Any) -> Tensor:
+    """Which held-out samples lie within the training samples' span on every axis, (N_test,) boolean in the order
+    of ``dm.test_index``: on an even axis the last held-out sample (index 2n − 1) lies beyond the last training
+    sample (2n − 2), where interpolation replicates the edge and a network extrapolates.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> dm = SimpleNamespace(shape=(4,), train_index=torch.tensor([0, 2]), test_index=torch.tensor([1, 3]))
+        >>> interior(dm).tolist()
+        [True, False]
+    """
+    coords = lambda index: torch.stack(torch.unravel_index(index.cpu(), tuple(dm.shape)), dim=1)  # (N,) -> (N, d)
+    test, train = coords(dm.test_index), coords(dm.train_index)
+    return ((test >= train.min(0).values) & (test <= train.max(0).values)).all(1)
+
+
 def score_field(pred: Tensor, target: Tensor, dm: Any, data_range: float = 1.0, num_bands: int = 16) -> dict[str, Any]:
     """Scores of a prediction on the whole grid, (C, *shape) against the target (C, *shape), the same for a
     trained network (its ``render()``) and a baseline: PSNR (``inr.metrics.psnr``, data range R) of the
-    held-out (``psnr``) and training samples (``train_psnr``), SSIM of the held-out sub-image (2D grids only),
+    held-out (``psnr``) and training samples (``train_psnr``), of the held-out samples within the training
+    samples' span (``interior_psnr``: the edge every method extrapolates left out, ``interior``), SSIM of the
+    held-out sub-image (2D grids only),
     and ``spectral_summary``'s DC, low and high errors (DC apart) on the held-out grid (``dc``, ``low``,
     ``high``, with every band's ``band_errors`` and their ``band_edges``) and on the training grid (``train_dc``,
     …). ``dm`` is the GridDataModule whose split defines the two grids."""
@@ -116,6 +134,8 @@ def score_field(pred: Tensor, target: Tensor, dm: Any, data_range: float = 1.0, 
     train_s = spectral_summary(train_p, train_t, num_bands=num_bands)
     test_s = spectral_summary(test_p, test_t, num_bands=num_bands)
     scores = {"psnr": psnr(test_p, test_t, data_range), "train_psnr": psnr(train_p, train_t, data_range)}
+    inside = interior(dm)
+    scores["interior_psnr"] = psnr(test_p.flatten(1)[:, inside], test_t.flatten(1)[:, inside], data_range)
     if pred.ndim == 3 and (value := ssim(test_p, test_t, data_range)) is not None:
         scores["ssim"] = value
     scores.update({part: float(test_s[part]) for part in ("dc", "low", "high")})

@@ -28,7 +28,8 @@ ROW_KEYS = ("method", "kind", "seed", "seconds", "steps")
 # the metric vocabulary: held-out (or whole-grid, for inverse problems) PSNR and SSIM, the training samples' PSNR,
 # relative errors at DC and in the lower / upper half of the radial bands (held-out grid; ``train_``: the training
 # grid), IoU on uniform and near-surface points, Chamfer-L1 and normal consistency of a level-set mesh, and
-# ``full_psnr``: the whole grid's PSNR where ``psnr`` is a part of it (inpainting's unobserved pixels)
+# ``full_psnr``: the whole grid's PSNR where ``psnr`` is a part of it (inpainting's unobserved pixels),
+# ``interior_psnr``: the held-out samples within the training samples' span (the extrapolated edge left out)
 SCORES = (
     "psnr",
     "ssim",
@@ -45,6 +46,7 @@ SCORES = (
     "normal_consistency",
     "ms_ssim",
     "full_psnr",
+    "interior_psnr",
 )
 # the score after n optimizer steps of a fit (inr.experiments.learned_init: from a learned or a standard init)
 STEP_SCORES = tuple(f"{metric}_{n}" for metric in ("psnr", "iou") for n in (0, 1, 2, 5, 10, 100))
