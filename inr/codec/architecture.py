@@ -70,6 +70,10 @@ class Architecture:
             if not low <= value <= high:
                 raise InputError(f"{source}: network {field} {value} outside {low}…{high}")
 
+    def label(self) -> str:
+        """The network in words: ``siren 4 × 24``, ``hashgrid 2 × 16, T = 2^12``."""
+        return f"{self.method} {self.depth} × {self.width}" + (f", T = 2^{self.hash_log2}" if self.hash_log2 else "")
+
     def setting(self, side: int, steps: int = 1) -> Setting:
         """The registry's image setting on a training grid of ``side`` samples per axis, at this size; ``steps``
         of training (a learning-rate decay spans them; the network does not depend on it)."""

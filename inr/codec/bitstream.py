@@ -1,10 +1,10 @@
 """The ``.inr`` file: a versioned binary header, the quantisation side information, the range-coded weights and a
 CRC-32; written by ``pack`` and read back by ``unpack`` with every size checked before anything is allocated.
 
-Layout of format version 1 (integers unsigned, little-endian; docs/codec.md has the same table):
+Layout of format version 2 (integers unsigned, little-endian; docs/codec.md has the same table):
 
     magic      4   b"\\x89INR"
-    version    1   1
+    version    1   2 (version 1, read as well, is the same without the init field)
     channels   1   1 (gray) or 3 (RGB): 8-bit values, the colour space of the input file
     height     2   2 … 16384
     width      2   2 … 16384
@@ -14,6 +14,8 @@ Layout of format version 1 (integers unsigned, little-endian; docs/codec.md has 
     seed       2   drawn before the network is built
     hash levels, hash log2   1 + 1   (0: the registry's)
     quantiser  1   bits b (2 … 16) in the low five bits; bit 7: one step per output channel
+    init       1+d 0: the weights are coded as they are; 1: as their change from a learned initialisation the
+                   decoder is given, named by the next d = 8 bytes (``inr.codec.init.digest``)
     steps      R   one byte per step (``quantise.step_value``), R from the architecture and bit 7
     scales     T   one byte per stored tensor (``entropy.scale_value``)
     buffers    4   CRC-32 of the rebuilt buffers, present only when the architecture has buffers
@@ -38,7 +40,10 @@ from inr.codec.quantise import MAX_BITS, MIN_BITS
 from inr.errors import InputError
 
 MAGIC = b"\x89INR"
-VERSION = 1
+VERSION = 2  # what ``pack`` writes
+READABLE = (1, 2)  # what ``read_header`` reads: version 1 is version 2 without the init field
+INIT_DIGEST_BYTES = 8
+NO_INIT, WITH_INIT = 0, 1  # the init field's first byte: no init, or its digest of INIT_DIGEST_BYTES follows
 CHANNELS = (1, 3)
 MAX_SIDE = 16384
 MAX_PIXELS = 2**26  # 64 megapixels
@@ -58,6 +63,7 @@ class Header:
     bits: int
     per_channel: bool
     version: int = VERSION
+    init: Optional[bytes] = None  # the digest of the learned initialisation the weights are coded against
 
     @property
     def side(self) -> int:
@@ -74,6 +80,10 @@ class Header:
             raise InputError(f"{source}: {self.width}×{self.height} pixels, more than {MAX_PIXELS:,}")
         if not MIN_BITS <= self.bits <= MAX_BITS:
             raise InputError(f"{source}: {self.bits} bits per weight outside {MIN_BITS}…{MAX_BITS}")
+        if self.version not in READABLE:
+            raise InputError(f"{source}: format version {self.version}; this inr reads {' and '.join(map(str, READABLE))}")
+        if self.init is not None and (self.version < 2 or len(self.init) != INIT_DIGEST_BYTES):
+            raise InputError(f"{source}: a learned init is named by {INIT_DIGEST_BYTES} bytes in a version-2 file")
         self.arch.check(source)
 
 
@@ -100,9 +110,13 @@ def pack(header: Header, body: Body) -> bytes:
     """The file's bytes.
 
     Example:
-        >>> h = Header(4, 6, 3, Architecture("siren", 8, 2), bits=8, per_channel=False)
-        >>> data = pack(h, Body(b"\\x01\\x02", b"\\x03", None, b"\\x00" * 8))
+        >>> body = Body(b"\\x01\\x02", b"\\x03", None, b"\\x00" * 8)
+        >>> h = Header(4, 6, 3, Architecture("siren", 8, 2), bits=8, per_channel=False, init=bytes(range(8)))
+        >>> data = pack(h, body)
         >>> len(data), unpack(data, lambda header: Layout(2, 1, False))[0] == h
+        (52, True)
+        >>> old = Header(4, 6, 3, Architecture("siren", 8, 2), bits=8, per_channel=False, version=1)  # no init field
+        >>> len(pack(old, body)), unpack(pack(old, body), lambda header: Layout(2, 1, False))[0] == old
         (43, True)
     """
     header.check("pack")
@@ -113,6 +127,8 @@ def pack(header: Header, body: Body) -> bytes:
     out += struct.pack("<B", len(name)) + name
     out += struct.pack("<HBHBB", a.width, a.depth, a.seed, a.hash_levels, a.hash_log2)
     out += struct.pack("<B", header.bits | (PER_CHANNEL_FLAG if header.per_channel else 0))
+    if header.version >= 2:
+        out += struct.pack("<B", WITH_INIT if header.init else NO_INIT) + (header.init or b"")
     out += body.step_codes + body.scale_codes
     if body.buffers_crc is not None:
         out += struct.pack("<I", body.buffers_crc)
@@ -147,9 +163,11 @@ def read_header(data: bytes, source: str = "file") -> tuple[Header, Reader]:
         raise InputError(f"{source}: not an inr image file (its first bytes are not {MAGIC!r})")
     r.take(len(MAGIC), "magic")
     (version,) = r.unpack("<B", "version")
-    if version != VERSION:
+    if version not in READABLE:
         newer = "a newer" if version > VERSION else "an unknown"
-        raise InputError(f"{source}: format version {version}, written by {newer} inr; this one reads version {VERSION}")
+        raise InputError(
+            f"{source}: format version {version}, written by {newer} inr; this one reads versions {' and '.join(map(str, READABLE))}"
+        )
     # the checksum first: a damaged file is refused before any of its sizes is believed
     if len(data) < r.pos + CRC_BYTES or zlib.crc32(data[:-CRC_BYTES]) != struct.unpack("<I", data[-CRC_BYTES:])[0]:
         raise InputError(f"{source}: damaged or truncated: the checksum does not match the file's bytes")
@@ -166,8 +184,17 @@ def read_header(data: bytes, source: str = "file") -> tuple[Header, Reader]:
     (quantiser,) = r.unpack("<B", "quantiser")
     if quantiser & 0x60:
         raise InputError(f"{source}: quantiser byte {quantiser:#04x} sets bits this version does not define")
+    init = None
+    if version >= 2:
+        (field,) = r.unpack("<B", "init field")
+        if field not in (NO_INIT, WITH_INIT):
+            raise InputError(
+                f"{source}: init field {field:#04x}; this version defines {NO_INIT} (none) and {WITH_INIT} (a learned init)"
+            )
+        if field == WITH_INIT:
+            init = r.take(INIT_DIGEST_BYTES, "init digest")
     arch = Architecture(method, net_width, depth, seed, levels, log2)
-    header = Header(height, width, channels, arch, quantiser & 0x1F, bool(quantiser & PER_CHANNEL_FLAG), version)
+    header = Header(height, width, channels, arch, quantiser & 0x1F, bool(quantiser & PER_CHANNEL_FLAG), version, init)
     header.check(source)
     return header, r
 

@@ -3,6 +3,9 @@
     inr-codec encode image.png -o image.inr --bpp 0.3        # or --psnr 30, or --params 3000
     inr-codec decode image.inr -o out.png
     inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --out runs/codec   # = python -m inr.experiments.codec --images DIR
+    inr-codec learn-init PHOTOS -o inits/ --bpp 0.1,0.2,0.3,0.5,1   # learned inits (inr.codec.learn)
+    inr-codec encode image.png -o image.inr --bpp 0.3 --init inits/    # coded against a learned init
+    inr-codec decode image.inr -o out.png --init inits/
 
 Bad input (a missing image, a target no file can meet, an unwritable output, a damaged file) is one ``error:``
 line and exit 2, before any training where it can be known then; outputs are written whole or not at all.
@@ -20,9 +23,10 @@ from typing import NoReturn, Optional
 import imageio.v3 as iio
 import numpy as np
 
+from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.coding import decode, read_file
-from inr.codec.encode import Target, arch_label, encode_images, read_codec_image
-from inr.codec.search import Choice
+from inr.codec.encode import Target, arch_label, default_depth, encode_images, read_codec_image
+from inr.codec.search import Choice, ladder, size_for_budget
 from inr.errors import EXIT_INPUT, InputError
 from inr.io.files import atomic_write
 from inr.io.threads import torch_threads
@@ -70,9 +74,10 @@ def png_bytes(pixels: np.ndarray) -> bytes:
 def describe(choice: Choice, pixels: int) -> str:
     """``7,412 bytes = 0.905 bpp, PSNR 27.31 dB; siren 4 × 24 at 8 bits, a step per channel``."""
     quantiser = "a step per output channel" if choice.per_channel else "a step per tensor"
+    init = f", the change from the learned init {choice.init.digest.hex()}" if choice.init is not None else ""
     return (
         f"{len(choice.data):,} bytes = {choice.size_bits / pixels:.4f} bpp, PSNR {choice.psnr:.2f} dB; "
-        f"{arch_label(choice.arch)} at {choice.bits} bits, {quantiser}"
+        f"{arch_label(choice.arch)} at {choice.bits} bits, {quantiser}{init}"
     )
 
 
@@ -83,6 +88,8 @@ def encode_command(args: argparse.Namespace) -> None:
     out = Path(args.output)
     check_output(out, "encode")
     image = read_codec_image(args.image)
+    if args.init is not None and not Path(args.init).exists():
+        raise InputError(f"--init {args.init}: no such file or directory")
     start = time.perf_counter()
     (choice,) = encode_images(
         [image],
@@ -93,6 +100,8 @@ def encode_command(args: argparse.Namespace) -> None:
         seed=args.seed,
         bits=args.bits,
         finetune_steps=args.finetune_steps,
+        init=args.init,
+        sources=[str(args.image)],
     )
     write_bytes(out, choice.data)
     seconds = time.perf_counter() - start
@@ -103,11 +112,47 @@ def decode_command(args: argparse.Namespace) -> None:
     out = Path(args.output)
     check_output(out, "decode")
     start = time.perf_counter()
-    pixels = decode(read_file(args.file), source=str(args.file))
+    pixels = decode(read_file(args.file), source=str(args.file), init=args.init)
     seconds = time.perf_counter() - start
     write_bytes(out, png_bytes(pixels))
     height, width, channels = pixels.shape
     print(f"wrote {out}: {width}×{height}, {'gray' if channels == 1 else 'RGB'}; decoded in {seconds:.2f} s")
+
+
+def learn_command(args: argparse.Namespace) -> None:
+    from inr.codec.learn import MetaSettings, learn_inits
+
+    if args.method not in codec_methods():
+        raise InputError(f"--method {args.method!r}: unknown; an image network is one of {', '.join(codec_methods())}")
+    depth = args.depth if args.depth is not None else default_depth(args.method)
+    settings = MetaSettings(
+        resolution=args.resolution, steps=args.steps, inner_steps=args.inner_steps, outer_lr=args.outer_lr, seed=args.seed
+    )
+    settings.check()
+    rungs = ladder(args.method, depth, args.seed)
+    if args.bpp is not None:
+        from inr.experiments.codec import parse_rates
+
+        side = args.resolution
+        archs = [size_for_budget(rungs, rate * side * side, side, 3) for rate in parse_rates(args.bpp)]
+    else:
+        widths = parse_widths(args.width)
+        archs = [Architecture(args.method, w, depth, args.seed) for w in widths]
+        for arch in archs:
+            arch.check("--width")
+    paths = learn_inits(archs, args.photos, args.test, settings, Path(args.output))
+    print(f"wrote {len(paths)} init(s) to {args.output}: {', '.join(p.name for p in paths)}")
+
+
+def parse_widths(text: str) -> list[int]:
+    """``16,24`` -> [16, 24]; one line for anything else."""
+    try:
+        widths = [int(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        raise InputError(f"--width {text!r}: comma-separated whole numbers, e.g. 16,24") from None
+    if not widths:
+        raise InputError(f"--width {text!r}: at least one width")
+    return widths
 
 
 def build_parser() -> Parser:
@@ -126,11 +171,28 @@ def build_parser() -> Parser:
     enc.add_argument("--bits", type=int, default=None, help="bits per weight (default: searched, 4…16)")
     enc.add_argument("--finetune-steps", type=int, default=0, help="steps of quantisation-aware fine-tuning")
     enc.add_argument("--seed", type=int, default=0, help="seed of the network's initialisation")
+    enc.add_argument("--init", default=None, help="a learned init (file), or a directory of them: code the change from it")
     enc.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
     dec = sub.add_parser("decode", help="decode a .inr file to a PNG")
     dec.add_argument("file", help="the .inr file")
     dec.add_argument("-o", "--output", required=True, help="the PNG to write")
+    dec.add_argument("--init", default=None, help="the learned init (file or directory) a file coded against one needs")
     dec.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    learn = sub.add_parser("learn-init", help="meta-learn inits the encoder and decoder share (one per network size)")
+    learn.add_argument("photos", help="a directory of photographs to crop (none of the images you will code)")
+    learn.add_argument("-o", "--output", required=True, help="the directory of inits to write (one file per size)")
+    sizes = learn.add_mutually_exclusive_group(required=True)
+    sizes.add_argument("--bpp", type=str, help="the sizes inr-codec compare trains at these rates (comma-separated)")
+    sizes.add_argument("--width", type=str, help="network widths (comma-separated)")
+    learn.add_argument("--test", default=None, help="photographs scored while learning (default: scikit-image's coffee, rocket)")
+    learn.add_argument("--method", default="siren", help="a method of the registry")
+    learn.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's)")
+    learn.add_argument("--resolution", type=int, default=192, help="crop side R: the side of the images to code")
+    learn.add_argument("--steps", type=int, default=300, help="outer (Reptile) steps per init")
+    learn.add_argument("--inner-steps", type=int, default=10, help="steps of the codec's fit per crop and outer step")
+    learn.add_argument("--outer-lr", type=float, default=1e-3, help="the outer Adam's learning rate")
+    learn.add_argument("--seed", type=int, default=0, help="seed of the networks and of the crops drawn")
+    learn.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
     sub.add_parser("compare", help="rate–distortion beside JPEG, WebP and AVIF: inr-codec compare DIR --help", add_help=False)
     return parser
 
@@ -151,6 +213,6 @@ def main(argv: Optional[list[str]] = None) -> None:
         if args.threads < 1:
             print(f"inr-codec: error: --threads {args.threads}: at least 1", file=sys.stderr)
             raise SystemExit(EXIT_INPUT)
-    body = {"encode": encode_command, "decode": decode_command}[args.command]
+    body = {"encode": encode_command, "decode": decode_command, "learn-init": learn_command}[args.command]
     with torch_threads(args.threads):
         command(lambda: body(args))

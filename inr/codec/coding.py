@@ -1,7 +1,9 @@
 """A fitted network to a file's bytes (``encode_network``) and a file's bytes to pixels (``decode``).
 
-Decoding reads only the file: the registry rebuilds the network the header names (``architecture``), the range
-decoder gives the integers, the step codes turn them into float32 weights, and the network is evaluated on the
+Decoding reads only the file (and, for a file coded against a learned init, that init: ``inr.codec.init``): the
+registry rebuilds the network the header names (``architecture``), the range decoder gives the integers, the step
+codes turn them into float32 weights (w = q·Δ, or w = θ₀ + q·Δ with the init's θ₀: two IEEE float32 operations,
+the same on every machine), and the network is evaluated on the
 image's grid in float64, chunk by chunk; each value is clamped to [0, 1] and rounded to 8 bits,
 p = round(255 · clamp(f(v), 0, 1)) with ties to even. Every size is checked against the header and the bounds of
 ``bitstream`` and ``architecture`` before anything is allocated; the memory of the output is checked against
@@ -14,7 +16,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 import torch
@@ -23,6 +25,7 @@ from torch import Tensor, nn
 from inr.codec import entropy
 from inr.codec.architecture import Architecture, buffers_crc, linear_weights, stored_tensors
 from inr.codec.bitstream import MAX_FILE_BYTES, Body, Header, Layout, pack, read_body, read_header
+from inr.codec.init import Init, check_digest, init_in
 from inr.codec.quantise import Quantised, channel_rows, levels, quantise
 from inr.data.grid import Grid
 from inr.errors import InputError, check_memory
@@ -45,19 +48,34 @@ def layout(encoder: nn.Module, network: nn.Module, per_channel: bool) -> Layout:
     )
 
 
-def quantised_tensors(encoder: nn.Module, network: nn.Module, bits: int, per_channel: bool) -> list[Quantised]:
-    """Every stored tensor quantised at ``bits``, in the file's order."""
+def quantised_tensors(
+    encoder: nn.Module, network: nn.Module, bits: int, per_channel: bool, init: Optional[Init] = None
+) -> list[Quantised]:
+    """Every stored tensor quantised at ``bits``, in the file's order: the tensor itself, or its change θ − θ₀
+    from ``init``."""
     rows = tensor_rows(encoder, network, per_channel)
-    return [quantise(t, bits, r) for (_, t), r in zip(stored_tensors(encoder, network), rows)]
+    tensors = [t.detach() for _, t in stored_tensors(encoder, network)]
+    if init is not None:
+        tensors = [t.to(torch.float32) - start for t, start in zip(tensors, init.tensors)]
+    return [quantise(t, bits, r) for t, r in zip(tensors, rows)]
 
 
 def encode_network(
-    encoder: nn.Module, network: nn.Module, arch: Architecture, shape: tuple[int, int, int], bits: int, per_channel: bool
+    encoder: nn.Module,
+    network: nn.Module,
+    arch: Architecture,
+    shape: tuple[int, int, int],
+    bits: int,
+    per_channel: bool,
+    init: Optional[Init] = None,
 ) -> bytes:
-    """The file of a fitted (encoder, network) of ``arch`` for an image of ``shape`` (H, W, C), its weights
-    quantised at ``bits`` (one step per output channel of each linear layer's weight if ``per_channel``)."""
+    """The file of a fitted (encoder, network) of ``arch`` for an image of ``shape`` (H, W, C), its weights (or
+    their change from ``init``) quantised at ``bits`` (one step per output channel of each linear layer's weight if
+    ``per_channel``)."""
     height, width, channels = shape
-    quantised = quantised_tensors(encoder, network, bits, per_channel)
+    if init is not None and init.arch != arch:
+        raise InputError(f"--init {init.path}: an init of {init.arch.label()}, not of {arch.label()}")
+    quantised = quantised_tensors(encoder, network, bits, per_channel, init)
     symbols = [t.q.numpy().ravel() for t in quantised]
     scales = [entropy.scale_code(q) for q in symbols]
     body = Body(
@@ -66,7 +84,8 @@ def encode_network(
         buffers_crc=buffers_crc(encoder, network),
         payload=entropy.encode(symbols, levels(bits), scales),
     )
-    return pack(Header(height, width, channels, arch, bits, per_channel), body)
+    digest = init.digest if init is not None else None
+    return pack(Header(height, width, channels, arch, bits, per_channel, init=digest), body)
 
 
 @dataclass
@@ -78,9 +97,29 @@ class Decoded:
     network: nn.Module
 
 
-def read_network(data: bytes, source: str = "file") -> Decoded:
-    """The header and the network with the file's weights; every problem of the file is one ``InputError``."""
+InitSource = Union[Init, str, Path, None]  # an init, or a file or directory of inits (``init.init_in``)
+
+
+def init_of(header: Header, init: InitSource, source: str) -> Optional[Init]:
+    """The init a file's weights were coded against, checked against its digest; None for a file coded without
+    one (an init given for it is not used, as a dictionary given to a compressor's frame that names none)."""
+    if header.init is None:
+        return None
+    if init is None:
+        raise InputError(f"{source}: coded against a learned init ({header.init.hex()}); give its file or directory with --init")
+    if not isinstance(init, Init):
+        init = init_in(init, header.arch, header.side, header.channels)
+    elif init.arch != header.arch:
+        raise InputError(f"{source}: its network is {header.arch.label()}; --init {init.path} is an init of {init.arch.label()}")
+    check_digest(init, header.init, source)
+    return init
+
+
+def read_network(data: bytes, source: str = "file", init: InitSource = None) -> Decoded:
+    """The header and the network with the file's weights; every problem of the file (or of its init) is one
+    ``InputError``."""
     header, reader = read_header(data, source)
+    start = init_of(header, init, source)
     encoder, network = header.arch.build(header.side, header.channels)
     body = read_body(reader, layout(encoder, network, header.per_channel))
     if body.buffers_crc != buffers_crc(encoder, network):
@@ -95,12 +134,13 @@ def read_network(data: bytes, source: str = "file") -> Decoded:
     except InputError as exc:
         raise InputError(f"{source}: {exc}") from None
     codes = torch.tensor(list(body.step_codes), dtype=torch.uint8)
-    start = 0
+    offsets = start.tensors if start is not None else [None] * len(tensors)
+    at = 0
     with torch.no_grad():
-        for (_, target), q, r in zip(tensors, symbols, rows):
-            values = Quantised(torch.from_numpy(q).reshape(target.shape), codes[start : start + r]).dequantise()
-            target.copy_(values)
-            start += r
+        for (_, target), q, r, offset in zip(tensors, symbols, rows, offsets):
+            values = Quantised(torch.from_numpy(q).reshape(target.shape), codes[at : at + r]).dequantise()
+            target.copy_(values if offset is None else offset + values)
+            at += r
     return Decoded(header, encoder.eval(), network.eval())
 
 
@@ -117,12 +157,12 @@ def render(encoder: nn.Module, network: nn.Module, height: int, width: int, chun
     return torch.cat(parts).reshape(height, width, -1).numpy()
 
 
-def decode(data: bytes, source: str = "file") -> np.ndarray:
-    """A file's pixels, uint8 (H, W, C) with C = 1 or 3."""
+def decode(data: bytes, source: str = "file", init: InitSource = None) -> np.ndarray:
+    """A file's pixels, uint8 (H, W, C) with C = 1 or 3; ``init``: the learned init a file coded against one needs."""
     header, _ = read_header(data, source)
     # the output, its float64 values and one chunk's activations: refused before anything is built
     check_memory(f"{source}: decoding {header.width}×{header.height}", header.height * header.width * header.channels * 9)
-    decoded = read_network(data, source)
+    decoded = read_network(data, source, init)
     return render(decoded.encoder, decoded.network, header.height, header.width)
 
 

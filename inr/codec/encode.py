@@ -2,7 +2,9 @@
 
 ``encode_images`` fits the sizes the search names (``search``), all images of one size as one stacked run per
 size, and picks each image's file on its true size and its decoded PSNR; ``finetune_steps`` then trains the
-chosen network through its quantiser and keeps the fine-tuned file where it is better within the target.
+chosen network through its quantiser and keeps the fine-tuned file where it is better within the target. With
+``init`` (a learned init's file, or a directory of inits: ``inr.codec.init``) the search trains only the networks it
+has inits for, each from its init, and codes their change from it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from torch import Tensor
 from inr.codec.architecture import Architecture
 from inr.codec.coding import read_network
 from inr.codec.fit import Fitted, finetune, fit
+from inr.codec.init import Init, file_name, init_in, init_matching
 from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee, ladder, rungs_for_budget, weights_of
 from inr.data.image import convert_channels, read_image
 from inr.errors import InputError
@@ -78,9 +81,12 @@ def encode_images(
     seed: int = 0,
     bits: Optional[int] = None,
     finetune_steps: int = 0,
+    init: Union[str, Path, None] = None,
+    sources: Optional[Sequence[str]] = None,
 ) -> list[Choice]:
     """One file per image (H, W, C in [0, 1], all of one size), each meeting ``target``; the search's rules are in
-    ``inr.codec.search``. ``bits`` fixes the bit depth (default: searched)."""
+    ``inr.codec.search``. ``bits`` fixes the bit depth (default: searched). ``init``: a learned init's file or a
+    directory of inits (the module docstring); ``sources``: the images' names in messages."""
     target.check()
     if steps < 1:
         raise InputError(f"--steps {steps}: at least one training step")
@@ -91,13 +97,22 @@ def encode_images(
     height, width, channels = images[0].shape
     side = min(height, width)
     rungs = ladder(method, depth if depth is not None else default_depth(method), seed)
+    inits: dict[Architecture, Init] = {}
+    if init is not None:
+        rungs, inits = rungs_with_inits(Path(init), rungs, side, channels)
+        for k, image in enumerate(images):
+            for start in inits.values():
+                start.check_unseen(image, sources[k] if sources else f"image {k + 1}")
+    start_of = lambda arch: inits.get(arch)  # noqa: E731 (None: the seed's random draw)
     bit_depths = [bits] if bits is not None else list(BITS)
     picked: list[Optional[Choice]] = [None] * len(images)
     if target.kind == "bpp":
         budget = target.value * height * width
         for arch in rungs_for_budget(rungs, budget, side, channels):
-            for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch))):
-                found = choices(arch, fitted, images[k], bit_depths, budget=budget, keep=SCORED_PER_QUANTISER)
+            for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch), init=start_of(arch))):
+                found = choices(
+                    arch, fitted, images[k], bit_depths, budget=budget, keep=SCORED_PER_QUANTISER, init=start_of(arch)
+                )
                 best = best_under([*found, *filter(None, [picked[k]])], budget)
                 picked[k] = best
         missing = [k for k, c in enumerate(picked) if c is None]
@@ -109,8 +124,9 @@ def encode_images(
             if weights_of(arch, side, channels) > limit:
                 break
             todo = [k for k, c in enumerate(picked) if c is None]
-            for k, fitted in zip(todo, fit(arch, [images[k] for k in todo], steps, label=arch_label(arch))):
-                picked[k] = first_reaching(arch, fitted, images[k], target.value, bit_depths)
+            fits = fit(arch, [images[k] for k in todo], steps, label=arch_label(arch), init=start_of(arch))
+            for k, fitted in zip(todo, fits):
+                picked[k] = first_reaching(arch, fitted, images[k], target.value, bit_depths, start_of(arch))
             if all(c is not None for c in picked):
                 break
         missing = [k for k, c in enumerate(picked) if c is None]
@@ -126,20 +142,37 @@ def encode_images(
                 f"--params {target.value:g}: the smallest {method} network has {weights_of(rungs[0], side, channels):,} weights"
             )
         arch = fitting[-1]
-        for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch))):
-            picked[k] = knee(choices(arch, fitted, images[k], bit_depths))
+        for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch), init=start_of(arch))):
+            picked[k] = knee(choices(arch, fitted, images[k], bit_depths, init=start_of(arch)))
     if finetune_steps:
         picked = [finetuned(c, images[k], target, finetune_steps) for k, c in enumerate(picked)]
     return picked
 
 
+def rungs_with_inits(
+    path: Path, rungs: Sequence[Architecture], side: int, channels: int
+) -> tuple[list[Architecture], dict[Architecture, Init]]:
+    """The sizes the search may train with the learned inits at ``path`` and their inits: a file's one network (found
+    among ``rungs``), or every rung a directory of inits has a file for."""
+    if path.is_dir():
+        found = [arch for arch in rungs if (path / file_name(arch)).is_file()]
+        if not found:
+            raise InputError(
+                f"--init {path}: no init of a {rungs[0].method} network of depth {rungs[0].depth} in it "
+                f"(files such as {file_name(rungs[0])}); make them with inr-codec learn-init"
+            )
+        return found, {arch: init_in(path, arch, side, channels) for arch in found}
+    start = init_matching(path, rungs, side, channels)
+    return [start.arch], {start.arch: start}
+
+
 def finetuned(choice: Choice, image: Tensor, target: Target, steps: int) -> Choice:
     """The choice's network trained ``steps`` more through its quantiser; kept if the new file meets the target and
     scores higher (a rate target) or is smaller (a quality target), else the choice as it was."""
-    decoded = read_network(choice.data)  # the quantised weights are where fine-tuning starts
+    decoded = read_network(choice.data, init=choice.init)  # the quantised weights are where fine-tuning starts
     start = Fitted(decoded.encoder.train(), decoded.network.train(), choice.fit_seconds)
-    tuned = finetune(choice.arch, start, image, choice.bits, choice.per_channel, steps)
-    (new,) = choices(choice.arch, tuned, image, [choice.bits], [choice.per_channel])
+    tuned = finetune(choice.arch, start, image, choice.bits, choice.per_channel, steps, choice.init)
+    (new,) = choices(choice.arch, tuned, image, [choice.bits], [choice.per_channel], init=choice.init)
     if target.kind == "bpp":
         return new if new.size_bits <= target.value * image.shape[0] * image.shape[1] and new.psnr > choice.psnr else choice
     if target.kind == "psnr":
@@ -148,6 +181,5 @@ def finetuned(choice: Choice, image: Tensor, target: Target, steps: int) -> Choi
 
 
 def arch_label(arch: Architecture) -> str:
-    """A network size in words, e.g. ``siren 4 × 24`` or ``hashgrid 2 × 16, T = 2^12``."""
-    text = f"{arch.method} {arch.depth} × {arch.width}"
-    return text + (f", T = 2^{arch.hash_log2}" if arch.hash_log2 else "")
+    """A network size in words, e.g. ``siren 4 × 24`` or ``hashgrid 2 × 16, T = 2^12`` (``Architecture.label``)."""
+    return arch.label()

@@ -3,13 +3,14 @@
 quantisation-aware fine-tuning at a bit depth.
 
 Every pixel is a training sample (``split="all"``) and every step sees them all (full batch), with the registry's
-optimiser and learning rate for the method. Member k of a stacked run is the single run on image k (docs/members.md),
+optimiser and learning rate for the method. A fit against a learned init (``inr.codec.init``) starts every member
+at θ₀ (the task's ``init_from``) instead of the seed's draw. Member k of a stacked run is the single run on image k (docs/members.md),
 so stacking changes the wall time, not the networks.
 
 Fine-tuning (``finetune``) trains the network through its own quantiser: each stored tensor is replaced, in the
 forward pass, by its quantised value (``quantise.FakeQuantised`` as a ``torch.nn.utils.parametrize``
 parametrisation) and the gradient passes through the rounding unchanged (straight-through), at the registry's
-learning rate times ``FINETUNE_LR_SCALE``.
+learning rate times ``FINETUNE_LR_SCALE``; against an init, the change from θ₀ is what is quantised.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Optional
 
 import lightning as L
 import torch
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
-from inr.codec.architecture import Architecture, linear_weights
+from inr.codec.architecture import Architecture, linear_weights, stored_tensors
+from inr.codec.init import Init
 from inr.codec.quantise import FakeQuantised, channel_rows
 from inr.data.module import GridDataModule
 from inr.encoders.stacked import stack_encoders
@@ -77,9 +80,11 @@ def stacks(arch: Architecture, side: int, channels: int) -> bool:
     return stackable_problem(network) is None
 
 
-def fit_task(arch: Architecture, side: int, channels: int, steps: int, members: int) -> ImageFitting:
+def fit_task(arch: Architecture, side: int, channels: int, steps: int, members: int, init: Optional[Init] = None) -> ImageFitting:
+    """The task that fits ``arch`` to ``members`` images at once (one: a single model), from ``init`` if given."""
     spec = arch.resolve(side, steps)
     encoder, factory, optimizer = spec.build()
+    start = {"init_from": str(init.path)} if init is not None else {}
     if members > 1:
         return ImageFitting(
             encoder=encoder,
@@ -89,6 +94,7 @@ def fit_task(arch: Architecture, side: int, channels: int, steps: int, members: 
             scheduler=spec.build_scheduler(),
             members=members,
             member_seeds=[arch.seed] * members,
+            **start,
         )
     encoder, network = arch.build(side, channels)
     return ImageFitting(
@@ -97,17 +103,21 @@ def fit_task(arch: Architecture, side: int, channels: int, steps: int, members: 
         out_channels=channels,
         optimizer=optimizer,
         scheduler=spec.build_scheduler(),
+        **start,
     )
 
 
-def fit(arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "fit") -> list[Fitted]:
-    """Fit ``arch`` to each image (H, W, C) for ``steps`` full-batch steps; one ``Fitted`` per image, in order."""
+def fit(
+    arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "fit", init: Optional[Init] = None
+) -> list[Fitted]:
+    """Fit ``arch`` to each image (H, W, C) for ``steps`` full-batch steps, from ``init`` if given; one ``Fitted``
+    per image, in order."""
     silence_lightning()
     height, width, channels = images[0].shape
     side = min(height, width)
     if len(images) > 1 and stacks(arch, side, channels):
         data = Pixels(images)
-        task = fit_task(arch, side, channels, steps, len(images))
+        task = fit_task(arch, side, channels, steps, len(images), init)
         seconds = fit_row(task, data, steps, label=f"{label}: {len(images)} members")
         out = []
         for k in range(len(images)):
@@ -116,19 +126,29 @@ def fit(arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "
         return out
     out = []
     for k, image in enumerate(images):
-        task = fit_task(arch, side, channels, steps, 1)
+        task = fit_task(arch, side, channels, steps, 1, init)
         seconds = fit_row(task, Pixels([image]), steps, label=f"{label}: image {k + 1} of {len(images)}")
         out.append(Fitted(task.encoder.eval(), task.network.eval(), seconds))
     return out
 
 
-def finetune(arch: Architecture, fitted: Fitted, image: Tensor, bits: int, per_channel: bool, steps: int) -> Fitted:
+def finetune(
+    arch: Architecture,
+    fitted: Fitted,
+    image: Tensor,
+    bits: int,
+    per_channel: bool,
+    steps: int,
+    init: Optional[Init] = None,
+) -> Fitted:
     """``steps`` more full-batch steps of ``fitted`` through its quantiser at ``bits`` (the module docstring); the
-    latent float weights come back, and quantising them gives the weights the fine-tuning saw."""
+    latent float weights come back, and quantising them (their change from ``init``) gives the weights the
+    fine-tuning saw."""
     silence_lightning()
     height, width, channels = image.shape
     side = min(height, width)
     linear = linear_weights(fitted.encoder, fitted.network)
+    starts = dict(zip([name for name, _ in stored_tensors(fitted.encoder, fitted.network)], init.tensors)) if init else {}
     for prefix, module in (("encoder", fitted.encoder), ("network", fitted.network)):
         for name, p in list(module.named_parameters()):
             if p.is_complex():
@@ -136,7 +156,8 @@ def finetune(arch: Architecture, fitted: Fitted, image: Tensor, bits: int, per_c
             owner_name, _, attr = name.rpartition(".")
             owner = module.get_submodule(owner_name) if owner_name else module
             rows = channel_rows(tuple(p.shape), per_channel and f"{prefix}.{name}" in linear)
-            parametrize.register_parametrization(owner, attr, FakeQuantised(bits, rows))
+            offset = starts.get(f"{prefix}.{name}")
+            parametrize.register_parametrization(owner, attr, FakeQuantised(bits, rows, offset))
     spec = arch.resolve(side, steps)
     _, _, optimizer = spec.build()
     lr = spec.lr * FINETUNE_LR_SCALE

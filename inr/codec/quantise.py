@@ -10,6 +10,7 @@ multiplies an int32 by a float32 step: one IEEE product, the same on every machi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 from torch import Tensor, nn
@@ -99,11 +100,22 @@ def fake_quantise(w: Tensor, bits: int, rows: int = 1) -> Tensor:
 
 class FakeQuantised(nn.Module):
     """A parametrisation (``torch.nn.utils.parametrize``) that shows a weight to its module as ``fake_quantise``
-    of it, so any network fine-tunes through its own quantisation without a change to its code."""
+    of it, so any network fine-tunes through its own quantisation without a change to its code; with an
+    ``offset`` θ₀ (a learned init the file is coded against) as θ₀ + fake_quantise(w − θ₀).
 
-    def __init__(self, bits: int, rows: int) -> None:
+    Example:
+        >>> start = torch.tensor([[0.25, -0.25, 0.5]])
+        >>> FakeQuantised(4, 1, offset=start)(torch.tensor([[0.25, 0.625, 0.55]])).tolist()  # the change at Δ = 1/8
+        [[0.25, 0.625, 0.5]]
+    """
+
+    def __init__(self, bits: int, rows: int, offset: Optional[Tensor] = None) -> None:
         super().__init__()
         self.bits, self.rows = bits, rows
+        self.register_buffer("offset", None if offset is None else offset.detach().clone())
 
     def forward(self, w: Tensor) -> Tensor:
-        return fake_quantise(w, self.bits, self.rows)
+        if self.offset is None:
+            return fake_quantise(w, self.bits, self.rows)
+        offset = self.offset.to(w.dtype)
+        return offset + fake_quantise(w - offset, self.bits, self.rows)

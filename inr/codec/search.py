@@ -22,6 +22,7 @@ import torch
 from inr.codec.architecture import MAX_HASH_LOG2, Architecture, parameter_count
 from inr.codec.coding import decode, encode_network
 from inr.codec.fit import Fitted
+from inr.codec.init import Init
 from inr.errors import InputError
 from inr.metrics import psnr
 
@@ -29,6 +30,7 @@ WIDTHS = (4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 
 HASH_LOG2 = tuple(range(6, MAX_HASH_LOG2 + 1))
 BITS = tuple(range(4, 17))
 BIT_GUESSES = (6, 8, 10)
+GUESS_BITS = 8  # a comparison's one network per rate: estimated at the middle guess (its files span every depth)
 ESTIMATE_SAVING, ESTIMATE_OVERHEAD = 0.5, 480
 # --params and --bits unset: the smallest file within this much of the best PSNR over the bit depths
 KNEE_DB = 0.1
@@ -65,6 +67,13 @@ def rungs_for_budget(rungs: Sequence[Architecture], budget: float, side: int, ch
     return sorted(chosen, key=rungs.index)
 
 
+def size_for_budget(rungs: Sequence[Architecture], budget: float, side: int, channels: int) -> Architecture:
+    """The one network a comparison trains for ``budget`` bits: the largest rung whose file, estimated at
+    ``GUESS_BITS``, fits; below every such rung, the smallest that fits at the smallest guess."""
+    fitting = [a for a in rungs if estimated_bits(weights_of(a, side, channels), GUESS_BITS) <= budget]
+    return fitting[-1] if fitting else rungs_for_budget(rungs, budget, side, channels)[0]
+
+
 @dataclass
 class Choice:
     """One file: its network, bit depth and quantiser, bytes, decoded pixels and PSNR against the image."""
@@ -76,6 +85,7 @@ class Choice:
     pixels: Optional[np.ndarray]
     psnr: float
     fit_seconds: float = 0.0
+    init: Optional[Init] = None  # the learned init the file is coded against
 
     @property
     def size_bits(self) -> int:
@@ -90,38 +100,47 @@ def choices(
     per_channel: Iterable[bool] = (False, True),
     budget: Optional[float] = None,
     keep: Optional[int] = None,
+    init: Optional[Init] = None,
 ) -> list[Choice]:
     """The files of one fitted network over bit depths and quantisers, decoded and scored (PSNR of the 8-bit
     decoded image against ``image`` (H, W, C) in [0, 1]). Encoding is cheap and decoding is not: with a
     ``budget`` (bits) only the files within it are decoded, and with ``keep`` only the ``keep`` deepest bit depths
-    of each quantiser among them (a deeper bit depth quantises the same network more finely)."""
+    of each quantiser among them (a deeper bit depth quantises the same network more finely). ``init``: code the
+    change from this learned init."""
     shape = tuple(image.shape)
     files = [
-        (b, pc, encode_network(fitted.encoder, fitted.network, arch, shape, b, pc)) for pc in per_channel for b in sorted(bits)
+        (b, pc, encode_network(fitted.encoder, fitted.network, arch, shape, b, pc, init))
+        for pc in per_channel
+        for b in sorted(bits)
     ]
     if budget is not None:
         files = [f for f in files if 8 * len(f[2]) <= budget]
     if keep is not None:
         files = [f for f in files if sum(1 for g in files if g[1] == f[1] and g[0] > f[0]) < keep]
-    return [score(Choice(arch, b, pc, data, None, float("nan"), fitted.seconds), image) for b, pc, data in files]
+    return [score(Choice(arch, b, pc, data, None, float("nan"), fitted.seconds, init), image) for b, pc, data in files]
 
 
 def score(choice: Choice, image: torch.Tensor) -> Choice:
     """The choice with its file decoded and its PSNR against ``image``."""
-    choice.pixels = decode(choice.data)
+    choice.pixels = decode(choice.data, init=choice.init)
     choice.psnr = psnr(torch.from_numpy(choice.pixels.astype(np.float64) / 255.0), image.to(torch.float64))
     return choice
 
 
 def first_reaching(
-    arch: Architecture, fitted: Fitted, image: torch.Tensor, target: float, bits: Iterable[int] = BITS
+    arch: Architecture,
+    fitted: Fitted,
+    image: torch.Tensor,
+    target: float,
+    bits: Iterable[int] = BITS,
+    init: Optional[Init] = None,
 ) -> Optional[Choice]:
     """The smallest file of one fitted network whose decoded PSNR reaches ``target``: per quantiser, bit depths
     are decoded from the shallowest up to the first that reaches it."""
     found = []
     for pc in (False, True):
         for b in sorted(bits):
-            (choice,) = choices(arch, fitted, image, [b], [pc])
+            (choice,) = choices(arch, fitted, image, [b], [pc], init=init)
             if choice.psnr >= target:
                 found.append(choice)
                 break

@@ -1,21 +1,27 @@
 """Rate–distortion of the coordinate-network codec beside JPEG, WebP and AVIF: the same images, the same rates, one
 score (PSNR and MS-SSIM of the decoded 8-bit image, bits from the file's size), measured in the same run.
 
-    inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --resolution 256 --steps 300 --out runs/codec
+    inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --resolution 192 --steps 300 --out runs/codec
+    inr-codec compare kodak4/,colour-photographs --init inits/ --methods siren,siren+init,jpeg,webp,avif
     python -m inr.experiments.codec --images DIR --bpp 0.3 --methods siren,jpeg,webp,avif
 
-Each image of DIR (or scikit-image's photographs with ``--images photographs``) is centre-cropped to
-``--resolution`` pixels square (no resampling). For each rate, the images train as one stacked run
-(``inr.tasks.members``) of the registry's method at the network size whose file, estimated at 8 bits a weight,
-fits the rate (``inr.codec.search``); each member's network is then encoded at every bit depth and both quantisers,
-and its file is the best-scoring one that fits the rate, decoded from its bytes. The classical codecs give the
-file of the highest quality that fits the same rate (``inr.codec.classical``); a rate below every file a codec can
-write leaves its row empty. Rows: one per method, image and rate; the table: per method and rate, mean ± std over
-the images.
+``--images`` names one set or several, comma-separated: a directory of images, ``photographs`` (scikit-image's
+eight) or ``colour-photographs`` (its four colour ones). Each image is centre-cropped to ``--resolution`` pixels
+square (no resampling), or coded whole with ``--whole``. For each rate, the images of one size train as one stacked
+run (``inr.tasks.members``) of the registry's method at the network size whose file, estimated at 8 bits a weight,
+fits the rate (``inr.codec.search.size_for_budget``); each member's network is then encoded at every bit depth and
+both quantisers, and its file is the best-scoring one that fits the rate, decoded from its bytes. With ``--init DIR``
+(inits made by ``inr-codec learn-init``), a row ``<method>+init`` trains the same sizes from the learned init of each
+size and codes the change from it (an image the init was learned on is refused). The classical codecs give the file
+of the highest quality that fits the same rate (``inr.codec.classical``); a rate below every file a codec can write
+leaves its row empty. Rows: one per method, image and rate; the tables: per set, rate and method, mean ± std over the
+images; ``rd.png``: PSNR and MS-SSIM against the files' bits per pixel. ``--estimate-only`` times a few steps of every
+rate's stacked run at its own network size, and the scoring and the classical codecs of one image.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,18 +36,24 @@ from inr.codec.classical import CODECS, at_rate
 from inr.codec.coding import decode
 from inr.codec.encode import SCORED_PER_QUANTISER, arch_label, default_depth, read_codec_image
 from inr.codec.fit import Fitted, Pixels, fit_task, stacks
-from inr.codec.search import best_under, choices, estimated_bits, ladder, rungs_for_budget, weights_of
+from inr.codec.init import Init, init_in
+from inr.codec.search import best_under, choices, ladder, size_for_budget
 from inr.data.image_sets import image_folder, natural_set
 from inr.errors import InputError
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Member, chosen_methods, loaded, parse
 from inr.experiments.comparison import main as run_main
+from inr.experiments.estimate import step_seconds
 from inr.experiments.methods import Resolved
-from inr.experiments.runner import Column, summarise
+from inr.experiments.runner import Column, command, format_seconds, silence_lightning, summarise
+from inr.io.allocator import retain_freed_memory
+from inr.io.files import atomic_write
+from inr.io.threads import torch_threads
 from inr.metrics import psnr
 
-# a rate estimates its network at 8 bits a weight (the middle of ``search.BIT_GUESSES``); the files span 4…16 bits
-GUESS_BITS = 8
 MS_SSIM_SIDE = 161  # five scales of an 11-pixel window need a side above (11 − 1) · 2⁴
+INIT_SUFFIX = "+init"  # a row trained from the learned init of its size: siren+init
+COLOUR_PHOTOGRAPHS = ("astronaut", "cat", "immunohistochemistry", "motorcycle_left")
+TARGET_RATE = 0.3  # the target: above JPEG at rates up to this (COIN's claim)
 
 
 def parse_rates(text: str) -> tuple[float, ...]:
@@ -60,23 +72,34 @@ def parse_rates(text: str) -> tuple[float, ...]:
     return tuple(dict.fromkeys(rates))
 
 
+def base_method(name: str) -> str:
+    """The registry's method of a row: ``siren+init`` -> ``siren``."""
+    return name.removesuffix(INIT_SUFFIX)
+
+
 @dataclass(frozen=True)
 class CodecProtocol:
-    """Images (paths), their crop side, the rates, the training steps and the seeds."""
+    """Images (paths) and the set each belongs to, their crop side (or whole), the rates, the training steps, the
+    seeds, the directory of learned inits and the digests of those the rows use."""
 
     seeds: tuple[int, ...]
     steps: int
     resolution: int
     rates: tuple[float, ...]
     images: tuple[str, ...]
+    sets: tuple[str, ...] = ()
+    whole: bool = False
+    init: str = ""
+    init_digests: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Signal:
-    """One image at one rate."""
+    """One image of a set at one rate."""
 
     image: str
     rate: float
+    set: str = ""
 
 
 @dataclass
@@ -98,6 +121,26 @@ def centre_crop(image: torch.Tensor, side: int, source: str) -> torch.Tensor:
     return image[top : top + side, left : left + side].contiguous()
 
 
+def image_sets(text: str, out: Path) -> tuple[list[Path], list[str]]:
+    """``--images``: the paths of every set, comma-separated, and each image's set name (a directory's name,
+    ``photographs`` or ``colour-photographs``)."""
+    paths, sets = [], []
+    for entry in (e.strip() for e in text.split(",") if e.strip()):
+        if entry == "photographs":
+            found, name = natural_set(out / "images"), "photographs"
+        elif entry == "colour-photographs":
+            found, name = natural_set(out / "images", COLOUR_PHOTOGRAPHS), "colour photographs"
+        else:
+            found, name = image_folder(entry), Path(entry).resolve().name
+        paths += found
+        sets += [name] * len(found)
+    if not paths:
+        raise InputError(f"--images {text!r}: no set named")
+    if len(set(paths)) < len(paths):
+        raise InputError(f"--images {text!r}: an image is named twice")
+    return paths, sets
+
+
 class CodecComparison(Comparison):
     name = "codec"
     doc = __doc__
@@ -110,6 +153,7 @@ class CodecComparison(Comparison):
     resolution = 256
     headline = ("psnr", "bpp")
     columns = (
+        Column("set", "signal", "s"),
         Column("method", "method", "s"),
         Column("rate asked (bpp)", "target_bpp", ".2f", spread=False),
         Column("bpp", "bpp", ".3f"),
@@ -119,28 +163,65 @@ class CodecComparison(Comparison):
         Column("decode s", "decode_seconds", ".3f"),
     )
 
+    def __init__(self) -> None:
+        self._images: dict[tuple[str, int, bool], torch.Tensor] = {}
+        self._inits: dict[tuple[Architecture, int, int], Init] = {}
+
     def arguments(self, parser) -> None:
-        parser.add_argument("--images", type=str, default="photographs", help="a directory of images, or photographs")
+        parser.add_argument(
+            "--images",
+            type=str,
+            default="photographs",
+            help="comma-separated sets: directories of images, photographs or colour-photographs",
+        )
         parser.add_argument("--bpp", type=str, default="0.1,0.2,0.3,0.5,1", help="comma-separated rates (bits per pixel)")
+        parser.add_argument("--whole", action="store_true", help="code the images whole instead of a --resolution crop")
+        parser.add_argument(
+            "--init",
+            type=Optional[str],
+            default=None,
+            help="a directory of learned inits (inr-codec learn-init): rows <method>+init",
+        )
+
+    def available(self, args: Any) -> tuple[str, ...]:
+        learned = tuple(f"{m}{INIT_SUFFIX}" for m in self.methods) if getattr(args, "init", None) else ()
+        return self.methods + learned + self.baseline_names
 
     def protocol(self, args: Any) -> CodecProtocol:
+        self._images, self._inits = {}, {}  # read afresh by each run
         if args.paper:
             raise InputError("--paper: the codec comparison has no paper sizes; give --steps and --resolution")
-        if args.images == "photographs":
-            paths = natural_set(Path(self.out_dir(args)) / "images")
-        else:
-            paths = image_folder(args.images)
-        side = args.resolution or self.resolution
-        return CodecProtocol(args.seed_list, args.steps or self.steps, side, parse_rates(args.bpp), tuple(str(p) for p in paths))
+        if args.init is not None and not Path(args.init).is_dir():
+            raise InputError(f"--init {args.init}: not a directory of learned inits (inr-codec learn-init writes one)")
+        paths, sets = image_sets(args.images, Path(self.out_dir(args)))
+        side = 0 if args.whole else args.resolution or self.resolution
+        return CodecProtocol(
+            args.seed_list,
+            args.steps or self.steps,
+            side,
+            parse_rates(args.bpp),
+            tuple(str(p) for p in paths),
+            tuple(sets),
+            bool(args.whole),
+            str(Path(args.init).resolve()) if args.init is not None else "",
+        )
 
     def signals(self, p: CodecProtocol) -> list[Signal]:
-        return [Signal(image, rate) for rate in p.rates for image in p.images]
+        sets = p.sets or ("",) * len(p.images)
+        return [Signal(image, rate, name) for rate in p.rates for image, name in zip(p.images, sets)]
 
     def label(self, signal: Any) -> Optional[str]:
-        return None if signal is None else f"{Path(signal.image).stem} @ {signal.rate:g} bpp"
+        if signal is None:
+            return None
+        where = f"{signal.set}/" if signal.set else ""
+        return f"{where}{Path(signal.image).stem} @ {signal.rate:g} bpp"
 
     def image(self, p: CodecProtocol, path: str) -> torch.Tensor:
-        return centre_crop(read_codec_image(path), p.resolution, path)
+        key = (path, p.resolution, p.whole)
+        if key not in self._images:
+            image = read_codec_image(path)
+            self._images[key] = image if p.whole else centre_crop(image, p.resolution, path)
+        return self._images[key]
 
     def data(self, p: CodecProtocol, member: Member) -> Pixels:
         data = Pixels([self.image(p, member.signal.image)])
@@ -153,50 +234,87 @@ class CodecComparison(Comparison):
         return data
 
     def check(self, p: CodecProtocol) -> Pixels:
-        shapes = {tuple(self.image(p, path).shape) for path in p.images}
-        if len(shapes) > 1:
-            raise InputError(f"--images: the crops differ in channels {sorted(shapes)}; one run codes images of one kind")
+        for path in p.images:
+            self.image(p, path)  # every image read (and cropped) before anything is written
         return self.data(p, Member(self.signals(p)[0], p.seeds[0]))
 
-    def arch(self, p: CodecProtocol, name: str, rate: float, seed: int, channels: int) -> Architecture:
-        """The network size of method ``name`` at ``rate``: the largest whose file, estimated at ``GUESS_BITS``,
-        fits; below every such size, the search's smallest candidate."""
-        budget = rate * p.resolution**2
-        rungs = ladder(name, default_depth(name), seed)
-        fitting = [a for a in rungs if estimated_bits(weights_of(a, p.resolution, channels), GUESS_BITS) <= budget]
-        return fitting[-1] if fitting else rungs_for_budget(rungs, budget, p.resolution, channels)[0]
+    def arch(self, name: str, rate: float, seed: int, shape: tuple[int, ...]) -> Architecture:
+        """The network size of method ``name`` at ``rate`` for images of ``shape`` (``search.size_for_budget``)."""
+        height, width, channels = shape
+        method = base_method(name)
+        rungs = ladder(method, default_depth(method), seed)
+        try:
+            return size_for_budget(rungs, rate * height * width, min(height, width), channels)
+        except InputError as exc:
+            raise InputError(f"--bpp {rate:g} for {width}×{height} images: {exc}") from None
+
+    def init_of(self, p: CodecProtocol, arch: Architecture, shape: tuple[int, ...]) -> Init:
+        """The learned init of ``arch`` in ``--init`` (read once)."""
+        key = (arch, min(shape[:2]), shape[2])
+        if key not in self._inits:
+            self._inits[key] = init_in(p.init, arch, key[1], key[2])
+        return self._inits[key]
+
+    def prepare(self, p: CodecProtocol, names: list[str], data: Any) -> CodecProtocol:
+        """Every row's network size found (a rate below the smallest file is refused now), and each learned row's
+        inits read and checked against the images (the digests go into the protocol)."""
+        models = [n for n in names if n not in self.baseline_names]
+        shapes = {tuple(self.image(p, path).shape) for path in p.images}
+        for name in models:
+            for shape in shapes:
+                for rate in p.rates:
+                    self.arch(name, rate, p.seeds[0], shape)
+        learned = [n for n in models if n.endswith(INIT_SUFFIX)]
+        if not learned:
+            return p
+        digests = set()
+        for path in p.images:
+            shape, whole = tuple(self.image(p, path).shape), read_codec_image(path)
+            for name in learned:
+                for rate in p.rates:
+                    init = self.init_of(p, self.arch(name, rate, p.seeds[0], shape), shape)
+                    init.check_unseen(whole, path)
+                    digests.add(init.digest.hex())
+        return replace(p, init_digests=tuple(sorted(digests)))
 
     def members(self, p: CodecProtocol, name: str) -> list[Member]:
         self._method = name  # ``groups`` follows for the same method (comparison.run builds its plan so)
         return super().members(p, name)
 
     def groups(self, p: CodecProtocol, members: list[Member]) -> list[list[Member]]:
-        # one stacked run per rate and seed, its members the images, where the method stacks; else one run each
-        arch = Architecture(self._method, 8, default_depth(self._method))
-        if not stacks(arch, p.resolution, 3):
+        # one stacked run per rate, seed and image size, its members the images, where the method stacks
+        arch = Architecture(base_method(self._method), 8, default_depth(base_method(self._method)))
+        if not stacks(arch, min(self.image(p, p.images[0]).shape[:2]), 3):
             return [[m] for m in members]
-        keys = list(dict.fromkeys((m.signal.rate, m.seed) for m in members))
-        return [[m for m in members if (m.signal.rate, m.seed) == key] for key in keys]
+        key = lambda m: (m.signal.rate, m.seed, tuple(self.image(p, m.signal.image).shape))  # noqa: E731
+        keys = list(dict.fromkeys(key(m) for m in members))
+        return [[m for m in members if key(m) == k] for k in keys]
 
     def spec(self, p: CodecProtocol, name: str, member: Member, data: Pixels) -> Resolved:
         # the rows of one group share the size; model, stacked_model and predict of the group read it here
-        self._arch = self.arch(p, name, member.signal.rate, member.seed, data.out_channels)
-        return replace(self._arch.resolve(p.resolution, p.steps), describe=arch_label(self._arch))
+        shape = tuple(data.images[0].shape)
+        self._arch = self.arch(name, member.signal.rate, member.seed, shape)
+        self._init = self.init_of(p, self._arch, shape) if name.endswith(INIT_SUFFIX) else None
+        learned = f", from the learned init {self._init.digest.hex()}" if self._init is not None else ""
+        return replace(self._arch.resolve(min(shape[:2]), p.steps), describe=arch_label(self._arch) + learned)
 
     def model(self, p: CodecProtocol, spec: Resolved, data: Pixels):
-        return fit_task(self._arch, p.resolution, data.out_channels, p.steps, 1)
+        height, width, channels = data.images[0].shape
+        return fit_task(self._arch, min(height, width), channels, p.steps, 1, self._init)
 
     def stacked_model(self, p: CodecProtocol, specs: list[Resolved], seeds: list[int], data: Pixels):
-        return fit_task(self._arch, p.resolution, data.out_channels, p.steps, len(specs))
+        height, width, channels = data.images[0].shape
+        return fit_task(self._arch, min(height, width), channels, p.steps, len(specs), self._init)
 
     def predict(self, p: CodecProtocol, model, data: Pixels) -> Result:
-        budget = data.rate * p.resolution**2
+        budget = data.rate * data.image.shape[0] * data.image.shape[1]
         fitted = Fitted(model.encoder, model.network, 0.0)
-        best = best_under(choices(self._arch, fitted, data.image, budget=budget, keep=SCORED_PER_QUANTISER), budget)
+        found = choices(self._arch, fitted, data.image, budget=budget, keep=SCORED_PER_QUANTISER, init=self._init)
+        best = best_under(found, budget)
         if best is None:
             return Result(None, float("nan"), float("nan"))
         start = time.perf_counter()
-        decode(best.data)
+        decode(best.data, init=self._init)
         seconds = time.perf_counter() - start
         quantiser = "per channel" if best.per_channel else "per tensor"
         return Result(best.pixels, best.size_bits, seconds, f"{arch_label(self._arch)}, {best.bits} bits {quantiser}")
@@ -232,33 +350,160 @@ class CodecComparison(Comparison):
 
         return [Baseline(codec.upper(), make(codec), "highest quality within the rate", 0, codec) for codec in CODECS]
 
+    # --- the tables, the notes and the figure --------------------------------------------------------------
+    def set_names(self, p: CodecProtocol) -> dict[str, str]:
+        """Each row's signal label -> its set."""
+        return {self.label(s): s.set for s in self.signals(p)}
+
     def summary(self, p: CodecProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         keys = [c.key for c in self.columns if c.spec != "s"]
+        sets = self.set_names(p)
         out = []
-        for rate in p.rates:
-            for row in summarise([r for r in rows if r.get("target_bpp") == rate], keys):
-                out.append(row)
+        for name in dict.fromkeys(p.sets or ("",)):
+            for rate in p.rates:
+                chosen = [r for r in rows if r.get("target_bpp") == rate and sets.get(r.get("signal"), "") == name]
+                for row in summarise(chosen, keys):
+                    row["signal"] = name or None  # the set, in the table's first column
+                    out.append(row)
         return out
 
     def title(self, p: CodecProtocol) -> str:
-        return (
-            f"Codec: {len(p.images)} images cropped to {p.resolution}², rates {', '.join(f'{r:g}' for r in p.rates)} bpp, "
-            f"{p.steps} steps"
-        )
+        counts = {name: p.sets.count(name) for name in dict.fromkeys(p.sets)} if p.sets else {"": len(p.images)}
+        sets = ", ".join(f"{n} {name}".strip() for name, n in counts.items())
+        size = "whole" if p.whole else f"cropped to {p.resolution}²"
+        return f"Codec: {sets} images {size}, rates {', '.join(f'{r:g}' for r in p.rates)} bpp, {p.steps} steps"
 
     def notes(self, p: CodecProtocol, summary: list[dict[str, Any]]) -> str:
-        return (
+        text = (
             "bpp: the file's bytes × 8 / pixels (every header byte included); PSNR and MS-SSIM of the decoded 8-bit image "
-            "against the crop; a row's mean is over the images that have a file within the rate (n of them)."
+            "against the crop; a row's mean is over the images that have a file within the rate (n of them); encode s: a "
+            "codec row's fit (its stacked run's seconds over its members, the bit-depth search apart), a classical row's "
+            "search over qualities."
         )
+        gaps = target_gaps(summary, p.rates)
+        return text + ("\n\n" + "\n".join(gaps) if gaps else "")
+
+    def finish(self, p: CodecProtocol, rows: list[dict[str, Any]], out: Path) -> None:
+        figure = rd_figure(self.summary(p, rows), self.title(p))
+        with atomic_write(out / "rd.png", "wb") as f:
+            figure.savefig(f, format="png", dpi=110)
+
+
+def target_gaps(summary: list[dict[str, Any]], rates: tuple[float, ...]) -> list[str]:
+    """The target's sentences: at each rate up to ``TARGET_RATE``, each coordinate-network row's mean PSNR against
+    JPEG's in the same set ("above JPEG by", "below JPEG by"), where both have files."""
+    lines = []
+    for row in summary:
+        rate = row.get("target_bpp")
+        if row["kind"] != "model" or rate is None or rate > TARGET_RATE:
+            continue
+        jpeg = next(
+            (
+                r
+                for r in summary
+                if r["method"] == "JPEG" and r.get("signal") == row.get("signal") and r.get("target_bpp") == rate
+            ),
+            None,
+        )
+        if jpeg is None or not np.isfinite(jpeg.get("psnr", np.nan)) or not np.isfinite(row.get("psnr", np.nan)):
+            continue
+        gap = row["psnr"] - jpeg["psnr"]
+        where = f"{row['signal']}, " if row.get("signal") else ""
+        side = "above" if gap > 0 else "below"
+        lines.append(f"- {where}{rate:g} bpp: {row['method']} {side} JPEG by {abs(gap):.2f} dB (mean PSNR over the images)")
+    return lines
+
+
+def rd_figure(summary: list[dict[str, Any]], title: str):
+    """PSNR and MS-SSIM against the files' mean bits per pixel, one line per method, one row of panels per set."""
+    from matplotlib.figure import Figure
+
+    sets = list(dict.fromkeys(r.get("signal") for r in summary))
+    fig = Figure(figsize=(10, 3.6 * len(sets)), layout="constrained")
+    axes = fig.subplots(len(sets), 2, squeeze=False)
+    for i, name in enumerate(sets):
+        rows = [r for r in summary if r.get("signal") == name]
+        for method in dict.fromkeys(r["method"] for r in rows):
+            points = sorted(
+                (r["bpp"], r.get("psnr", np.nan), r.get("ms_ssim", np.nan))
+                for r in rows
+                if r["method"] == method and np.isfinite(r.get("bpp", np.nan))
+            )
+            if not points:
+                continue
+            bpp, psnrs, ssims = (np.array(v, dtype=float) for v in zip(*points))
+            style = "o-" if next(r["kind"] for r in rows if r["method"] == method) == "model" else "s--"
+            axes[i, 0].plot(bpp, psnrs, style, label=method, markersize=4)
+            axes[i, 1].plot(bpp, ssims, style, label=method, markersize=4)
+        for ax, ylabel in zip(axes[i], ("PSNR (dB)", "MS-SSIM")):
+            ax.set(xlabel="bits per pixel (the files' mean)", ylabel=ylabel, title=f"{name or 'images'}")
+            ax.grid(alpha=0.3)
+        axes[i, 0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def estimate(c: CodecComparison, p: CodecProtocol, names: list[str]) -> float:
+    """Expected seconds of the whole run: each model row's stacked run at each rate timed for a few steps at its
+    own network size and member count (``estimate.step_seconds``), × steps; the scoring of one member's files and the
+    classical codecs of one image at each rate timed once, × images."""
+    models = [n for n in names if n not in c.baseline_names]
+    baselines = [n for n in names if n in c.baseline_names]
+    total, parts = 0.0, []
+    for name in models:
+        for group in c.groups(p, c.members(p, name)):
+            member = group[0]
+            data = loaded(c.stacked_data(p, group) if len(group) > 1 else c.data(p, member))
+            specs = [c.spec(p, name, m, data) for m in group]
+            model = c.stacked_model(p, specs, [m.seed for m in group], data) if len(group) > 1 else c.model(p, specs[0], data)
+            step = step_seconds(model, data)
+            single = loaded(c.data(p, member))
+            start = time.perf_counter()
+            c.predict(p, model.member(0) if len(group) > 1 else model, single)
+            scoring = time.perf_counter() - start
+            total += step * p.steps + scoring * len(group)
+            parts.append(
+                f"{name} @ {member.signal.rate:g} bpp ({c._arch.label()}, {len(group)} members): {1000 * step:.0f} ms/step"
+            )
+    for rate in p.rates if baselines else ():
+        data = c.data(p, Member(Signal(p.images[0], rate), p.seeds[0]))
+        start = time.perf_counter()
+        for b in c.baselines(p, data):
+            if b.key in baselines:
+                b.make()
+        total += (time.perf_counter() - start) * len(p.images)
+    print(
+        f"expected time: about {format_seconds(total)} for {len(models)} model rows and {len(baselines)} classical codecs × "
+        f"{len(p.images)} images × {len(p.rates)} rates × {p.steps} steps (an estimate: {'; '.join(parts)})",
+        file=sys.stderr,
+        flush=True,
+    )
+    return total
 
 
 COMPARISON = CodecComparison()
 
 
 def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
-    """``python -m inr.experiments.codec`` (``inr-codec compare``)."""
-    return run_main(COMPARISON, argv)
+    """``python -m inr.experiments.codec`` (``inr-codec compare``); ``--estimate-only`` prints this comparison's own
+    estimate (``estimate``: every rate at its own network size) instead of the generic one."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def estimate_only() -> Optional[list[dict[str, Any]]]:
+        args = parse(COMPARISON, argv)
+        if not args.estimate_only:
+            return None
+        with torch_threads(args.threads):
+            silence_lightning()
+            retain_freed_memory()
+            names = chosen_methods(COMPARISON, args)
+            p = COMPARISON.protocol(args)
+            COMPARISON.check(p)
+            estimate(COMPARISON, COMPARISON.prepare(p, names, None), names)
+        return []
+
+    done = command(estimate_only)
+    return run_main(COMPARISON, argv) if done is None else done
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 ``inr-codec`` command run in this process with its exit code and stderr lines."""
 
 from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 
 import imageio.v3 as iio
 import numpy as np
@@ -12,7 +14,9 @@ from inr.codec.architecture import Architecture
 from inr.codec.cli import main
 from inr.codec.coding import encode_network
 from inr.codec.fit import fit
+from inr.codec.init import TRAINED_ON_KEY
 from inr.resources import DATA_DIR
+from inr.tasks.init_from import INIT_KEY, architecture
 
 TINY = Architecture("siren", width=8, depth=2, seed=0)
 
@@ -35,6 +39,21 @@ def tiny_fit(crop):
 def tiny_file(tiny_fit) -> bytes:
     arch, image, fitted = tiny_fit
     return encode_network(fitted.encoder, fitted.network, arch, tuple(image.shape), bits=8, per_channel=True)
+
+
+def write_init(path: Path, encoder, network, trained_on=()) -> Path:
+    """An init file as ``inr-codec learn-init`` writes one: the field's tensors, its architecture, its photographs."""
+    parts = (("encoder", encoder), ("network", network))
+    state = {f"{prefix}.{k}": v.detach().clone() for prefix, m in parts for k, v in m.state_dict().items()}
+    record = architecture(SimpleNamespace(stack=None, encoder=encoder, network=network))
+    torch.save({"state_dict": state, INIT_KEY: record, TRAINED_ON_KEY: list(trained_on)}, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def init_file():
+    """``init_file(path, encoder, network, trained_on=())``: ``write_init``."""
+    return write_init
 
 
 @dataclass

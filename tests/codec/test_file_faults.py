@@ -68,8 +68,12 @@ def test_wrong_magic(codec_cli, tmp_path, tiny_file):
 
 def test_a_future_version(codec_cli, tmp_path, tiny_file):
     refused(
-        codec_cli, tmp_path, patched(tiny_file, 4, "<B", 2), "format version 2, written by a newer inr; this one reads version 1"
+        codec_cli,
+        tmp_path,
+        patched(tiny_file, 4, "<B", 3),
+        "format version 3, written by a newer inr; this one reads versions 1 and 2",
     )
+    refused(codec_cli, tmp_path, patched(tiny_file, 4, "<B", 0), "format version 0, written by an unknown inr")
 
 
 @pytest.mark.parametrize(
