@@ -108,6 +108,7 @@ class Comparison:
     baseline_names: tuple[str, ...] = ()  # baselines --methods may choose (empty: every baseline, always)
     columns: tuple[Column, ...] = ()
     headline: tuple[str, ...] = ("psnr",)  # the row keys of a progress line
+    difference_key: str = "psnr"  # the score the paired differences under the table read (``pairs``)
     seeds: int = 1  # --seeds by default
     steps: int = 300  # the default protocol's steps and grid side
     resolution: int = 64
@@ -291,8 +292,8 @@ def neighbours_and_best(summary: Sequence[Mapping[str, Any]], key: str = "psnr")
 
 def row_notes(c: Comparison, p: Any, rows: list[dict[str, Any]], summary: list[dict[str, Any]]) -> str:
     """What the rows say beyond the table's means: the fits that collapsed to a constant (named, not averaged) and
-    the paired differences of ``c.pairs`` in the first headline score."""
-    key = c.headline[0]
+    the paired differences of ``c.pairs`` in ``c.difference_key``."""
+    key = c.difference_key
     unit = "dB" if "psnr" in key else ""
     parts = [collapsed_note(rows, key, unit)]
     pairs = c.pairs(p, summary)

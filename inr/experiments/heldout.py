@@ -24,7 +24,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from inr.callbacks.spectral import SpectralBiasCallback
 from inr.errors import InputError
 from inr.experiments.baselines import interpolations, score_field
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Member, neighbours_and_best
 from inr.experiments.methods import Setting
 from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.protocols import MappingSettings, given_bands
@@ -170,6 +170,10 @@ class HeldOutComparison(Comparison):
 
     def baselines(self, p: HeldOut, data: Any) -> list[Baseline]:
         return [Baseline(name, make, setting) for name, (make, setting) in interpolations(data, p.clamp).items()]
+
+    def pairs(self, p: HeldOut, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Neighbouring model rows and the best against each interpolation, paired per seed (docs/results.md's rule)."""
+        return neighbours_and_best(summary)
 
     def spread(self, p: HeldOut) -> str:
         """The title's note on seeds."""

@@ -57,3 +57,17 @@ def test_a_collapsed_fit_is_named_and_not_averaged():
     d = paired(rows + rows_of("y", [29.0] * 6), "x", "y", "psnr")
     assert d.n == 5 and d.mean == pytest.approx(np.mean(kept) - 29.0)
     assert math.isnan(paired(rows, "x", "nobody", "psnr").mean)
+
+
+def test_the_image_comparison_prints_the_rules_lines_under_its_table(tmp_path, capsys):
+    """compare_encoders pairs its rows per seed (the interpolations, seedless, with every seed) and prints the
+    verdicts: neighbouring mappings, then the best mapping against each interpolation."""
+    from inr.experiments.compare_encoders import main
+
+    argv = ["--image", "data/astronaut.png", "--resolution", "16", "--steps", "2", "--width", "8", "--seeds", "3"]
+    rows = main([*argv, "--methods", "none,gaussian", "--threads", "1", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    line = difference_note(rows, "gaussian", "none", "psnr", "dB")
+    assert f"\n- {line}\n" in out and " over 3 pairs " in line
+    best = max(("none", "gaussian"), key=lambda m: np.mean([r["psnr"] for r in rows if r["method"] == m]))
+    assert f"- {difference_note(rows, best, 'bicubic', 'psnr', 'dB')}" in out
