@@ -130,3 +130,24 @@ def ntk_figure(spectra: Mapping[str, Mapping[str, Any]], energy: Sequence[float]
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def outer_loop_figure(curves: Mapping[str, Mapping[str, Sequence[tuple[int, float]]]], metric: str, title: str) -> Figure:
+    """The outer loop's curves: the held-out ``metric`` after n inner steps (one colour per n) against the outer
+    step, one line style per algorithm (``curves``: algorithm -> tag ``val/<metric>@<n>`` -> [(step, value)])."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    styles = ["-", "--", ":", "-."]
+    for style, (name, tags) in zip(styles, curves.items()):
+        marks = sorted(
+            (int(tag.rsplit("@", 1)[1]), tag) for tag in tags if tag.startswith(f"val/{metric}@") and "/std" not in tag
+        )
+        for colour, (n, tag) in enumerate(marks):
+            steps, values = zip(*tags[tag])
+            ax.plot(steps, values, style, color=f"C{colour}", marker=".", label=f"{name}, after {n} inner steps")
+    ax.set_xlabel("outer step")
+    ax.set_ylabel(f"held-out {metric} of the test signals")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig

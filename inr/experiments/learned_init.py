@@ -44,7 +44,7 @@ from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Member
-from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, subgrid
+from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
 from inr.experiments.methods import METHODS, Component, Resolved, Setting
 from inr.experiments.protocols import PROTOCOLS, MappingSettings
 from inr.experiments.runner import Column, fit_row, summarise
@@ -359,6 +359,13 @@ class LearnedInit(Comparison):
         figure.savefig(out / "bands.png", dpi=110)
         figure = ntk_figure(why["ntk"], why["class_power"], f"empirical NTK at each init ({p.kind}, {why['ntk_grid']})")
         figure.savefig(out / "ntk.png", dpi=110)
+        curves = {
+            name: outer_curves(Path(p.meta_dir) / "tb" / name) for name in LEARNED if (Path(p.meta_dir) / "tb" / name).is_dir()
+        }
+        if curves:
+            metric = KINDS[p.kind].metric
+            figure = outer_loop_figure(curves, metric, f"meta-training on {p.kind} signals: the outer loop")
+            figure.savefig(out / "outer_loop.png", dpi=110)
 
 
 class StepScores(L.Callback):
@@ -397,6 +404,19 @@ def columns_of(kind: str) -> tuple[Column, ...]:
         Column(f"{header} full", metric, spec),
         Column("s", "seconds", ".0f", spread=False),
     )
+
+
+def outer_curves(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    """The scalars of a meta-training's TensorBoard run: tag -> [(step, value)]."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for events in sorted(folder.glob("events.out.tfevents.*")):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            curves.setdefault(tag, []).extend((e.step, e.value) for e in acc.Scalars(tag))
+    return curves
 
 
 def meta_record(folder: Path, name: str) -> Optional[dict[str, Any]]:
