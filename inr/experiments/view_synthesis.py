@@ -4,6 +4,8 @@ posed views of the synthetic scene, scored on held-out views against two image b
     python -m inr.experiments.view_synthesis                       # nerf.yaml as it stands, every mapping
     python -m inr.experiments.view_synthesis --steps 300 --methods none,gaussian --out /tmp/vs
     python -m inr.experiments.view_synthesis --seeds 3              # every network row with seeds 0, 1, 2
+    python -m inr.experiments.view_synthesis --base-config nerf_lego.yaml --seeds 3   # NeRF's lego at 100² (CPU)
+    python -m inr.experiments.view_synthesis --paper --estimate-only  # the notebook's lego run: its expected time
 
 Every network row is ``train.py --config nerf.yaml`` (data, renderer, steps, batch) with only the encoder,
 network and optimiser replaced by a method of the registry (``nerf_setting``): the Gaussian row is the config
@@ -16,6 +18,13 @@ positional encoding in the notebook's rotated frame (``posenc_new_rotated``): th
 checkerboard and stripes are axis-aligned, which favours an axis-aligned basis. ``hashgrid`` is a
 multiresolution hash encoding with a 2×64 MLP (Müller et al. 2022). Baselines, from the same data: the mean
 colour of the training pixels, and the training view whose camera is nearest, shown as it is.
+
+``--paper`` runs the notebook's own protocol (``protocols.PROTOCOLS["nerf_paper"]``) on its scene, NeRF's lego
+(``nerf_lego.yaml`` unless ``--base-config`` names another): 400² views, 1024 rays × 128 samples per step,
+50,000 steps (``--steps`` for fewer), a 3 × 256 ReLU MLP, Adam 1e-2 without a mapping, 5e-3 basic, 5e-4 the Fourier
+mappings, its frequencies as they are (the views are the notebook's: no grid rule); the config's softplus density
+is kept (the notebook's ReLU leaves a field whose density starts below zero everywhere empty: docs/nerf.md). A
+GPU job: it prints its expected time first, from a few timed steps.
 
 ``--seeds S`` trains every network row with seeds 0 … S−1 (the run's seed: initialisation, batches, and the
 encoder's draw) on the same views; the table then reads mean ± sample std over the seeds of each seed's score
@@ -45,7 +54,7 @@ from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Baseline, Comparison, Member
 from inr.experiments.methods import Setting
-from inr.experiments.protocols import PROTOCOLS
+from inr.experiments.protocols import PROTOCOLS, paper_row
 from inr.experiments.results import DETAILS
 from inr.experiments.runner import Column
 from inr.io.files import atomic_write
@@ -73,13 +82,13 @@ COLUMNS = (
 )
 
 
-def nerf_setting(nyquist: float = NERF_NYQUIST, seed: int = 0) -> Setting:
-    """Every row is a method of the registry for nerf.yaml's field: 3-D points in the unit cube, the "nerf"
-    protocol (``protocols.PROTOCOLS``: the notebook's frequencies, moved by the grid rule to views resolving
-    ``nyquist`` cycles per unit, its learning rates for a short run), nerf.yaml's 3 × 128 ReLU MLP with a linear
-    output (the task maps it to density and colour) and the paper's initialisation; the hash grid: 12 levels
-    from N = 8 to 128 with Instant-NGP's Adam."""
-    p = PROTOCOLS["nerf"]
+def nerf_setting(nyquist: float = NERF_NYQUIST, seed: int = 0, kind: str = "nerf") -> Setting:
+    """Every row is a method of the registry for nerf.yaml's field: 3-D points in the unit cube, the ``kind``
+    protocol (``protocols.PROTOCOLS``; "nerf": the notebook's frequencies, moved by the grid rule to views resolving
+    ``nyquist`` cycles per unit, its learning rates for a short run, nerf.yaml's 3 × 128 ReLU MLP; "nerf_paper":
+    the notebook's run, 3 × 256) with a linear output (the task maps it to density and colour) and the paper's
+    initialisation; the hash grid: 12 levels from N = 8 to 128 with Instant-NGP's Adam."""
+    p = PROTOCOLS[kind]
     return Setting(
         in_dim=3,
         train_side=128,
@@ -99,7 +108,8 @@ def nerf_setting(nyquist: float = NERF_NYQUIST, seed: int = 0) -> Setting:
 @dataclass(frozen=True)
 class ViewsProtocol:
     """What every row shares: the base config and the overrides of every row (``--steps`` and ``--resolution``
-    among them), the steps, the views' Nyquist frequency (``view_nyquist``) and how many views are held out."""
+    among them), the steps, the views' Nyquist frequency (``view_nyquist``), how many views are held out and the
+    protocol (``nerf``, or ``nerf_paper`` with ``--paper``)."""
 
     seeds: tuple[int, ...]
     steps: int
@@ -107,6 +117,7 @@ class ViewsProtocol:
     overrides: tuple[str, ...]
     nyquist: float
     views: int
+    kind: str = "nerf"
 
 
 class Views(Comparison):
@@ -116,7 +127,12 @@ class Views(Comparison):
     remainder = "--override"
 
     def arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--base-config", type=str, default="nerf.yaml", help="the base config of every network row")
+        parser.add_argument(
+            "--base-config",
+            type=Optional[str],
+            default=None,
+            help="the base config of every network row (null: nerf.yaml; with --paper nerf_lego.yaml)",
+        )
         parser.add_argument(
             "--override",
             type=list[str],
@@ -125,19 +141,26 @@ class Views(Comparison):
         )
 
     def protocol(self, args: Any) -> ViewsProtocol:
-        if args.paper:
-            raise InputError(
-                "--paper: view_synthesis runs its base config's sizes (the paper's are for a GPU); give --steps or --override"
-            )
-        overrides = [*(["--data.init_args.resolution", str(args.resolution)] if args.resolution else []), *args.override]
-        if args.steps is not None:
-            overrides += ["--trainer.max_steps", str(args.steps)]
-        p = ViewsProtocol(args.seed_list, 0, args.base_config, tuple(overrides), 0.0, 0)
+        kind = "nerf_paper" if args.paper else "nerf"
+        config = args.base_config or ("nerf_lego.yaml" if args.paper else "nerf.yaml")
+        paper = PROTOCOLS["nerf_paper"]
+        # the notebook's sizes first, so that --resolution, --steps and --override still replace them
+        sizes = ["--data.init_args.resolution", str(paper.resolution), "--data.init_args.batch_size", "1024",
+                 "--model.init_args.samples", "128", "--trainer.max_steps", str(paper.steps)]  # fmt: skip
+        overrides = [
+            *(sizes if args.paper else []),
+            *(["--data.init_args.resolution", str(args.resolution)] if args.resolution else []),
+            *(["--trainer.max_steps", str(args.steps)] if args.steps is not None else []),
+            *args.override,
+        ]
+        p = ViewsProtocol(args.seed_list, 0, config, tuple(overrides), 0.0, 0, kind)
         cli = self.cli(p, [])
         cli.datamodule.setup("fit")
         posed = cli.datamodule.posed
         nyquist = view_nyquist(posed.intrinsics.fx, camera_distance(posed.poses), posed.bound)
-        return ViewsProtocol(p.seeds, cli.trainer.max_steps, p.config, p.overrides, nyquist, len(posed.heldout_views))
+        if args.paper and abs(nyquist / paper.nyquist - 1) < 1e-3:
+            nyquist = paper.nyquist  # the notebook's own views: its frequencies as they are
+        return ViewsProtocol(p.seeds, cli.trainer.max_steps, p.config, p.overrides, nyquist, len(posed.heldout_views), kind)
 
     def cli(self, p: ViewsProtocol, extra: list[str]) -> Any:
         """The config as train.py builds it (no logger, callbacks or checkpoints: a row writes nothing of its own)."""
@@ -153,7 +176,7 @@ class Views(Comparison):
         return dm
 
     def setting(self, p: ViewsProtocol, member: Member, data: Any) -> Setting:
-        return nerf_setting(p.nyquist, member.seed)
+        return nerf_setting(p.nyquist, member.seed, p.kind)
 
     def model(self, p: ViewsProtocol, spec: Any, data: Any) -> Any:
         """The config's model with the method's encoder, network and optimiser, seeded as train.py seeds it."""
@@ -226,6 +249,14 @@ class Views(Comparison):
             }
             for r in rows
         ]
+
+    def notes(self, p: ViewsProtocol, summary: list[dict[str, Any]]) -> str:
+        """The paper's row (the notebook's lego run), and what its positional number is."""
+        return (
+            f"{paper_row('nerf_paper')} Its positional number is the notebook's posenc (2^0 … 2^8 per axis); the "
+            "package's positional is the notebook's posenc_new (2^linspace(0, 8, 85) − 1 per axis), for which it printed "
+            "26.27 dB."
+        )
 
     def title(self, p: ViewsProtocol) -> str:
         if len(p.seeds) > 1:

@@ -10,8 +10,12 @@ import torch
 import yaml
 
 from inr.data import RaysDataModule
-from inr.experiments.comparison import parse
+from inr.data.cameras import Intrinsics, look_at
+from inr.data.posed_images import write_blender
+from inr.data.rays import view_nyquist
+from inr.experiments.comparison import Member, parse
 from inr.experiments.methods import METHODS
+from inr.experiments.protocols import PROTOCOLS
 from inr.experiments.view_synthesis import ENCODINGS, NERF_NYQUIST, Views, main, nerf_setting
 
 VIEWS = Views()
@@ -76,7 +80,8 @@ def test_baselines_are_the_mean_colour_and_the_nearest_camera_s_image():
 
 
 def test_bad_arguments_exit_2_with_one_line(capsys):
-    for argv, words in ((["--steps", "0"], "--steps must be ≥ 1"), (["--paper"], "--paper: view_synthesis runs")):
+    missing = ["--paper", "--override", "--data.init_args.path", "/nonexistent/lego"]  # the scene is fetched, not bundled
+    for argv, words in ((["--steps", "0"], "--steps must be ≥ 1"), (missing, "/nonexistent/lego")):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         err = capsys.readouterr().err.strip().splitlines()
@@ -121,3 +126,51 @@ def test_seed_zero_is_the_row_a_single_seed_run_trains():
     assert parse(VIEWS, ["--seeds", "3"]).seed_list == (0, 1, 2) and nerf_setting(seed=0) == nerf_setting()
     args = parse(VIEWS, ["--steps", "2", "--override", "--data.init_args.resolution", "8", "--seeds", "5"])
     assert args.override == ["--data.init_args.resolution", "8", "--seeds", "5"] and args.seeds == 1  # all of it overrides
+
+
+# NeRF's lego scene: camera_angle_x of its transforms files and its cameras' mean distance from the origin
+LEGO_FOV, LEGO_DISTANCE = 0.6911112070083618, 4.031128875572952
+
+
+def test_nerf_lego_yaml_is_the_registrys_gaussian_method_on_lego_views_at_100_pixels():
+    """nerf_lego.yaml: lego's 100 training and 13 test views at 100², on black as the notebook's, with the registry's
+    Gaussian method at those views' ν (the images are not bundled: ν from lego's camera)."""
+    config = yaml.safe_load((CONFIGS / "nerf_lego.yaml").read_text())
+    data = config["data"]["init_args"]
+    assert (data["resolution"], data["heldout_split"], data["heldout_views"], data["background"]) == (100, "test", 13, "black")
+    nyquist = view_nyquist(0.5 * 100 / math.tan(LEGO_FOV / 2), LEGO_DISTANCE, 1.5)
+    expected = METHODS["gaussian"].resolve(nerf_setting(nyquist)).overlay()
+    model = config["model"]["init_args"]
+    assert model["encoder"]["init_args"]["sigma"] == pytest.approx(expected["encoder"]["init_args"]["sigma"], rel=1e-4)
+    assert model["network"] == expected["network"] and model["optimizer"] == expected["optimizer"]
+
+
+@pytest.mark.slow
+def test_paper_runs_the_notebooks_protocol_on_its_views_and_prints_its_row(tmp_path):
+    """--paper: 400² views, 1024 rays × 128 samples, 50,000 steps, 3 × 256 and the notebook's rates; on views with the
+    notebook's camera (lego's field of view and distance) its frequencies stand as they are (σ = 26 per world unit,
+    posenc_new's top 2^8 − 1), and the table's notes carry the paper's row."""
+    gen = torch.Generator().manual_seed(0)
+    eyes = torch.nn.functional.normalize(torch.randn(3, 3, generator=gen), dim=1) * LEGO_DISTANCE
+    poses = look_at(eyes, torch.zeros(3), torch.tensor([0.0, 0.0, 1.0]))
+    camera = Intrinsics.from_focal(400, 400, 0.5 * 400 / math.tan(LEGO_FOV / 2))
+    scene = write_blender(tmp_path / "lego", torch.rand(3, 400, 400, 3, generator=gen), poses, camera,
+                          {"train": torch.arange(2), "test": torch.tensor([2])})  # fmt: skip
+    args = parse(VIEWS, ["--paper", "--base-config", "nerf.yaml", "--override", "--data.init_args.path", str(scene)])
+    p = VIEWS.protocol(args)
+    assert (p.kind, p.steps, p.views, p.nyquist) == ("nerf_paper", 50_000, 1, PROTOCOLS["nerf_paper"].nyquist)
+    assert p.overrides[:6] == (
+        "--data.init_args.resolution",
+        "400",
+        "--data.init_args.batch_size",
+        "1024",
+        "--model.init_args.samples",
+        "128",
+    )
+    specs = {m: VIEWS.spec(p, m, Member(None, 0), None) for m in ("none", "basic", "positional", "gaussian")}
+    assert {m: s.lr for m, s in specs.items()} == {"none": 1e-2, "basic": 5e-3, "positional": 5e-4, "gaussian": 5e-4}
+    gaussian = specs["gaussian"].overlay()
+    assert gaussian["network"]["init_args"]["width"] == 256 and gaussian["network"]["init_args"]["depth"] == 3
+    assert gaussian["encoder"]["init_args"]["sigma"] == pytest.approx(26 * 3 / (2 * math.pi), rel=1e-9)
+    assert "top 122 cycles/unit" in specs["positional"].describe  # (2^8 − 1)·3/2π = 121.8, not the grid rule's 103
+    assert "none 22.41, basic 23.16, positional 25.60, gaussian 25.48" in VIEWS.notes(p, [])
