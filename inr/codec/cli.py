@@ -188,7 +188,7 @@ def build_parser() -> Parser:
     learn.add_argument("--method", default="siren", help="a method of the registry")
     learn.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's)")
     learn.add_argument("--resolution", type=int, default=192, help="crop side R: the side of the images to code")
-    learn.add_argument("--steps", type=int, default=300, help="outer (Reptile) steps per init")
+    learn.add_argument("--steps", type=int, default=200, help="outer (Reptile) steps per init")
     learn.add_argument("--inner-steps", type=int, default=10, help="steps of the codec's fit per crop and outer step")
     learn.add_argument("--outer-lr", type=float, default=1e-3, help="the outer Adam's learning rate")
     learn.add_argument("--seed", type=int, default=0, help="seed of the networks and of the crops drawn")

@@ -57,7 +57,7 @@ class MetaSettings:
     ``outer_lr``; ``test_signals`` crops of the test photographs scored."""
 
     resolution: int = 192
-    steps: int = 300
+    steps: int = 200
     inner_steps: int = 10
     outer_lr: float = 1e-3
     signals_per_step: int = 4

@@ -419,6 +419,7 @@ def rd_figure(summary: list[dict[str, Any]], title: str):
     from matplotlib.figure import Figure
 
     sets = list(dict.fromkeys(r.get("signal") for r in summary))
+    colours = {m: f"C{i}" for i, m in enumerate(dict.fromkeys(r["method"] for r in summary))}  # one per method
     fig = Figure(figsize=(10, 3.6 * len(sets)), layout="constrained")
     axes = fig.subplots(len(sets), 2, squeeze=False)
     for i, name in enumerate(sets):
@@ -433,8 +434,8 @@ def rd_figure(summary: list[dict[str, Any]], title: str):
                 continue
             bpp, psnrs, ssims = (np.array(v, dtype=float) for v in zip(*points))
             style = "o-" if next(r["kind"] for r in rows if r["method"] == method) == "model" else "s--"
-            axes[i, 0].plot(bpp, psnrs, style, label=method, markersize=4)
-            axes[i, 1].plot(bpp, ssims, style, label=method, markersize=4)
+            axes[i, 0].plot(bpp, psnrs, style, color=colours[method], label=method, markersize=4)
+            axes[i, 1].plot(bpp, ssims, style, color=colours[method], label=method, markersize=4)
         for ax, ylabel in zip(axes[i], ("PSNR (dB)", "MS-SSIM")):
             ax.set(xlabel="bits per pixel (the files' mean)", ylabel=ylabel, title=f"{name or 'images'}")
             ax.grid(alpha=0.3)
