@@ -79,7 +79,7 @@ from common import (
 ROOT = Path(__file__).resolve().parents[1]
 # each part's planned share of the budget (seconds on one H200 for the parts run there, 2026-12-04; estimates for
 # 6 and 7, which ran after: their fits counted at the measured parts' seconds per fit)
-PLANNED = {"2": 5, "3": 30, "1": 60, "5": 30, "6": 60, "7": 180, "4": 60}
+PLANNED = {"2": 5, "3": 30, "1": 60, "5": 30, "6": 60, "7": 180, "4": 60, "8": 60}
 
 
 class Report:
@@ -360,6 +360,7 @@ def meta_part(args) -> None:
     inner = 2  # meta_natural.yaml's inner_loop_steps
     for algorithm, signals, step in meta_rates(args):
         print(f"| {algorithm} | {signals} | {step * 1e3:.1f} | {signals / step:.1f} | {inner * signals / step:.1f} |", flush=True)
+        REPORT.add("8. meta-learning, meta_natural.yaml", f"{algorithm}, {signals} signals per step", signals / step, "signals/s")
 
 
 def hashgrid_points_per_second(args) -> None:
@@ -451,11 +452,14 @@ def configure(args, gpus: int) -> int:
         args.paper_steps, args.ddp_steps = 20, 20
         # part 7 reads a run's rate between its groups' ends: image.yaml's groups of 100 need 200 steps and more
         args.run_steps, args.members, args.stacked_points, args.small_steps = 5, 2, 64, 250
+        args.meta_signals = (2,)
+        args.overrides_meta = [*args.overrides, "--data.init_args.train_signals", "4", "--data.init_args.test_signals", "2"]
         return 2
     args.device, args.accelerator, args.steps, args.warmup, args.repeats, args.points = "cuda", "gpu", 50, 10, 3, 2**20
     args.overrides, args.overrides_paper, args.trainer = [], [], ["--trainer.devices", "1"]
     args.paper_steps, args.ddp_steps, args.run_steps = 2000, 300, 300
     args.members, args.stacked_points, args.small_steps = 8, 128 * 128, 500
+    args.meta_signals, args.overrides_meta = (4, 32), []
     return gpus
 
 
@@ -488,6 +492,7 @@ def main(argv=None) -> None:
         ("1. image.yaml step", lambda: step_ratios("image.yaml", args)),
         ("1. volume.yaml step", lambda: step_ratios("volume.yaml", args)),
         *((f"5. {c} as run", lambda c=c: as_users_run(c, args)) for c in ("image.yaml", "volume.yaml", "image_paper.yaml")),
+        ("8. meta-learning", lambda: meta_part(args)),
     ]
     if ddp_devices > 1:
         parts.insert(4, ("4. DDP", lambda: ddp_throughput(args, ddp_devices)))
