@@ -31,6 +31,7 @@ from inr.io.files import atomic_write, fsync_directory
 from inr.io.trusted import check_trusted_config
 from inr.run.checkpoints import CheckpointError, read_checkpoint
 from inr.run.config_loader import check_config_file, load_config_text
+from inr.run.program import add_trust_argument
 from inr.tasks.members import resolve_members
 
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
@@ -168,13 +169,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--member", type=int, required=True, help="k, the member to export (0..K−1)")
     parser.add_argument("--out", required=True, help="folder of the single run (must not exist or be empty)")
     parser.add_argument("--config", default=None, help="the run's config.yaml (default: two folders above --ckpt)")
-    parser.add_argument(
-        "--trust",
-        default=None,
-        metavar="PKG[,PKG]",
-        help="packages of your own classes that the run's config may build (default: only inr, torch, lightning; "
-        "also INR_TRUSTED_PACKAGES); grant only packages you wrote or installed yourself",
-    )
+    add_trust_argument(parser)
     args = parser.parse_args(argv)
     try:
         written = export_member(args.ckpt, args.member, args.out, args.config, trust=args.trust)

@@ -24,7 +24,7 @@ from inr.export.turntable import turntable_frames
 from inr.io.progress import reporting
 from inr.io.video import ENCODERS, WRITABLE, require_pyav, write_video
 from inr.run.model_loader import load_model
-from inr.run.program import program_name
+from inr.run.program import add_trust_argument, program_name
 
 
 def check_video_target(path: Union[str, Path], frames: int) -> None:
@@ -59,13 +59,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--chunk", type=int, default=None, help="coordinates per forward pass")
     parser.add_argument("--turntable", default=None, help="also a turntable video of the mesh (.mp4, .webm or .gif)")
     parser.add_argument("--frames", type=int, default=36, help="frames of the turntable (default 36, one per 10°)")
-    parser.add_argument(
-        "--trust",
-        default=None,
-        metavar="PKG[,PKG]",
-        help="packages of your own classes that the run's config may build (default: only inr, torch, lightning; "
-        "also INR_TRUSTED_PACKAGES); grant only packages you wrote or installed yourself",
-    )
+    add_trust_argument(parser)
     args = parser.parse_args(argv)
     if args.out is None and args.points is None:
         parser.error("give --out (a mesh) or --points (a radiance field's point cloud)")

@@ -18,6 +18,7 @@ from inr.errors import EXIT_INPUT, InputError
 from inr.export.radiance_turntable import turntable_frames
 from inr.io.video import WRITABLE, write_video
 from inr.run.model_loader import load_model
+from inr.run.program import add_trust_argument
 
 
 def show_progress(done: int, total: int) -> None:
@@ -39,13 +40,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
     parser.add_argument("--radius", type=float, default=None, help="camera distance (default: the training cameras')")
     parser.add_argument("--resolution", type=int, default=None, help="frame width in pixels (default: the training views')")
     parser.add_argument("--fps", type=float, default=20.0, help="frames per second of the video (default 20)")
-    parser.add_argument(
-        "--trust",
-        default=None,
-        metavar="PKG[,PKG]",
-        help="packages of your own classes that the run's config may build (default: only inr, torch, lightning; "
-        "also INR_TRUSTED_PACKAGES); grant only packages you wrote or installed yourself",
-    )
+    add_trust_argument(parser)
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
