@@ -356,6 +356,7 @@ class CodecComparison(Comparison):
         return {self.label(s): s.set for s in self.signals(p)}
 
     def summary(self, p: CodecProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self._rows = rows  # the notes pair each row with JPEG's per image (comparison.run calls notes after summary)
         keys = [c.key for c in self.columns if c.spec != "s"]
         sets = self.set_names(p)
         out = []
@@ -380,7 +381,7 @@ class CodecComparison(Comparison):
             "codec row's fit (its stacked run's seconds over its members, the bit-depth search apart), a classical row's "
             "search over qualities."
         )
-        gaps = target_gaps(summary, p.rates)
+        gaps = target_gaps(self._rows, self.set_names(p), p.rates)
         return text + ("\n\n" + "\n".join(gaps) if gaps else "")
 
     def finish(self, p: CodecProtocol, rows: list[dict[str, Any]], out: Path) -> None:
@@ -389,28 +390,36 @@ class CodecComparison(Comparison):
             figure.savefig(f, format="png", dpi=110)
 
 
-def target_gaps(summary: list[dict[str, Any]], rates: tuple[float, ...]) -> list[str]:
-    """The target's sentences: at each rate up to ``TARGET_RATE``, each coordinate-network row's mean PSNR against
-    JPEG's in the same set ("above JPEG by", "below JPEG by"), where both have files."""
+def target_gaps(rows: list[dict[str, Any]], sets: dict[str, str], rates: tuple[float, ...]) -> list[str]:
+    """The target's sentences: at each rate up to ``TARGET_RATE`` and in each set, each coordinate-network row's PSNR
+    against JPEG's, paired per image over the images where both have a file within the rate: the mean difference
+    and on how many images the row is above.
+
+    Example:
+        >>> rows = [{"method": m, "kind": k, "signal": f"s/{i} @ 0.2 bpp", "target_bpp": 0.2, "psnr": v + i}
+        ...         for i in range(3) for m, k, v in (("siren", "model", 21.0), ("JPEG", "baseline", 22.0))]
+        >>> target_gaps(rows, {f"s/{i} @ 0.2 bpp": "s" for i in range(3)}, (0.2,))
+        ['- s, 0.2 bpp: siren below JPEG by 1.00 dB (paired over 3 images; above on 0)']
+    """
     lines = []
-    for row in summary:
-        rate = row.get("target_bpp")
-        if row["kind"] != "model" or rate is None or rate > TARGET_RATE:
-            continue
-        jpeg = next(
-            (
-                r
-                for r in summary
-                if r["method"] == "JPEG" and r.get("signal") == row.get("signal") and r.get("target_bpp") == rate
-            ),
-            None,
-        )
-        if jpeg is None or not np.isfinite(jpeg.get("psnr", np.nan)) or not np.isfinite(row.get("psnr", np.nan)):
-            continue
-        gap = row["psnr"] - jpeg["psnr"]
-        where = f"{row['signal']}, " if row.get("signal") else ""
-        side = "above" if gap > 0 else "below"
-        lines.append(f"- {where}{rate:g} bpp: {row['method']} {side} JPEG by {abs(gap):.2f} dB (mean PSNR over the images)")
+    for name in dict.fromkeys(sets.values()):
+        for rate in (r for r in rates if r <= TARGET_RATE):
+            here = [r for r in rows if r.get("target_bpp") == rate and sets.get(r.get("signal")) == name]
+            jpeg = {r["signal"]: r["psnr"] for r in here if r["method"] == "JPEG" and np.isfinite(r.get("psnr", np.nan))}
+            for method in dict.fromkeys(r["method"] for r in here if r["kind"] == "model"):
+                gaps = [
+                    r["psnr"] - jpeg[r["signal"]]
+                    for r in here
+                    if r["method"] == method and r["signal"] in jpeg and np.isfinite(r.get("psnr", np.nan))
+                ]
+                if not gaps:
+                    continue
+                gap, above = float(np.mean(gaps)), sum(g > 0 for g in gaps)
+                where = f"{name}, " if name else ""
+                lines.append(
+                    f"- {where}{rate:g} bpp: {method} {'above' if gap > 0 else 'below'} JPEG by {abs(gap):.2f} dB "
+                    f"(paired over {len(gaps)} images; above on {above})"
+                )
     return lines
 
 
