@@ -44,6 +44,7 @@ from inr.experiments.comparison import Baseline, Comparison, Member, chosen_meth
 from inr.experiments.comparison import main as run_main
 from inr.experiments.estimate import step_seconds
 from inr.experiments.methods import Resolved
+from inr.experiments.results import load_results
 from inr.experiments.runner import Column, command, format_seconds, silence_lightning, summarise
 from inr.io.allocator import retain_freed_memory
 from inr.io.files import atomic_write
@@ -381,8 +382,15 @@ class CodecComparison(Comparison):
             "codec row's fit (its stacked run's seconds over its members, the bit-depth search apart), a classical row's "
             "search over qualities."
         )
-        gaps = target_gaps(self._rows, self.set_names(p), p.rates)
-        return text + ("\n\n" + "\n".join(gaps) if gaps else "")
+        sets = self.set_names(p)
+        parts = [text]
+        gaps = target_gaps(self._rows, sets, p.rates)
+        if gaps:
+            parts.append(f"Against the target (above JPEG at rates up to {TARGET_RATE:g} bpp):\n" + "\n".join(gaps))
+        gains = init_gains(self._rows, sets, p.rates)
+        if gains:
+            parts.append(f"The learned init's gain at the same {p.steps} steps:\n" + "\n".join(gains))
+        return "\n\n".join(parts)
 
     def finish(self, p: CodecProtocol, rows: list[dict[str, Any]], out: Path) -> None:
         figure = rd_figure(self.summary(p, rows), self.title(p))
@@ -390,37 +398,78 @@ class CodecComparison(Comparison):
             figure.savefig(f, format="png", dpi=110)
 
 
-def target_gaps(rows: list[dict[str, Any]], sets: dict[str, str], rates: tuple[float, ...]) -> list[str]:
-    """The target's sentences: at each rate up to ``TARGET_RATE`` and in each set, each coordinate-network row's PSNR
-    against JPEG's, paired per image over the images where both have a file within the rate: the mean difference
-    and on how many images the row is above.
+def paired_lines(
+    rows: list[dict[str, Any]],
+    method: str,
+    other: str,
+    sets: dict[str, str],
+    rates: tuple[float, ...],
+    other_rows: Optional[list[dict[str, Any]]] = None,
+) -> list[str]:
+    """``method``'s PSNR against ``other``'s in each set and at each rate, paired per image over the images where
+    both have a file within the rate: the mean difference and on how many images ``method`` is above. ``other_rows``:
+    ``other``'s rows from another run of the same images and rates (default: ``rows``).
 
     Example:
-        >>> rows = [{"method": m, "kind": k, "signal": f"s/{i} @ 0.2 bpp", "target_bpp": 0.2, "psnr": v + i}
-        ...         for i in range(3) for m, k, v in (("siren", "model", 21.0), ("JPEG", "baseline", 22.0))]
-        >>> target_gaps(rows, {f"s/{i} @ 0.2 bpp": "s" for i in range(3)}, (0.2,))
+        >>> rows = [{"method": m, "signal": f"s/{i} @ 0.2 bpp", "target_bpp": 0.2, "psnr": v + i}
+        ...         for i in range(3) for m, v in (("siren", 21.0), ("JPEG", 22.0))]
+        >>> paired_lines(rows, "siren", "JPEG", {f"s/{i} @ 0.2 bpp": "s" for i in range(3)}, (0.2,))
         ['- s, 0.2 bpp: siren below JPEG by 1.00 dB (paired over 3 images; above on 0)']
     """
+
+    def psnrs(source: list[dict[str, Any]], row_method: str, name: str, rate: float) -> dict[str, float]:
+        return {
+            r["signal"]: r["psnr"]
+            for r in source
+            if r["method"] == row_method
+            and r.get("target_bpp") == rate
+            and sets.get(r.get("signal")) == name
+            and np.isfinite(r.get("psnr", np.nan))
+        }
+
     lines = []
     for name in dict.fromkeys(sets.values()):
-        for rate in (r for r in rates if r <= TARGET_RATE):
-            here = [r for r in rows if r.get("target_bpp") == rate and sets.get(r.get("signal")) == name]
-            jpeg = {r["signal"]: r["psnr"] for r in here if r["method"] == "JPEG" and np.isfinite(r.get("psnr", np.nan))}
-            for method in dict.fromkeys(r["method"] for r in here if r["kind"] == "model"):
-                gaps = [
-                    r["psnr"] - jpeg[r["signal"]]
-                    for r in here
-                    if r["method"] == method and r["signal"] in jpeg and np.isfinite(r.get("psnr", np.nan))
-                ]
-                if not gaps:
-                    continue
-                gap, above = float(np.mean(gaps)), sum(g > 0 for g in gaps)
-                where = f"{name}, " if name else ""
-                lines.append(
-                    f"- {where}{rate:g} bpp: {method} {'above' if gap > 0 else 'below'} JPEG by {abs(gap):.2f} dB "
-                    f"(paired over {len(gaps)} images; above on {above})"
-                )
+        for rate in rates:
+            theirs = psnrs(other_rows or rows, other, name, rate)
+            gaps = [v - theirs[k] for k, v in psnrs(rows, method, name, rate).items() if k in theirs]
+            if not gaps:
+                continue
+            gap, above = float(np.mean(gaps)), sum(g > 0 for g in gaps)
+            lines.append(
+                f"- {f'{name}, ' if name else ''}{rate:g} bpp: {method} {'above' if gap > 0 else 'below'} {other} by "
+                f"{abs(gap):.2f} dB (paired over {len(gaps)} images; above on {above})"
+            )
     return lines
+
+
+def target_gaps(rows: list[dict[str, Any]], sets: dict[str, str], rates: tuple[float, ...]) -> list[str]:
+    """The target's sentences: each coordinate-network row against JPEG at the rates up to ``TARGET_RATE``."""
+    methods = dict.fromkeys(r["method"] for r in rows if r["kind"] == "model")
+    low = tuple(r for r in rates if r <= TARGET_RATE)
+    return [line for m in methods for line in paired_lines(rows, m, "JPEG", sets, low)]
+
+
+def init_gains(rows: list[dict[str, Any]], sets: dict[str, str], rates: tuple[float, ...]) -> list[str]:
+    """Each ``<method>+init`` row against ``<method>``'s at every rate (the learned init's gain, same steps)."""
+    methods = dict.fromkeys(r["method"] for r in rows if r["kind"] == "model")
+    return [
+        line
+        for m in methods
+        if base_method(m) != m and base_method(m) in methods
+        for line in paired_lines(rows, m, base_method(m), sets, rates)
+    ]
+
+
+def compare_runs(first: str, method: str, second: str, other: str) -> str:
+    """``method`` of one run's results.json against ``other`` of another's, paired per image (the same images and
+    rates, e.g. a learned init at fewer steps against the random draw at more):
+
+        python -c "from inr.experiments.codec import compare_runs as c; print(c('a/results.json', 'siren+init', 'b/results.json', 'siren'))"
+    """
+    a, b = load_results(first), load_results(second)
+    sets = {r["signal"]: r["signal"].rpartition("/")[0] for r in a.rows + b.rows}
+    rates = tuple(dict.fromkeys(r["target_bpp"] for r in a.rows))
+    return "\n".join(paired_lines(a.rows, method, other, sets, rates, other_rows=b.rows))
 
 
 def rd_figure(summary: list[dict[str, Any]], title: str):

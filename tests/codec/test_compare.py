@@ -15,6 +15,7 @@ from inr.codec.architecture import Architecture
 from inr.codec.init import file_name
 from inr.codec.search import ladder, size_for_budget
 from inr.data.signal_classes import signal_hash
+from inr.experiments.codec import compare_runs
 from inr.experiments.results import load_results
 from inr.metrics import psnr
 from inr.resources import DATA_DIR
@@ -84,6 +85,12 @@ def test_one_run_measures_every_row_on_both_sets(codec_cli, tmp_path, sets, init
     assert re.search(r"\| a \| siren\+init \| 1\.00 \|", table) and re.search(r"\| b \| JPEG \| 2\.00 \|", table)
     assert [(r["signal"], r["target_bpp"]) for r in results.summary][:5] == [("a", 1.0)] * 5
     assert iio.imread(out / "rd.png").shape[0] > 100
+    # the learned init's gain, paired per image, in the notes; and the same across two runs' files
+    gains = table.split("The learned init's gain at the same 5 steps:\n")[1].splitlines()
+    assert len(gains) == 2 * len(RATES) and all(
+        re.match(r"- [ab], [12] bpp: siren\+init (above|below) siren by", g) for g in gains
+    )
+    assert compare_runs(out / "results.json", "siren+init", out / "results.json", "siren").splitlines() == gains
 
 
 @pytest.mark.slow
