@@ -48,6 +48,7 @@ from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure,
 from inr.experiments.methods import METHODS, Component, Resolved, Setting
 from inr.experiments.protocols import PROTOCOLS, MappingSettings
 from inr.experiments.runner import Column, fit_row, summarise
+from inr.modes import eval_mode
 from inr.io.files import atomic_write
 from inr.metrics import iou
 from inr.operators.baselines import filtered_back_projection
@@ -378,10 +379,8 @@ class StepScores(L.Callback):
 
     @torch.no_grad()
     def measure(self, trainer: L.Trainer, module: L.LightningModule) -> None:
-        was = module.training
-        module.eval()
-        self.scores[int(trainer.global_step)] = self.study.score(self.p, module.render(), module.data)
-        module.train(was)
+        with eval_mode(module):
+            self.scores[int(trainer.global_step)] = self.study.score(self.p, module.render(), module.data)
 
     def on_train_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if 0 in self.marks:

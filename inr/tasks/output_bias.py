@@ -47,10 +47,10 @@ def check_output_bias(value: str, stacked: bool = False, init_from: Optional[str
 def apply_output_bias(task: nn.Module, stage: str, mean: Callable[[], Tensor]) -> None:
     """At the first ``fit`` set-up of a task with ``output_bias == "data"``: its network's output bias from
     ``mean()`` (C,); a later set-up (a second fit, a resume, whose checkpoint then restores the weights) leaves it."""
-    if stage != "fit" or task.output_bias != "data" or getattr(task, "_output_bias_set", False):
+    if stage != "fit" or task.output_bias != "data" or getattr(task, "output_bias_applied", False):
         return
     set_output_bias(task.network, mean())
-    task._output_bias_set = True
+    task.output_bias_applied = True
 
 
 @torch.no_grad()
