@@ -48,9 +48,9 @@ from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure,
 from inr.experiments.methods import METHODS, Component, Resolved, Setting
 from inr.experiments.protocols import PROTOCOLS, MappingSettings
 from inr.experiments.runner import Column, fit_row, summarise
-from inr.modes import eval_mode
 from inr.io.files import atomic_write
 from inr.metrics import iou
+from inr.modes import eval_mode
 from inr.operators.baselines import filtered_back_projection
 from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
 from inr.tasks.init_from import load_init

@@ -199,10 +199,10 @@ def refusal(cls: type, base: type) -> Optional[str]:
     return None
 
 
-
 def never_distributed() -> bool:
     """A metric's ``distributed_available_fn`` for the state of one rank's own members: nothing to gather."""
     return False
+
 
 class Members(nn.Module):
     """The members of a stacked task (``task.stack``): their settings, per-member metrics and the stacked versions
