@@ -19,6 +19,10 @@ that train nothing, scores both with one ``score`` and reports mean ± std per m
    the same command in the same ``--out`` later skips the rows done under the same protocol (``--fresh``: start over);
 6. ``summary`` (mean ± std per method), ``title`` and ``notes`` around the table, ``finish`` (figures), printed.
 
+Started by torchrun or ``srun`` as several processes, every process runs the command: the stacked groups train on
+every rank with their members sharded (Lightning's DDP), rows of one model on rank 0 alone, and rank 0 alone checks,
+scores, prints and writes (``inr.experiments.ranks``; docs/cluster.md).
+
 A new comparison is a subclass that sets ``name``, ``methods`` and ``columns`` and writes ``protocol``, ``data``,
 ``setting``, ``task`` and ``score``: docs/extending.md, "A new comparison".
 """
@@ -42,6 +46,7 @@ import inr
 from inr.errors import EXIT_INPUT, InputError
 from inr.experiments.estimate import step_seconds
 from inr.experiments.methods import METHODS, Resolved, Setting
+from inr.experiments.ranks import ONE, Ranks, local_metrics, quiet
 from inr.experiments.results import load_results, results_record
 from inr.experiments.runner import (
     Column,
@@ -453,8 +458,10 @@ def row_key(row: Mapping[str, Any]) -> tuple:
     return row["method"], row.get("signal"), row["seed"]
 
 
-def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path) -> list[dict[str, Any]]:
-    """Train method ``name`` for a group of members (one, or several as one stacked model); a scored row per member."""
+def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path, ranks: Ranks = ONE) -> list[dict[str, Any]]:
+    """Train method ``name`` for a group of members (one, or several as one stacked model); a scored row per member.
+    Over several ``ranks`` a stacked group trains on every rank, its members sharded, and one model on rank 0
+    alone; rank 0 scores (the other ranks return no rows): ``inr.experiments.ranks``."""
     first = group[0]
     L.seed_everything(first.seed, verbose=False)
     stacked = len(group) > 1
@@ -463,7 +470,14 @@ def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path
     model = c.stacked_model(p, specs, [m.seed for m in group], data) if stacked else c.model(p, specs[0], data)
     callbacks = c.callbacks(p, name, first, out)
     where = f"{len(group)} members" if stacked else ", ".join(x for x in (c.label(first.signal), f"seed {first.seed}") if x)
-    seconds = fit_row(model, data, p.steps, callbacks, label=f"{name} ({where})", **c.trainer_args(p, name, first, out))
+    settings = dict(c.trainer_args(p, name, first, out))
+    if stacked:
+        settings.update(ranks.trainer_args())
+    elif ranks.several:
+        local_metrics(model)
+    seconds = fit_row(model, data, p.steps, callbacks, label=f"{name} ({where})", **settings)
+    if not ranks.writes:
+        return []
     measured = c.measured(p, callbacks)
     rows = []
     for k, (member, spec) in enumerate(zip(group, specs)):
@@ -563,20 +577,32 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
     names = chosen_methods(c, args)
     models = [n for n in names if n not in c.baseline_names]
     p = c.protocol(args)
-    probe = c.check(p)
-    if args.paper or args.estimate_only:
-        if models:
-            estimate(c, p, models)
-        if args.estimate_only:
-            return []
-    out = prepare_out(c.out_dir(args))
-    p = c.prepare(p, names, probe)
+    ranks = Ranks.of_launcher()  # several under torchrun or SLURM: inr.experiments.ranks
+    why = ranks.refusal(args, [group for name in models for group in c.groups(p, c.members(p, name))], program(c))
+    if why is not None:
+        raise InputError(why)
+    opened: dict[str, Any] = {}
+
+    def opening() -> tuple[Optional[Path], Any, dict[tuple, dict[str, Any]]]:  # rank 0's, before anything trains
+        opened["probe"] = probe = c.check(p)
+        if args.paper or args.estimate_only:
+            if models:
+                estimate(c, p, models)
+            if args.estimate_only:
+                return None, p, {}
+        out = prepare_out(c.out_dir(args))
+        prepared = c.prepare(p, names, probe)
+        return out, prepared, resumed(c, out, {"comparison": c.name, **c.record(prepared)}, args.fresh)
+
+    out, p, done = ranks.first(opening)
+    if out is None:
+        return []
     record = {"comparison": c.name, **c.record(p)}
-    done = resumed(c, out, record, args.fresh)
     command_line = f"{program(c)} {shlex.join(args.argv)}".strip()
     plan = [(name, group) for name in models for group in c.groups(p, c.members(p, name))]
     sets = list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
-    chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names]
+    probe = opened.get("probe")
+    chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names] if ranks.writes else []
     progress = RowProgress(len(plan) + len(sets) * len(chosen))
     planned = {(name, c.label(m.signal), m.seed) for name, group in plan for m in group}
     planned |= {(b.name, c.label(m.signal), m.seed if c.baselines_per_seed else None) for m in sets for b in chosen}
@@ -605,7 +631,11 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
             rows += earlier
             progress.row(name, "kept from the earlier run")
             continue
-        new = train_group(c, p, name, group, out)
+        if len(group) == 1 and not ranks.writes:
+            continue  # one model: rank 0 trains it alone
+        new = train_group(c, p, name, group, out, ranks)
+        if not ranks.writes:
+            continue
         rows += new
         write()
         where = (
@@ -614,6 +644,8 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
             else ", ".join(x for x in (c.label(group[0].signal), f"seed {group[0].seed}") if x)
         )
         progress.row(f"{name} ({where})", headline(c, c.summary(p, new)[0]))
+    if not ranks.writes:
+        return []
     for member in sets:
         data = loaded(c.data(p, member))
         for b in (b for b in c.baselines(p, data) if not c.baseline_names or b.key in names):
@@ -664,4 +696,5 @@ def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]
         with torch_threads(args.threads):
             return run(c, args, rows)
 
-    return command(body, lambda: markdown_table(summarise(rows, numeric(c)), c.columns) if rows else "")
+    with quiet(Ranks.of_launcher()):  # over several processes rank 0 alone prints (inr.experiments.ranks)
+        return command(body, lambda: markdown_table(summarise(rows, numeric(c)), c.columns) if rows else "")
