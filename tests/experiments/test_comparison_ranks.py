@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,73 @@ def test_settings_that_cannot_run_over_the_ranks_are_one_line_from_rank_0_and_no
         else:
             assert printed.out == printed.err == ""
     assert not out.exists()
+
+
+MIXED = '''
+import sys
+from inr.experiments import comparison
+from inr.experiments.table1 import Table1
+
+
+class Mixed(Table1):
+    """table1 whose gaussian rows train one model each (none stays one stacked group)."""
+
+    def members(self, p, name):
+        self.method = name
+        return super().members(p, name)
+
+    def groups(self, p, members):
+        return [[m] for m in members] if self.method == "gaussian" else [members]
+
+
+comparison.main(Mixed(), sys.argv[1:])
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_rows_of_one_model_train_on_rank_0_alone_under_srun_beside_a_stacked_group(tmp_path):
+    script = tmp_path / "mixed.py"
+    script.write_text(MIXED)
+    flags = ["--kind", "natural", "--count", "2", "--seeds", "2", "--methods", "none,gaussian", *TINY]
+    port, tasks = str(free_port()), []
+    for rank in (0, 1):  # two SLURM tasks on one node, with the variables srun sets
+        env = {
+            **os.environ,
+            "SLURM_JOB_ID": "4242",
+            "SLURM_JOB_NAME": "table1",
+            "SLURM_NTASKS": "2",
+            "SLURM_NTASKS_PER_NODE": "2",
+            "SLURM_NNODES": "1",
+            "SLURM_PROCID": str(rank),
+            "SLURM_LOCALID": str(rank),
+            "SLURM_NODEID": "0",
+            "SLURM_NODELIST": "127.0.0.1",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": port,
+        }
+        with open(tmp_path / f"{rank}.out", "w") as out, open(tmp_path / f"{rank}.err", "w") as err:
+            command = [sys.executable, str(script), *flags, "--out", str(tmp_path / "two")]
+            tasks.append(subprocess.Popen(command, cwd=tmp_path, stdout=out, stderr=err, env=env, start_new_session=True))
+    reference = subprocess.run([sys.executable, str(script), *flags, "--out", str(tmp_path / "one")], capture_output=True)
+    assert reference.returncode == 0, reference.stderr[-4000:]
+    for task in tasks:
+        try:
+            task.wait(BOUND)
+        except subprocess.TimeoutExpired:
+            os.killpg(task.pid, signal.SIGKILL)
+            task.wait()
+    assert [task.returncode for task in tasks] == [0, 0], (tmp_path / "0.err").read_text()[-4000:]
+
+    one, two = (json.loads((tmp_path / name / "results.json").read_text()) for name in ("one", "two"))
+    same_rows(two["rows"], one["rows"])
+    assert [r["method"] for r in two["rows"] if r["kind"] == "model"] == ["none"] * 4 + ["gaussian"] * 4
+    assert files_under(tmp_path / "two") == files_under(tmp_path / "one")
+    assert (tmp_path / "1.out").read_text() == (tmp_path / "1.err").read_text() == ""
+    progress = (tmp_path / "0.err").read_text()
+    assert "[1/9] none (4 members): " in progress and "[5/9] gaussian (camera, seed 1): " in progress
