@@ -1,6 +1,8 @@
 """A comparison over the processes of a launcher (``inr.experiments.ranks``): docs/cluster.md's ``table1`` command
-over two CPU processes (torchrun, gloo) writes the results one process writes, from rank 0 alone, and the settings
-that cannot run over the ranks are refused in one line before anything is written."""
+over two CPU processes (torchrun, gloo) writes the results one process writes, from rank 0 alone; under srun's
+variables, rows of one model train on rank 0 alone beside a stacked group (their metrics local: an epoch ends in
+them) with the same result; the settings that cannot run over the ranks are refused in one line before anything
+is written."""
 
 import json
 import os
@@ -168,7 +170,8 @@ def free_port() -> int:
 def test_rows_of_one_model_train_on_rank_0_alone_under_srun_beside_a_stacked_group(tmp_path):
     script = tmp_path / "mixed.py"
     script.write_text(MIXED)
-    flags = ["--kind", "natural", "--count", "2", "--seeds", "2", "--methods", "none,gaussian", *TINY]
+    # 12 steps: an epoch (10 steps) ends in each fit, where the training metrics of the epoch are computed
+    flags = ["--kind", "natural", "--count", "2", "--seeds", "2", "--methods", "none,gaussian", *TINY, "--steps", "12"]
     port, tasks = str(free_port()), []
     for rank in (0, 1):  # two SLURM tasks on one node, with the variables srun sets
         env = {
