@@ -569,6 +569,25 @@ def resumed(c: Comparison, out: Path, record: Mapping[str, Any], fresh: bool) ->
     return {row_key(r): r for r in earlier.rows}
 
 
+def check_kept(c: Comparison, p: Any, names: Sequence[str], probe: Any, done: Mapping[tuple, Any], out: Path) -> None:
+    """Refuse an ``--out`` holding rows this command does not run: rewriting results.json without them would lose
+    them."""
+    models = [n for n in names if n not in c.baseline_names]
+    planned = {(name, c.label(m.signal), m.seed) for name in models for group in c.groups(p, c.members(p, name)) for m in group}
+    sets = list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
+    chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names]
+    planned |= {(b.name, c.label(m.signal), m.seed if c.baselines_per_seed else None) for m in sets for b in chosen}
+    outside = [key for key in done if key not in planned]
+    if outside:
+        shown = ", ".join(
+            f"{k[0]}" + (f" {k[1]}" if k[1] else "") + (f" seed {k[2]}" if k[2] is not None else "") for k in outside[:3]
+        )
+        raise InputError(
+            f"--out {out} holds {len(outside)} rows this command does not run ({shown}{', …' if len(outside) > 3 else ''}): "
+            "include their methods and seeds, choose another --out, or --fresh to replace them"
+        )
+
+
 def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
     """The comparison ``c`` with flags ``args`` (``parse``'s): every row (models, then baselines), printed and written."""
     rows = [] if rows is None else rows
@@ -592,7 +611,9 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
                 return None, p, {}
         out = prepare_out(c.out_dir(args))
         prepared = c.prepare(p, names, probe)
-        return out, prepared, resumed(c, out, {"comparison": c.name, **c.record(prepared)}, args.fresh)
+        done = resumed(c, out, {"comparison": c.name, **c.record(prepared)}, args.fresh)
+        check_kept(c, prepared, names, probe, done, out)
+        return out, prepared, done
 
     out, p, done = ranks.first(opening)
     if out is None:
@@ -604,17 +625,6 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
     probe = opened.get("probe")
     chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names] if ranks.writes else []
     progress = RowProgress(len(plan) + len(sets) * len(chosen))
-    planned = {(name, c.label(m.signal), m.seed) for name, group in plan for m in group}
-    planned |= {(b.name, c.label(m.signal), m.seed if c.baselines_per_seed else None) for m in sets for b in chosen}
-    outside = [key for key in done if key not in planned]
-    if outside:  # rewriting results.json without them would lose them
-        shown = ", ".join(
-            f"{k[0]}" + (f" {k[1]}" if k[1] else "") + (f" seed {k[2]}" if k[2] is not None else "") for k in outside[:3]
-        )
-        raise InputError(
-            f"--out {out} holds {len(outside)} rows this command does not run ({shown}{', …' if len(outside) > 3 else ''}): "
-            "include their methods and seeds, choose another --out, or --fresh to replace them"
-        )
 
     def write(final: bool = False) -> str:
         summary = c.summary(p, rows)

@@ -166,14 +166,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.slow
-def test_rows_of_one_model_train_on_rank_0_alone_under_srun_beside_a_stacked_group(tmp_path):
-    script = tmp_path / "mixed.py"
-    script.write_text(MIXED)
-    # 12 steps: an epoch (10 steps) ends in each fit, where the training metrics of the epoch are computed
-    flags = ["--kind", "natural", "--count", "2", "--seeds", "2", "--methods", "none,gaussian", *TINY, "--steps", "12"]
+def srun_tasks(tmp_path: Path, command: list[str], tag: str) -> list[int]:
+    """``command`` as two SLURM tasks on one node with the variables srun sets, each task's stdout and stderr in
+    ``<tag>.<rank>.out``/``.err``; their exit codes."""
     port, tasks = str(free_port()), []
-    for rank in (0, 1):  # two SLURM tasks on one node, with the variables srun sets
+    for rank in (0, 1):
         env = {
             **os.environ,
             "SLURM_JOB_ID": "4242",
@@ -188,23 +185,43 @@ def test_rows_of_one_model_train_on_rank_0_alone_under_srun_beside_a_stacked_gro
             "MASTER_ADDR": "127.0.0.1",
             "MASTER_PORT": port,
         }
-        with open(tmp_path / f"{rank}.out", "w") as out, open(tmp_path / f"{rank}.err", "w") as err:
-            command = [sys.executable, str(script), *flags, "--out", str(tmp_path / "two")]
+        with open(tmp_path / f"{tag}.{rank}.out", "w") as out, open(tmp_path / f"{tag}.{rank}.err", "w") as err:
             tasks.append(subprocess.Popen(command, cwd=tmp_path, stdout=out, stderr=err, env=env, start_new_session=True))
-    reference = subprocess.run([sys.executable, str(script), *flags, "--out", str(tmp_path / "one")], capture_output=True)
-    assert reference.returncode == 0, reference.stderr[-4000:]
+    return tasks
+
+
+def finished(tasks: list[subprocess.Popen]) -> list[int]:
     for task in tasks:
         try:
             task.wait(BOUND)
         except subprocess.TimeoutExpired:
             os.killpg(task.pid, signal.SIGKILL)
             task.wait()
-    assert [task.returncode for task in tasks] == [0, 0], (tmp_path / "0.err").read_text()[-4000:]
+    return [task.returncode for task in tasks]
+
+
+@pytest.mark.slow
+def test_rows_of_one_model_train_on_rank_0_alone_under_srun_beside_a_stacked_group(tmp_path):
+    script = tmp_path / "mixed.py"
+    script.write_text(MIXED)
+    # 12 steps: an epoch (10 steps) ends in each fit, where the training metrics of the epoch are computed
+    flags = ["--kind", "natural", "--count", "2", "--seeds", "2", "--methods", "none,gaussian", *TINY, "--steps", "12"]
+    command = [sys.executable, str(script), *flags, "--out", str(tmp_path / "two")]
+    tasks = srun_tasks(tmp_path, command, "first")
+    reference = subprocess.run([sys.executable, str(script), *flags, "--out", str(tmp_path / "one")], capture_output=True)
+    assert reference.returncode == 0, reference.stderr[-4000:]
+    assert finished(tasks) == [0, 0], (tmp_path / "first.0.err").read_text()[-4000:]
 
     one, two = (json.loads((tmp_path / name / "results.json").read_text()) for name in ("one", "two"))
     same_rows(two["rows"], one["rows"])
     assert [r["method"] for r in two["rows"] if r["kind"] == "model"] == ["none"] * 4 + ["gaussian"] * 4
     assert files_under(tmp_path / "two") == files_under(tmp_path / "one")
-    assert (tmp_path / "1.out").read_text() == (tmp_path / "1.err").read_text() == ""
-    progress = (tmp_path / "0.err").read_text()
+    assert (tmp_path / "first.1.out").read_text() == (tmp_path / "first.1.err").read_text() == ""
+    progress = (tmp_path / "first.0.err").read_text()
     assert "[1/9] none (4 members): " in progress and "[5/9] gaussian (camera, seed 1): " in progress
+
+    # the same command again: rank 0 finds every row done and tells rank 1, which trains nothing either
+    assert finished(srun_tasks(tmp_path, command, "again")) == [0, 0], (tmp_path / "again.0.err").read_text()[-4000:]
+    kept = [line for line in (tmp_path / "again.0.err").read_text().splitlines() if ": kept from the earlier run; " in line]
+    assert len(kept) == 9 and (tmp_path / "again.1.out").read_text() == (tmp_path / "again.1.err").read_text() == ""
+    assert json.loads((tmp_path / "two" / "results.json").read_text())["rows"] == two["rows"]
