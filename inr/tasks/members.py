@@ -199,11 +199,6 @@ def refusal(cls: type, base: type) -> Optional[str]:
     return None
 
 
-def never_distributed() -> bool:
-    """A metric's ``distributed_available_fn`` for the state of one rank's own members: nothing to gather."""
-    return False
-
-
 class Members(nn.Module):
     """The members of a stacked task (``task.stack``): their settings, per-member metrics and the stacked versions
     of the task's ``HOOKS`` (see the module docstring). A module so that the metrics follow the task's device
@@ -253,10 +248,12 @@ class Members(nn.Module):
         shares = torch.tensor_split(torch.arange(self.count), ranks)
         self.shares = [len(share) for share in shares]
         self.shard = (int(shares[rank][0]), int(shares[rank][-1]) + 1)
+        from inr.tasks.base import not_distributed  # the task's module imports this one
+
         for collection in (*self.train_metrics, *self.val_metrics):
             for metric in collection.values():
                 metric.sync_on_compute = False
-                metric.distributed_available_fn = never_distributed  # a compute already pending syncs nothing either
+                metric.distributed_available_fn = not_distributed  # a compute already pending syncs nothing either
 
     def gather(self, values: Tensor) -> Tensor:
         """This rank's members' ``values`` (K_r, ...) -> every member's (K, ...), in member order (a collective:
