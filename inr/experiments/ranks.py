@@ -51,8 +51,8 @@ import torchmetrics
 from lightning.fabric.plugins.environments import SLURMEnvironment, TorchElasticEnvironment
 
 from inr.errors import InputError
+from inr.metrics.local import not_distributed
 from inr.run.cluster import launcher
-from inr.tasks.base import not_distributed
 
 # how long a rank waits in a collective: the others wait for rank 0's rows of one model, scoring and baselines
 TIMEOUT = datetime.timedelta(hours=24)

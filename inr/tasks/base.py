@@ -47,6 +47,7 @@ from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.io.progress import advance
 from inr.io.trusted import check_trusted_config, granted_packages, refuse_untrusted_imports, trusted_imported_classes
+from inr.metrics.local import not_distributed
 from inr.modes import eval_mode
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.engine import LoggedStep, StepLoss
@@ -640,8 +641,3 @@ def given_as_config() -> bool:
     except ImportError:  # another Lightning: the parts are left out of the hyper-parameters, as objects are
         return False
     return _given_hyperparameters.get() is not None
-
-
-def not_distributed() -> bool:
-    """torchmetrics' ``distributed_available_fn`` for a metric computed in one process only."""
-    return False

@@ -77,6 +77,7 @@ from inr.data.grid import Grid
 from inr.encoders import Encoder
 from inr.encoders.stacked import stack_encoders
 from inr.errors import InputError
+from inr.metrics.local import not_distributed
 from inr.modes import eval_mode
 from inr.networks import NetworkFactory
 from inr.networks.stacked import member_state, stack_networks
@@ -248,8 +249,6 @@ class Members(nn.Module):
         shares = torch.tensor_split(torch.arange(self.count), ranks)
         self.shares = [len(share) for share in shares]
         self.shard = (int(shares[rank][0]), int(shares[rank][-1]) + 1)
-        from inr.tasks.base import not_distributed  # the task's module imports this one
-
         for collection in (*self.train_metrics, *self.val_metrics):
             for metric in collection.values():
                 metric.sync_on_compute = False

@@ -36,9 +36,10 @@ from torch import Tensor, nn
 
 from inr.encoders import Encoder
 from inr.errors import InputError
+from inr.metrics.local import not_distributed
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.adaptation import INNER_OPTIMIZERS, adapt, expand, maml_losses, reptile_gradient, surrogate
-from inr.tasks.base import INRModule, not_distributed
+from inr.tasks.base import INRModule
 from inr.tasks.init_from import load_init
 from inr.tasks.parts import import_class
 

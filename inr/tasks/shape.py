@@ -34,9 +34,10 @@ from inr.geometry.level_set import level_set_mesh
 from inr.geometry.sampling import sample_surface
 from inr.metrics import IoU
 from inr.metrics.geometry import SurfaceDistances
+from inr.metrics.local import not_distributed
 from inr.modes import eval_mode
 from inr.networks import MLP
-from inr.tasks.base import INRModule, NetworkFactory, not_distributed
+from inr.tasks.base import INRModule, NetworkFactory
 
 SHAPE_MODES = ("occupancy", "sdf")
 HELDOUT = ("easy", "hard")
