@@ -99,20 +99,21 @@ KINDS = {
     "shape": Kind("volume", 300, 32, ndim=3, metric="iou"),
 }
 # The meta-training of each kind, chosen by short trials on this 2-core CPU (docs/learned_init.md, "How the settings
-# were chosen"): two inner SGD steps; Reptile's outer Adam at 1e-3, MAML's at 1e-4 (MAML's steps cost about twice as
-# much, so it gets half as many); the inner rate per class (10 oscillated on text and diverged on shapes, 1 learned
-# there); outer steps for at most about a quarter of an hour each on this shared CPU with one thread (--threads 1:
-# two threads on its two loaded cores ran a fit 5-10 times slower).
+# were chosen"): two inner SGD steps; Reptile's outer Adam at 1e-3, MAML's at 1e-4; the inner rate per class (10
+# oscillated on text and diverged on shapes, 1 learned there); outer steps for at most about a quarter of an hour
+# each on this shared CPU with one thread (--threads 1: two threads on its two loaded cores ran a fit 5-10 times
+# slower). MAML's second-order steps cost about twice Reptile's on images, so it gets half as many; through CT's
+# projections they cost about 10 s each against Reptile's 0.9 s, so 60 there.
 META = {
     kind: {
         "reptile": MetaSettings("reptile", inner_steps=2, inner_lr=reptile_lr, inner_optimizer="sgd", outer_lr=1e-3, steps=steps),
-        "maml": MetaSettings("maml", inner_steps=2, inner_lr=maml_lr, inner_optimizer="sgd", outer_lr=1e-4, steps=steps // 2),
+        "maml": MetaSettings("maml", inner_steps=2, inner_lr=maml_lr, inner_optimizer="sgd", outer_lr=1e-4, steps=maml_steps),
     }
-    for kind, reptile_lr, maml_lr, steps in (
-        ("natural", 10.0, 1.0, 2000),
-        ("text", 1.0, 1.0, 2000),
-        ("ct", 10.0, 10.0, 600),
-        ("shape", 1.0, 1.0, 600),
+    for kind, reptile_lr, maml_lr, steps, maml_steps in (
+        ("natural", 10.0, 1.0, 2000, 1000),
+        ("text", 1.0, 1.0, 2000, 1000),
+        ("ct", 10.0, 10.0, 600, 60),
+        ("shape", 1.0, 1.0, 600, 300),
     )
 }
 
