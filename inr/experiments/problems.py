@@ -12,7 +12,7 @@ Every classical reconstruction is clipped to [0, 1], the object's known range, a
 own. The scores are against the ground truth: PSNR on what the method never saw (``psnr``: the whole grid for CT,
 MRI and super-resolution, whose measurements are projections, k-space samples or block means of every pixel; for
 inpainting the unobserved pixels alone, with the whole image's beside it as ``full_psnr``), and on the whole grid
-SSIM (none below the SSIM window), the relative error of the mean (``dc``) and the pooled relative errors of the
+SSIM (none for a side under ``inr.metrics.SSIM_MIN_SIDE``, 6), the relative error of the mean (``dc``) and the pooled relative errors of the
 lower and upper half of 16 radial bands (``low``, ``high``; ``inr.spectral.spectral_summary``: both fields with
 their means removed first). A reconstruction whose variation is under 1 % of the truth's (``COLLAPSED``: every band
 error ≥ 0.99) is marked ``collapsed``: the tables leave it out of the means and name it.
@@ -153,7 +153,7 @@ def collapsed(recon: torch.Tensor, truth: torch.Tensor) -> bool:
 def score(recon: torch.Tensor, truth: torch.Tensor, unseen: Optional[torch.Tensor] = None) -> dict[str, float]:
     """PSNR (``inr.metrics.psnr``) of a reconstruction (C, *shape) as its method returns it on the ``unseen`` grid
     points (a (*shape) mask; None: the whole grid), with the whole grid's as ``full_psnr`` where that differs;
-    SSIM (NaN below the SSIM window) and ``spectral_summary``'s DC, low and high errors (``NUM_BANDS`` radial
+    SSIM (NaN for a side under ``inr.metrics.SSIM_MIN_SIDE``) and ``spectral_summary``'s DC, low and high errors (``NUM_BANDS`` radial
     bands) on the whole grid; ``collapsed`` 1.0 for a constant reconstruction (``collapsed``), else 0.0.
 
     Example:
