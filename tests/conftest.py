@@ -44,6 +44,38 @@ TINY_IMAGE_RUN = [
     "null",
 ]
 
+# nerf.yaml at 8², 4 views (2 held out), width 16, 8 samples a ray, 2 steps: a radiance field's run in seconds
+TINY_NERF_RUN = [
+    "--config",
+    "nerf.yaml",
+    "--data.init_args.resolution",
+    "8",
+    "--data.init_args.views",
+    "4",
+    "--data.init_args.heldout_views",
+    "2",
+    "--data.init_args.batch_size",
+    "64",
+    "--data.init_args.steps_per_epoch",
+    "2",
+    "--model.init_args.network.init_args.width",
+    "16",
+    "--model.init_args.encoder.init_args.num_features",
+    "16",
+    "--model.init_args.samples",
+    "8",
+    "--model.init_args.eval_train_views",
+    "1",
+    "--trainer.max_steps",
+    "2",
+    "--trainer.num_sanity_val_steps",
+    "0",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.callbacks",
+    "null",
+]
+
 
 def _threads_per_worker() -> int | None:
     """cores // workers under pytest-xdist (at least 1); None outside it."""
@@ -78,6 +110,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (0, slow_modules[item.path], item.get_closest_marker("slow") is None, index)
 
     items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
+@pytest.fixture(scope="session")
+def tiny_nerf_args() -> Callable[..., list[str]]:
+    """``tiny_nerf_args(save_dir, *extra)``: train.py arguments of a 2-step 8² radiance-field run under ``save_dir``."""
+
+    def args(save_dir, *extra: str) -> list[str]:
+        return [*TINY_NERF_RUN, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+
+    return args
 
 
 @pytest.fixture(scope="session")

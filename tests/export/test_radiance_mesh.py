@@ -103,43 +103,11 @@ def test_bad_requests_are_one_line():
     assert default_threshold(ball(), 64) == pytest.approx(math.log(2) * 64 / 3.0)
 
 
-NERF = [
-    "--config",
-    "nerf.yaml",
-    "--data.init_args.resolution",
-    "8",
-    "--data.init_args.views",
-    "4",
-    "--data.init_args.heldout_views",
-    "2",
-    "--data.init_args.batch_size",
-    "64",
-    "--data.init_args.steps_per_epoch",
-    "2",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--model.init_args.samples",
-    "8",
-    "--model.init_args.eval_train_views",
-    "1",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
-
-
 @pytest.fixture(scope="module")
-def nerf_checkpoint(tmp_path_factory):
+def nerf_checkpoint(tmp_path_factory, tiny_nerf_args):
     """The last checkpoint of a two-step run of nerf.yaml at toy size."""
     root = tmp_path_factory.mktemp("nerf")
-    cli_main([*NERF, "--trainer.logger.init_args.save_dir", str(root)])
+    cli_main(tiny_nerf_args(root))
     return root / "nerf" / "version_0" / "checkpoints" / "last.ckpt"
 
 

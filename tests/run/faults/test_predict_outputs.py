@@ -26,37 +26,6 @@ VOLUME = [
     "null",
 ]
 
-NERF = [
-    "--config",
-    "nerf.yaml",
-    "--data.init_args.resolution",
-    "8",
-    "--data.init_args.views",
-    "4",
-    "--data.init_args.heldout_views",
-    "2",
-    "--data.init_args.batch_size",
-    "64",
-    "--data.init_args.steps_per_epoch",
-    "2",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--model.init_args.samples",
-    "8",
-    "--model.init_args.eval_train_views",
-    "1",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
-
 
 def _exit_code(call) -> int:
     try:
@@ -76,11 +45,11 @@ def volume_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def nerf_run(tmp_path_factory):
+def nerf_run(tmp_path_factory, tiny_nerf_args):
     from inr.run.cli import cli_main
 
     save_dir = tmp_path_factory.mktemp("nerf")
-    cli_main([*NERF, "--trainer.logger.init_args.save_dir", str(save_dir)])
+    cli_main(tiny_nerf_args(save_dir))
     return save_dir
 
 
@@ -123,9 +92,9 @@ def test_predict_rejects_fps_zero(tmp_path, run_cli, volume_run):
     assert not (tmp_path / "out").exists()
 
 
-def test_predict_of_a_radiance_field_renders_every_view(tmp_path, run_cli, nerf_run):
+def test_predict_of_a_radiance_field_renders_every_view(tiny_nerf_args, tmp_path, run_cli, nerf_run):
     out = tmp_path / "out"
-    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    args = ["predict", *tiny_nerf_args(nerf_run), "--ckpt_path", "last"]
     outcome = run_cli([*args, "--out", str(out), "--video", "none", "--scale", "2"])
     assert outcome.code == 0, outcome.stderr[-2000:]
     field = np.load(out / "field.npy")
@@ -175,7 +144,7 @@ def test_turntable_shows_progress(tmp_path, capsys, nerf_run):
     assert (tmp_path / "t.gif").stat().st_size > 0
 
 
-def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tmp_path, run_cli, nerf_run):
+def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tiny_nerf_args, tmp_path, run_cli, nerf_run):
     """An orbit of 5 frames and a nerfstudio-style JSON path: each view is the model's render of that camera, and
     the files are frames and a video of the colour, the depth and the accumulation."""
     import json
@@ -185,7 +154,7 @@ def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tmp_path, ru
     from inr.data.cameras import turntable_poses
     from inr.run.model_loader import load_model
 
-    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    args = ["predict", *tiny_nerf_args(nerf_run), "--ckpt_path", "last"]
     orbit = tmp_path / "orbit"
     outcome = run_cli([*args, "--out", str(orbit), "--camera_path", "orbit", "--frames", "5", "--video", "gif"])
     assert outcome.code == 0, outcome.stderr[-2000:]
@@ -214,7 +183,7 @@ def test_a_camera_path_renders_colour_depth_and_accumulation_videos(tmp_path, ru
     assert not (tmp_path / "no").exists()
 
 
-def test_a_nerfstudio_camera_path_renders_at_its_own_size_and_field_of_view(tmp_path, run_cli, nerf_run):
+def test_a_nerfstudio_camera_path_renders_at_its_own_size_and_field_of_view(tiny_nerf_args, tmp_path, run_cli, nerf_run):
     """render_height × render_width and each camera's fov (vertical, degrees) as nerfstudio renders them: f = ½H /
     tan(½ fov), square pixels, the principal point at the centre; --scale still multiplies the path's size."""
     import json
@@ -231,7 +200,7 @@ def test_a_nerfstudio_camera_path_renders_at_its_own_size_and_field_of_view(tmp_
     cameras = [{"camera_to_world": pose.flatten().tolist(), "fov": fov} for fov in (30.0, 75.0)]
     path = tmp_path / "camera_path.json"
     path.write_text(json.dumps({"camera_type": "perspective", "render_height": 6, "render_width": 10, "camera_path": cameras}))
-    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last", "--video", "none"]
+    args = ["predict", *tiny_nerf_args(nerf_run), "--ckpt_path", "last", "--video", "none"]
     outcome = run_cli([*args, "--out", str(tmp_path / "out"), "--camera_path", str(path)])
     assert outcome.code == 0, outcome.stderr[-2000:]
     field = np.load(tmp_path / "out" / "field.npy")
@@ -254,12 +223,12 @@ def test_a_nerfstudio_camera_path_renders_at_its_own_size_and_field_of_view(tmp_
         ('{"camera_path": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply to be a camera path"),
     ],
 )
-def test_a_camera_path_it_cannot_honour_is_one_line(tmp_path, run_cli, nerf_run, content, expected):
+def test_a_camera_path_it_cannot_honour_is_one_line(tiny_nerf_args, tmp_path, run_cli, nerf_run, content, expected):
     import json
 
     path = tmp_path / "camera_path.json"
     path.write_text(content if isinstance(content, str) else json.dumps(content))
-    args = ["predict", *NERF, "--trainer.logger.init_args.save_dir", str(nerf_run), "--ckpt_path", "last"]
+    args = ["predict", *tiny_nerf_args(nerf_run), "--ckpt_path", "last"]
     outcome = run_cli([*args, "--out", str(tmp_path / "out"), "--camera_path", str(path)])
     assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
     assert not (tmp_path / "out").exists()
