@@ -357,3 +357,12 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     finally:
         session.close()
         importable()
+        leave_process_group()
+
+
+def leave_process_group() -> None:
+    """The run's process group closed on the way out: torch leaves an initialised group for the interpreter's exit,
+    where tearing down gloo's threads can abort the process ("terminate called without an active exception") after
+    a run that succeeded."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
