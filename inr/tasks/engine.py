@@ -17,6 +17,7 @@ One optimizer step of a group, as ``run_group`` takes it (eagerly; a graph repla
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Protocol
@@ -24,10 +25,9 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 import torch
 from torch import Tensor
 
-if TYPE_CHECKING:  # annotations only: both modules import this one
+if TYPE_CHECKING:  # annotations only
     import lightning as L
 
-    from inr.tasks.graphs import GraphBackend, GraphedSteps
     from inr.tasks.guards import NonFiniteLossGuard
 
 
@@ -46,6 +46,33 @@ class StepLoss:
 
 # (step, {key: value}, whether it reaches the loggers) of each logging step of a group
 LoggedStep = tuple[int, dict[str, Tensor], bool]
+
+
+class GraphBackend(Protocol):
+    """What ``GraphedSteps`` calls on the graph it captures: ``CudaGraph``, or ``EagerGraph`` without CUDA."""
+
+    @staticmethod
+    def prepare(optimizer: torch.optim.Optimizer) -> None:
+        """Switches the optimizer to the form the graph can capture."""
+
+    @staticmethod
+    def side_stream() -> contextlib.AbstractContextManager:
+        """Where the warm-up steps run."""
+
+    def capture(self, fn: Callable[[], Any]) -> Any:
+        """Records ``fn`` (runs nothing); returns the outputs the replays rewrite, or None."""
+
+    def replay(self) -> Any:
+        """Runs the recorded step; returns its outputs, or None (then they are ``capture``'s)."""
+
+
+class CapturedStep(Protocol):
+    """What ``run_group`` calls on the captured step of a run (``inr.tasks.graphs.GraphedSteps``)."""
+
+    full_batch: Optional[bool]  # whether every step's batch is the full training split (set by the first step)
+
+    def step(self, group: Any, j: int) -> tuple[StepLoss, Tensor]:
+        """Step j of ``group`` (eager while warming up, then a replay): its StepLoss and the batch's values."""
 
 
 class SteppedTask(Protocol):
@@ -101,7 +128,7 @@ class SteppedTask(Protocol):
         """The group's logging steps to the loggers (``inr.tasks.steps.write_logs``) and the epoch's values."""
 
     # --- the task's services ---------------------------------------------------------------------------------
-    def graphed_steps(self) -> Optional[GraphedSteps]:
+    def graphed_steps(self) -> Optional[CapturedStep]:
         """The captured step of this run, or None: the steps run eagerly."""
 
     def divergence_guard(self) -> Optional[NonFiniteLossGuard]:

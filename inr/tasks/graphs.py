@@ -18,14 +18,14 @@ run eagerly. The logic that does not need CUDA (the refusals, the static batch, 
 bookkeeping) runs on the CPU with ``EagerGraph`` standing in for ``torch.cuda.CUDAGraph``
 (tests/tasks/test_graphs.py, through the task's ``graph_backend``): a replay there calls the step again, and what
 the graph returns lives in the same tensors from step to step, as a CUDA graph's outputs do. What this path calls
-on the task is ``inr.tasks.engine.SteppedTask``, on the graph ``GraphBackend``.
+on the task is ``inr.tasks.engine.SteppedTask``, on the graph ``inr.tasks.engine.GraphBackend``.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Optional, Protocol
+from typing import Any, Optional
 
 import lightning as L
 import torch
@@ -33,7 +33,7 @@ from lightning.pytorch.plugins.precision import Precision
 from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor
 
-from inr.tasks.engine import StepLoss, SteppedTask
+from inr.tasks.engine import GraphBackend, StepLoss, SteppedTask
 
 WARMUP_STEPS = 3  # eager steps on a side stream before the capture (torch.cuda.graphs' whole-network recipe)
 
@@ -56,24 +56,6 @@ def refusal(task: SteppedTask, trainer: L.Trainer) -> Optional[str]:
     if "capturable" not in optimizer.defaults:
         return f"{type(optimizer).__name__} has no capturable form"
     return None
-
-
-class GraphBackend(Protocol):
-    """What ``GraphedSteps`` calls on the graph it captures: ``CudaGraph``, or ``EagerGraph`` without CUDA."""
-
-    @staticmethod
-    def prepare(optimizer: torch.optim.Optimizer) -> None:
-        """Switches the optimizer to the form the graph can capture."""
-
-    @staticmethod
-    def side_stream() -> contextlib.AbstractContextManager:
-        """Where the warm-up steps run."""
-
-    def capture(self, fn: Callable[[], Any]) -> Any:
-        """Records ``fn`` (runs nothing); returns the outputs the replays rewrite, or None."""
-
-    def replay(self) -> Any:
-        """Runs the recorded step; returns its outputs, or None (then they are ``capture``'s)."""
 
 
 class CudaGraph:

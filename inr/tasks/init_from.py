@@ -29,16 +29,13 @@ import sys
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import torch
 from torch import Tensor, nn
 
 from inr.errors import InputError, check_memory
 from inr.networks.stacked import StackedLinear
-
-if TYPE_CHECKING:  # annotations only: the task's module imports this one
-    from inr.tasks.base import INRModule
 
 # the checkpoint entry that names the architecture of its weights (``architecture``)
 INIT_KEY = "inr_architecture"
@@ -60,7 +57,7 @@ def layer_text(layer: nn.Module) -> str:
     return repr(layer)
 
 
-def architecture(task: INRModule) -> dict[str, Any]:
+def architecture(task: nn.Module) -> dict[str, Any]:
     """What a task's field is made of, independently of its weights and of stacking: the encoder's class and
     widths, and each layer of its network (one entry for a network that is not a sequence of layers)."""
     encoder = task.stack.encoders[0] if task.stack is not None else task.encoder
@@ -112,7 +109,7 @@ def first_difference(recorded: Any, here: Mapping[str, Any]) -> str:
     return ""
 
 
-def load_init(task: INRModule, path: Union[str, Path]) -> None:
+def load_init(task: nn.Module, path: Union[str, Path]) -> None:
     """Replace the task's encoder and network tensors by the checkpoint's (see the module docstring)."""
     where = f"model.init_from {path}"
     tensors, recorded = read_init(path)

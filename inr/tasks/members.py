@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import lightning as L
 import torch
@@ -84,9 +84,6 @@ from inr.networks.stacked import member_state, stack_networks
 from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.parts import init_arguments
 from inr.tasks.steps import run_group, write_logs
-
-if TYPE_CHECKING:  # annotations only: the task's module imports this one
-    from inr.tasks.base import INRModule
 
 # the constructor arguments of a stacked task that a member, a single model, does not take
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
@@ -214,7 +211,7 @@ class Members(nn.Module):
     """
 
     def __init__(
-        self, task: INRModule, base: type, encoders: Sequence[Encoder], seeds: Sequence[int], factory: NetworkFactory
+        self, task: L.LightningModule, base: type, encoders: Sequence[Encoder], seeds: Sequence[int], factory: NetworkFactory
     ) -> None:
         super().__init__()
         why = refusal(type(task), base)
@@ -506,7 +503,7 @@ class Members(nn.Module):
             return self.member(k).render(batch["shape"])
 
     # --- members as single models --------------------------------------------------------------------------
-    def member(self, k: int) -> INRModule:
+    def member(self, k: int) -> L.LightningModule:
         """Member k as an ordinary single-model task of the same class: its encoder, its weights, the same settings;
         on the task's device, in its mode, attached to the stack's data with its own target (when the stack has
         data). Independent of the stack (its tensors are copies)."""
