@@ -113,7 +113,7 @@ class Comparison:
     baseline_names: tuple[str, ...] = ()  # baselines --methods may choose (empty: every baseline, always)
     columns: tuple[Column, ...] = ()
     headline: tuple[str, ...] = ("psnr",)  # the row keys of a progress line
-    difference_key: str = "psnr"  # the score the paired differences under the table read (``pairs``)
+    difference_keys: tuple[str, ...] = ("psnr",)  # the scores the paired differences under the table read (``pairs``)
     seeds: int = 1  # --seeds by default
     steps: int = 300  # the default protocol's steps and grid side
     resolution: int = 64
@@ -296,15 +296,18 @@ def neighbours_and_best(summary: Sequence[Mapping[str, Any]], key: str = "psnr")
 
 
 def row_notes(c: Comparison, p: Any, rows: list[dict[str, Any]], summary: list[dict[str, Any]]) -> str:
-    """What the rows say beyond the table's means: the fits that collapsed to a constant (named, not averaged) and
-    the paired differences of ``c.pairs`` in ``c.difference_key``."""
-    key = c.difference_key
-    unit = "dB" if "psnr" in key else ""
-    parts = [collapsed_note(rows, key, unit)]
+    """What the rows say beyond the table's means: the fits that collapsed to a constant (named, not averaged; read
+    on the first of ``c.difference_keys``) and the paired differences of ``c.pairs`` in each of those scores."""
+
+    def unit(key: str) -> str:
+        return "dB" if "psnr" in key else ""
+
+    parts = [collapsed_note(rows, c.difference_keys[0], unit(c.difference_keys[0]))]
     pairs = c.pairs(p, summary)
-    if pairs:
+    for key in c.difference_keys if pairs else ():
         header = next((col.header for col in c.columns if col.key == key), key)
-        lines = "\n".join(f"- {difference_note(rows, a, b, key, unit)}" for a, b in pairs)
+        digits = 2 if unit(key) else 3  # dB to a hundredth; a score in [0, 1] (IoU, SSIM) to a thousandth
+        lines = "\n".join(f"- {difference_note(rows, a, b, key, unit(key), digits=digits)}" for a, b in pairs)
         parts.append(f"Paired differences of {header} (per signal and seed; the rule of docs/results.md):\n{lines}")
     return "\n\n".join(x for x in parts if x)
 

@@ -295,10 +295,17 @@ def called(d: Paired, machine: float = 0.0) -> bool:
 
 
 def difference_note(
-    rows: Sequence[Mapping[str, Any]], a: str, b: str, key: str = "psnr", unit: str = "dB", machine: float = 0.0
+    rows: Sequence[Mapping[str, Any]],
+    a: str,
+    b: str,
+    key: str = "psnr",
+    unit: str = "dB",
+    machine: float = 0.0,
+    digits: int = 2,
 ) -> str:
     """One line of the rule (``called``) for ``a − b`` of ``key``, paired per signal and seed (``paired``):
-    "x − y: +0.28 ± 0.26 dB over 24 pairs (x above in 22; −0.19 to +0.84): x above y", or "…: level".
+    "x − y: +0.28 ± 0.26 dB over 24 pairs (x above in 22; −0.19 to +0.84): x above y", or "…: level"; the
+    figures with ``digits`` decimals (a score in [0, 1] such as IoU needs 3).
 
     Example:
         >>> rows = [{"method": m, "seed": s, "p": v + s} for s in range(3) for m, v in (("x", 25.0), ("y", 24.9))]
@@ -306,18 +313,20 @@ def difference_note(
         'x − y: +0.10 ± 0.00 dB over 3 pairs (x above in 3; +0.10 to +0.10): x above y'
         >>> difference_note(rows[:2], "x", "y", "p")
         'x − y: +0.10 dB, one pair: level (a difference needs 3 paired runs)'
+        >>> difference_note(rows, "x", "y", "p", unit="", digits=3)
+        'x − y: +0.100 ± 0.000 over 3 pairs (x above in 3; +0.100 to +0.100): x above y'
     """
-    d, unit = paired(rows, a, b, key), f" {unit}" if unit else ""
+    d, unit, f = paired(rows, a, b, key), f" {unit}" if unit else "", f".{digits}f"
     if d.n == 0:
         return f"{a} − {b}: no runs in common"
     if d.n < MIN_PAIRS:
         pairs = "one pair" if d.n == 1 else f"{d.n} pairs"
-        return f"{a} − {b}: {d.mean:+.2f}{unit}, {pairs}: level (a difference needs {MIN_PAIRS} paired runs)"
+        return f"{a} − {b}: {d.mean:+{f}}{unit}, {pairs}: level (a difference needs {MIN_PAIRS} paired runs)"
     spread = f"; machine spread {machine:.2f}" if machine else ""
     verdict = (f"{a} above {b}" if d.mean > 0 else f"{b} above {a}") if called(d, machine) else "level"
     return (
-        f"{a} − {b}: {d.mean:+.2f} ± {d.std:.2f}{unit} over {d.n} pairs ({a} above in {d.above}; "
-        f"{d.low:+.2f} to {d.high:+.2f}{spread}): {verdict}"
+        f"{a} − {b}: {d.mean:+{f}} ± {d.std:{f}}{unit} over {d.n} pairs ({a} above in {d.above}; "
+        f"{d.low:+{f}} to {d.high:+{f}}{spread}): {verdict}"
     )
 
 

@@ -110,6 +110,7 @@ class Shapes(Comparison):
     name, doc = "shapes", __doc__
     methods = SHAPE_ROWS
     columns = COLUMNS
+    difference_keys = ("iou", "iou_surface")
     headline = ("iou", "iou_surface")
 
     def arguments(self, parser: ArgumentParser) -> None:
@@ -250,6 +251,9 @@ class Shapes(Comparison):
             f"meshed at {p.geometry_resolution}³ over the box. Parameters: {params}. Settings: {settings}."
             f"{per_mesh(getattr(self, 'rows', []))}\n\n{paper_row('shape')}"
         )
+
+    def pairs(self, p: ShapeProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return comparison.neighbours_and_best(summary, "iou")
 
     def finish(self, p: ShapeProtocol, rows: list[dict[str, Any]], out: Path) -> None:
         for mesh in self.signals(p):

@@ -133,45 +133,11 @@ def test_learn_init_then_encode_and_decode_against_it(codec_cli, tmp_path):
     iio.imwrite(photos / "top.png", photo[:256])
     iio.imwrite(photos / "left.png", photo[256:, :256])
     inits = tmp_path / "inits"
-    learned = codec_cli(
-        [
-            "learn-init",
-            photos,
-            "-o",
-            inits,
-            "--width",
-            "6",
-            "--depth",
-            "2",
-            "--resolution",
-            "16",
-            "--steps",
-            "3",
-            "--inner-steps",
-            "2",
-            "--test",
-            photos.parent / "held",
-        ]
-    )
+    learn = ["learn-init", photos, "-o", inits, "--width", "6", "--depth", "2", "--resolution", "16", "--steps", "3"]
+    learn += ["--inner-steps", "2"]
+    learned = codec_cli([*learn, "--test", photos.parent / "held"])
     assert learned.code == 2 and "--test" in learned.errors[0]  # a missing test folder, before any work
-    learned = codec_cli(
-        [
-            "learn-init",
-            photos,
-            "-o",
-            inits,
-            "--width",
-            "6",
-            "--depth",
-            "2",
-            "--resolution",
-            "16",
-            "--steps",
-            "3",
-            "--inner-steps",
-            "2",
-        ]
-    )
+    learned = codec_cli(learn)
     assert learned.code == 0, learned.stderr
     arch = Architecture("siren", 6, 2)
     assert (inits / file_name(arch)).is_file() and (inits / "siren_2x6.json").is_file()

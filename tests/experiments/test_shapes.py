@@ -231,3 +231,27 @@ def test_bad_mesh_lists_and_shares_are_one_line(tmp_path, capsys, argv, words):
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and words in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_paired_lines_read_both_iou_sets_per_mesh_to_a_thousandth():
+    from inr.experiments.comparison import row_notes
+
+    # three meshes, one seed: the Gaussian row above the positional one by 0.010 / 0.030 on each, the nearest-point
+    # baseline (seedless) 0.002 below / 0.004 above the Gaussian row on every mesh
+    rows = []
+    for k, mesh in enumerate(("armadillo", "dragon", "buddha")):
+        for method, iou, near in (("positional", 0.95, 0.88), ("gaussian", 0.96, 0.91), ("nearest", 0.962, 0.914)):
+            seed = None if method == "nearest" else 0
+            rows.append({"method": method, "signal": mesh, "seed": seed, "iou": iou + k / 100, "iou_surface": near})
+    summary = [
+        {"method": "positional", "kind": "model", "iou": 0.96},
+        {"method": "gaussian", "kind": "model", "iou": 0.97},
+        {"method": "nearest", "kind": "baseline", "iou": 0.972},
+    ]
+    text = row_notes(Shapes(), None, rows, summary)
+    uniform, near = text.split("Paired differences of IoU near-surface")
+    assert "- gaussian − positional: +0.010 ± 0.000 over 3 pairs (gaussian above in 3;" in uniform
+    assert "- gaussian − nearest: -0.002 ± 0.000 over 3 pairs (gaussian above in 0;" in uniform
+    assert uniform.strip().endswith("nearest above gaussian")
+    assert "- gaussian − positional: +0.030 ± 0.000 over 3 pairs" in near
+    assert "- gaussian − nearest: -0.004 ± 0.000 over 3 pairs" in near
