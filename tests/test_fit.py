@@ -2,13 +2,18 @@
 (same task, registry settings and Trainer: the same numbers as train.py with the method's overlay), and bad
 input is refused in one line."""
 
+import csv
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import yaml
+from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.plugins.hparams import plugin_data_pb2
 
 import inr
 from inr.encoders import GaussianEncoding
@@ -85,3 +90,25 @@ def test_bad_input_is_one_line(tmp_path):
     for args, kwargs, message in cases:
         with pytest.raises(InputError, match=message):
             fit(*args, **{"steps": 1, **kwargs})
+
+
+def test_the_loggers_given_get_the_closing_metrics_and_settings_in_one_event_file(tmp_path):
+    tensorboard, table = TensorBoardLogger(tmp_path, name="tb"), CSVLogger(tmp_path, name="csv")
+    image = np.random.default_rng(0).random((16, 16, 3))
+    model = fit(image, method="gaussian", steps=6, width=16, logger=[tensorboard, table])
+    closing = {k: v for k, v in model.summary.items() if "/" in k}
+    run = Path(tensorboard.log_dir)
+    assert len(list(run.glob("events.out.tfevents.*"))) == 1  # closed after the closing metrics, not reopened
+    acc = EventAccumulator(str(run), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    (hp,) = acc.Scalars("hp_metric")  # once, at the end: the held-out PSNR
+    assert hp.step == 6 and hp.value == pytest.approx(closing["test/psnr"], rel=1e-6)
+    for key, value in closing.items():
+        (event,) = acc.Scalars(key)
+        assert event.step == 6 and event.value == pytest.approx(value, rel=1e-6), key
+    content = acc.PluginTagToContent("hparams")["_hparams_/session_start_info"]
+    start = plugin_data_pb2.HParamsPluginData.FromString(content).session_start_info
+    assert start.hparams["method"].string_value == "gaussian" and start.hparams["steps"].number_value == 6
+    with open(Path(table.log_dir) / "metrics.csv") as f:
+        (last,) = [r for r in csv.DictReader(f) if r.get("test/psnr")]
+    assert int(last["step"]) == 6 and float(last["full/ssim"]) == pytest.approx(closing["full/ssim"], rel=1e-6)

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from inr.callbacks.closing import HeldLoggers, log_closing_metrics
 from inr.data.image import IMAGE_EXTENSIONS, ImageDataModule
 from inr.data.medical import is_scan
 from inr.data.module import GridDataModule
@@ -184,7 +185,9 @@ def fit(
         batch_size: random samples per step instead of the full training split.
         width: hidden width of the MLP methods (the registry's other methods keep their own).
         seed: seeds the network's initialisation, the method's random features and the batches.
-        logger, callbacks, trainer_kwargs: passed on to the Lightning Trainer (e.g. ``accelerator="gpu"``).
+        logger, callbacks, trainer_kwargs: passed on to the Lightning Trainer (e.g. ``accelerator="gpu"``); each
+            logger also gets the closing metrics of ``summary`` at the last step (TensorBoard its HParams entry with
+            the call's settings, W&B its run summary), as the ``fit`` command sends them (``inr.callbacks.closing``).
 
     Example (a random 16² image, 20 steps):
         >>> import numpy as np
@@ -232,10 +235,31 @@ def fit(
         model = SignalFitting(**parts, out_channels=dm.out_channels, data_range=max(span, 1e-12))
     else:
         model = VolumeFitting(**parts, out_channels=dm.out_channels, mode="density")
-    seconds = fit_row(model, dm, steps, callbacks=callbacks, logger=logger, label=f"fit {method}", **trainer_kwargs)
-    model.attach_data(dm)
-    model.to(model.trainer.strategy.root_device)  # Lightning's teardown moved it to the CPU: evaluate where it trained
-    summary = model.evaluate()
-    model.cpu().eval()
-    model.summary = {**summary, "seconds": seconds, "steps": model.trainer.global_step}
+    loggers = given_loggers(logger, trainer_kwargs.get("default_root_dir"))
+    held = HeldLoggers(loggers)  # their closing waits for the closing metrics (one TensorBoard event file)
+    try:
+        seconds = fit_row(model, dm, steps, callbacks=callbacks, logger=loggers or False, label=f"fit {method}", **trainer_kwargs)
+        model.attach_data(dm)
+        model.to(model.trainer.strategy.root_device)  # Lightning's teardown moved it to the CPU: evaluate where it trained
+        summary = model.evaluate()
+        model.cpu().eval()
+        step = model.trainer.global_step
+        if loggers:
+            settings = {"method": method, "steps": steps, "width": width, "seed": seed, "split": split, "batch_size": batch_size}
+            log_closing_metrics(model.trainer, summary, {"kind": kind, **settings}, step)
+    finally:
+        held.release()
+    model.summary = {**summary, "seconds": seconds, "steps": step}
     return model
+
+
+def given_loggers(logger: Any, root: Optional[str]) -> list[Any]:
+    """``fit``'s ``logger`` as a list of Lightning loggers: False or None none; True Lightning's default (a
+    TensorBoard logger under ``root``, the working directory by default); a logger or several as given."""
+    if logger is None or logger is False:
+        return []
+    if logger is True:
+        from lightning.pytorch.loggers import TensorBoardLogger
+
+        return [TensorBoardLogger(root or Path.cwd())]
+    return list(logger) if isinstance(logger, (list, tuple)) else [logger]
