@@ -98,7 +98,12 @@ def load_config_text(stream: str, path: str = "") -> Any:
             f"{source or 'a config value'}: its aliases expand to more than {MAX_NODES:,} values "
             "(a config that multiplies itself); refused before loading"
         )
-    value = yaml_load(stream)
+    try:
+        value = yaml_load(stream)
+    except yaml.MarkedYAMLError as exc:  # a tag the safe loader does not build (!!python/object ...): data only
+        if not source:
+            raise
+        raise InputError(f"{_where(source, exc.problem_mark)}: {exc.problem} (a config holds plain values only)") from None
     if source and value is None:
         raise InputError(f"{source}: the config file is empty")
     if source and not isinstance(value, dict):

@@ -28,10 +28,10 @@ import yaml
 
 from inr.errors import EXIT_INPUT, InputError
 from inr.io.files import atomic_write, fsync_directory
-from inr.io.trusted import check_trusted_config
 from inr.run.checkpoints import CheckpointError, read_checkpoint
 from inr.run.config_loader import check_config_file, load_config_text
 from inr.run.program import add_trust_argument
+from inr.tasks.buildable import check_saved_config
 from inr.tasks.members import resolve_members
 
 MEMBER_ARGS = ("members", "member_seeds", "member_encoders")
@@ -136,7 +136,7 @@ def export_member(
     except UnicodeDecodeError:
         raise InputError(f"{config_path}: not a text file (a run's config.yaml is YAML)") from None
     loaded = load_config_text(text, str(config_path))
-    check_trusted_config(loaded.get("model"), str(config_path), trust=trust)
+    check_saved_config(loaded.get("model"), str(config_path), "model", trust, run_dir=config_path.resolve().parent)
     check_same_members(loaded, count, seeds, config_path, ckpt)
     single_config = member_config(loaded, k, seeds, str(config_path))
     single = member_checkpoint(checkpoint, k, count)

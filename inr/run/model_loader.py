@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Optional, Union
 
 from inr.errors import InputError
-from inr.io.trusted import check_trusted_config, granted_packages, refuse_untrusted_imports, trusted_imported_classes
+from inr.io.trusted import refuse_untrusted_imports, trusted_imported_classes
 from inr.run.checkpoints import check_finite, check_matches_model, read_checkpoint
 from inr.run.config_loader import load_config_text
+from inr.tasks.buildable import check_saved_config
 
 
 def load_model(
@@ -53,19 +54,21 @@ def load_model(
     model_cfg = loaded.get("model")
     if not isinstance(model_cfg, dict):
         raise InputError(f"{config}: no model section")
+    if not isinstance(model_cfg.get("init_args", {}), dict):
+        raise InputError(f"{config}: model.init_args must be a mapping of arguments")
     classes = trusted_imported_classes(model_cfg) if imported else frozenset()
-    check_trusted_config(model_cfg, str(config), trust=trust, classes=classes)
     state = read_checkpoint(ckpt)  # weights_only: a checkpoint is data, never code
     # out_channels is linked from the data at training time, so the saved config lacks it; the checkpoint has it
     model_cfg.setdefault("init_args", {})["out_channels"] = state.get("hyper_parameters", {}).get("out_channels", 1)
     # so is a task's mode (occupancy, density, sdf): without it an sdf or density model would be rebuilt as occupancy
     if state.get("hyper_parameters", {}).get("mode") is not None:
         model_cfg["init_args"].setdefault("mode", state["hyper_parameters"]["mode"])
+    # checked as built: the values taken from the checkpoint included
+    grants = check_saved_config(model_cfg, str(config), "model", trust, classes, run_dir=config.resolve().parent)
     parser = LightningArgumentParser(exit_on_error=False)
     parser.add_lightning_class_args(INRModule, "model", subclass_mode=True)
     try:
-        granted = [*granted_packages(trust), *{name.split(".")[0] for name in classes}]
-        with refuse_untrusted_imports(str(config), granted):
+        with refuse_untrusted_imports(str(config), grants):
             parsed = parser.parse_object({"model": model_cfg})
             instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
             model = instantiate(parsed).model

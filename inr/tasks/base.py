@@ -46,7 +46,7 @@ from inr.data.grid import Grid
 from inr.encoders import Encoder, IdentityEncoding
 from inr.errors import InputError
 from inr.io.progress import advance
-from inr.io.trusted import check_trusted_config, granted_packages, refuse_untrusted_imports, trusted_imported_classes
+from inr.io.trusted import refuse_untrusted_imports, run_directory, trusted_imported_classes
 from inr.metrics.local import not_distributed
 from inr.modes import eval_mode
 from inr.networks import MLP, NetworkFactory
@@ -55,6 +55,7 @@ from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.init_from import INIT_KEY, architecture, load_init
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
+from inr.tasks.buildable import check_saved_config
 from inr.tasks.parts import build_parts, import_class, init_arguments
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered
@@ -590,16 +591,15 @@ class INRModule(L.LightningModule):
         hparams.pop("_instantiator", None)
         hparams = {k: v for k, v in hparams.items() if k not in kwargs}  # given by the caller: never built from data
         class_path = hparams.pop("_class_path", None)
-        recorded_config = {"class_path": class_path, **hparams} if class_path else hparams
+        recorded_config = {"class_path": class_path, "init_args": hparams} if class_path else hparams
         imported = trusted_imported_classes(recorded_config)  # the caller's own classes, already in memory
-        check_trusted_config(recorded_config, path, "hyper_parameters", trust=trust, classes=imported)
-        target = import_class(class_path) if class_path is not None else cls
+        grants = check_saved_config(recorded_config, path, "model", trust, imported, run_dir=run_directory(path))
+        target = import_class(class_path, INRModule) if class_path is not None else cls
         if not issubclass(target, cls):
             raise InputError(f"{path}: a checkpoint of {class_path}, not of {cls.__name__}")
         accepted = init_arguments(target)  # the CLI also records values linked into every model (``mode``)
         hparams = {k: v for k, v in hparams.items() if k in accepted}
-        granted = [*granted_packages(trust), *{name.split(".")[0] for name in imported}]
-        with refuse_untrusted_imports(path, granted):
+        with refuse_untrusted_imports(path, grants):
             parts = build_parts(hparams)
             model = target(**{**hparams, **parts, **kwargs})
         model.hparams.update({k: hparams[k] for k in parts})  # the configs again, so a new checkpoint records them

@@ -4,13 +4,18 @@ A run trained from the command line records its encoder, network, optimiser and 
 checkpoint's hyper-parameters; ``INRModule.load_from_checkpoint`` rebuilds them here: the encoder as an object,
 the network, optimiser and scheduler as the factories the task takes (a network is built as network(in, out)
 once the encoder's width is known; an optimiser as optimizer(params)). The caller checks first that every
-class named lies in a trusted package (``inr.io.trusted``).
+class named lies in a trusted package and is a class of its slot's kind (``inr.tasks.buildable``); building
+checks the kind again before each call.
 
 Example:
-    >>> build_part({"class_path": "inr.encoders.GaussianEncoding", "init_args": {"in_dim": 2, "num_features": 4}}).out_dim
+    >>> build_part({"class_path": "inr.encoders.GaussianEncoding", "init_args": {"in_dim": 2, "num_features": 4}}, key="encoder").out_dim
     8
-    >>> build_part({"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}, factory=True).keywords
+    >>> build_part({"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}, factory=True, key="optimizer").keywords
     {'lr': 0.01}
+    >>> build_part({"class_path": "torch.utils.collect_env.run"}, factory=True, key="optimizer")
+    Traceback (most recent call last):
+    ...
+    inr.errors.InputError: torch.utils.collect_env.run: a function, not a class
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from functools import partial
-from typing import Any
+from typing import Any, Optional
 
 from inr.errors import InputError
 
@@ -55,38 +60,52 @@ def is_config(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("class_path"), str)
 
 
-def import_class(class_path: str) -> type:
+def import_class(class_path: str, kind: Optional[type] = None) -> type:
+    """The class ``class_path`` names; refused (``InputError``) unless it is a class (a subclass of ``kind``, when
+    given): a function or any other callable is never returned, so never called."""
     module, _, name = class_path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
         raise InputError(f"{class_path}: no such class") from None
+    if not isinstance(obj, type):
+        raise InputError(f"{class_path}: a {type(obj).__name__}, not a class")
+    if kind is not None and not issubclass(obj, kind):
+        raise InputError(f"{class_path}: not a {kind.__module__}.{kind.__qualname__}")
+    return obj
 
 
-def build_value(value: Any) -> Any:
-    """Nested configs inside arguments (a composite encoder's parts) built as objects; other values as they are."""
+def build_value(value: Any, key: str = "") -> Any:
+    """Nested configs inside arguments (an affine or composite encoder's parts) built as objects of their slot
+    (``key``); other values as they are."""
     if is_config(value):
-        return build_part(value)
+        return build_part(value, key=key)
     if isinstance(value, list):
-        return [build_value(v) for v in value]
+        return [build_value(v, key) for v in value]
     if isinstance(value, dict):
-        return {k: build_value(v) for k, v in value.items()}
+        return {k: build_value(v, k) for k, v in value.items()}
     return value
 
 
-def build_part(config: Any, factory: bool = False) -> Any:
-    """The object of ``config`` (``factory``: a ``functools.partial`` taking the remaining arguments); a list of
+def build_part(config: Any, factory: bool = False, key: str = "") -> Any:
+    """The object of ``config`` (``factory``: a ``functools.partial`` taking the remaining arguments), a class of
+    the kind of the slot ``key`` (``inr.tasks.buildable``; a key that takes no class refuses it); a list of
     configs gives a list; anything else is returned unchanged (already an object, or None)."""
     if isinstance(config, list):
-        return [build_part(c, factory) for c in config]
+        return [build_part(c, factory, key) for c in config]
     if not is_config(config):
         return config
-    cls = import_class(config["class_path"])
-    args = {k: build_value(v) for k, v in (config.get("init_args") or {}).items()}
+    from inr.tasks.buildable import slots  # below the tasks: it names the task's base class
+
+    slot = slots().get(key)
+    if slot is None:
+        raise InputError(f"{config['class_path']}: {key or 'this argument'} takes no class")
+    cls = import_class(config["class_path"], slot.kind)
+    args = {k: build_value(v, k) for k, v in (config.get("init_args") or {}).items()}
     args = {k: tuple(v) if isinstance(v, list) and k == "betas" else v for k, v in args.items()}
     return partial(cls, **args) if factory else cls(**args)
 
 
 def build_parts(hparams: dict[str, Any]) -> dict[str, Any]:
     """The part arguments of recorded hyper-parameters, built (encoders as objects, the rest as factories)."""
-    return {k: build_part(v, factory=k in FACTORIES) for k, v in hparams.items() if k in PART_ARGUMENTS}
+    return {k: build_part(v, factory=k in FACTORIES, key=k) for k, v in hparams.items() if k in PART_ARGUMENTS}

@@ -143,7 +143,7 @@ def test_an_overridden_part_is_not_read_from_the_checkpoint(trained_run, tmp_pat
     checkpoint = torch.load(trained_run / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)
     from inr.tasks.parts import build_part
 
-    encoder = build_part(checkpoint["hyper_parameters"]["encoder"])
+    encoder = build_part(checkpoint["hyper_parameters"]["encoder"], key="encoder")
     checkpoint["hyper_parameters"]["encoder"] = {"class_path": "mylab_unknown.MyEncoder", "init_args": {}}
     path = tmp_path / "user.ckpt"
     torch.save(checkpoint, path)
