@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [
-    ("inr.errors", "inr.sizes", "inr.modes", "inr.resources"),
+    ("inr.errors", "inr.extras", "inr.sizes", "inr.modes", "inr.resources"),
     ("inr.io",),
     ("inr.encoders", "inr.networks", "inr.operators", "inr.spectral", "inr.geometry", "inr.metrics"),
     ("inr.ntk", "inr.conv_decoders"),

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from inr.errors import InputError
+from inr.extras import require
 
 # σ = 2^((e − 60) / 12): 2^−5 ≈ 0.03 … 2^16.25, twelve codes per octave (a σ off by up to 3 % costs < 0.001 bits)
 SCALE_PER_OCTAVE, SCALE_OFFSET = 12, 60
@@ -48,7 +49,7 @@ def scale_code(q: np.ndarray) -> int:
 
 
 def _model(bound: int, code: int):
-    import constriction
+    constriction = require("constriction", extra="codec", what="the codec's range coder")
 
     return constriction.stream.model.QuantizedGaussian(-bound, bound, 0.0, scale_value(code))
 
@@ -62,7 +63,7 @@ def encode(tensors: Sequence[np.ndarray], bound: int, codes: Sequence[int]) -> b
         >>> [t.tolist() for t in decode(data, [4, 2], 7, [scale_code(t) for t in q])]
         [[0, 1, -1, 3], [5, -5]]
     """
-    import constriction
+    constriction = require("constriction", extra="codec", what="encoding with the codec")
 
     coder = constriction.stream.queue.RangeEncoder()
     for q, code in zip(tensors, codes):
@@ -75,7 +76,7 @@ def decode(data: bytes, sizes: Sequence[int], bound: int, codes: Sequence[int]) 
     """The integer arrays (flat, int32) of ``sizes`` elements from ``encode``'s bytes; refuses a stream that is not
     a whole number of words or holds words beyond the last tensor's (beyond the one word the decoder's state reads
     ahead: a single appended word is caught by the file's declared length and CRC, not here)."""
-    import constriction
+    constriction = require("constriction", extra="codec", what="decoding with the codec")
 
     if len(data) % WORD_BYTES:
         raise InputError(f"the coded weights take {len(data)} bytes, not a whole number of {WORD_BYTES}-byte words")

@@ -20,6 +20,7 @@ import numpy as np
 
 from inr.data.text import save_text_image
 from inr.errors import InputError
+from inr.extras import require
 from inr.io.files import atomic_write
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
@@ -27,9 +28,8 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 
 def _skimage(name: str, part: int | None = None) -> Callable[[], np.ndarray]:
     def load() -> np.ndarray:
-        import skimage.data
-
-        image = getattr(skimage.data, name)()
+        photos = require("skimage.data", extra="photos", what="scikit-image's photographs")
+        image = getattr(photos, name)()
         return image[part] if part is not None else image
 
     return load

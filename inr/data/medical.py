@@ -17,7 +17,6 @@ dimensionality, NaN/inf, an empty series, slices of different sizes or of severa
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 from typing import Optional, Union
@@ -25,6 +24,7 @@ from typing import Optional, Union
 import numpy as np
 
 from inr.errors import InputError
+from inr.extras import require
 from inr.io.bounded import check_declared, shape_text
 
 NIFTI_SUFFIXES = (".nii", ".nii.gz")
@@ -249,10 +249,7 @@ def centre_crop(array: np.ndarray, size: Optional[tuple[int, int]]) -> np.ndarra
 
 def _require(module: str, what: str):
     """The reader's package (imported on first use: the ``interop`` extra), or one line saying how to get it."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError:
-        raise InputError(f"reading {what} needs {module}: pip install 'inr[interop]'") from None
+    return require(module, extra="interop", what=f"reading {what}")
 
 
 def _check_not_empty(path: Path) -> None:

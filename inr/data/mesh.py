@@ -41,6 +41,7 @@ from inr.data.grid import Grid
 from inr.data.module import GridDataModule, IndexBatches, ResumableLoader, shard
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError, check_memory
+from inr.extras import require
 from inr.geometry.distance import MeshQueries
 from inr.geometry.normalize import bounding_box, normalize_vertices, uniform_in_box
 from inr.geometry.sampling import near_surface, sample_surface
@@ -86,7 +87,7 @@ def read_mesh_file(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
         needed,
         advice="simplify the mesh (fewer triangles) first",
     )
-    import trimesh
+    trimesh = require("trimesh", extra="meshes", what="reading a mesh")
 
     try:
         loaded = trimesh.load(str(path), force="mesh", process=False)
@@ -114,7 +115,7 @@ def check_mesh(verts: np.ndarray, faces: np.ndarray, source: str) -> None:
 def closed_mesh(verts: np.ndarray, faces: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray, bool, int]:
     """Merge duplicate vertices (an STL's corners) and orient a closed mesh outward: -> (vertices, triangles,
     watertight, connected components). A closed mesh of zero volume (flat, or two sheets on each other) is refused."""
-    import trimesh
+    trimesh = require("trimesh", extra="meshes", what="checking a mesh")
 
     mesh = trimesh.Trimesh(verts, faces, process=True)  # merges equal vertices, drops degenerate triangles
     if len(mesh.faces) == 0:

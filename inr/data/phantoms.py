@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from inr.extras import require
+
 # Tancik et al. 2020, 2d_CT.ipynb / 3d_MRI.ipynb ("Shepp Data Gen"): every ellipse parameter of the
 # modified Shepp–Logan table is perturbed by N(0, 1)/20, the phantom is clipped to [0, 1], and 3D phantoms
 # are cut to z ∈ [−0.25, 0.25] of the ellipsoids' extent.
@@ -24,7 +26,10 @@ def shepp_logan_phantom(shape: Sequence[int], seed: int = 0, perturbation: float
         >>> tuple(p.shape), float(p.min()) >= 0.0, float(p.max()) <= 1.0
         ((32, 32), True, True)
     """
-    from phantominator import ct_modified_shepp_logan_params_2d, ct_modified_shepp_logan_params_3d, ct_shepp_logan
+    phantominator = require("phantominator", extra="phantoms", what="Shepp–Logan phantoms")
+    ct_modified_shepp_logan_params_2d = phantominator.ct_modified_shepp_logan_params_2d
+    ct_modified_shepp_logan_params_3d = phantominator.ct_modified_shepp_logan_params_3d
+    ct_shepp_logan = phantominator.ct_shepp_logan
 
     shape = tuple(int(s) for s in shape)
     if len(shape) not in (2, 3) or min(shape) < 2:

@@ -35,6 +35,7 @@ from inr.data.mesh import MESH_EXTENSIONS, check_mesh, read_mesh_file
 from inr.data.phantoms import shepp_logan_phantom
 from inr.data.text import render_text_image
 from inr.errors import InputError
+from inr.extras import require
 from inr.geometry import contains, normalize_vertices, torus_knot_tube
 
 KINDS = ("natural", "text", "ct", "shape")
@@ -51,9 +52,8 @@ KNOTS = ((1, 0), (2, 3), (3, 2), (2, 5), (3, 4))
 
 def photograph(name: str) -> Tensor:
     """One of scikit-image's bundled photographs as (H, W, 3) float32 in [0, 1] (grey ones repeated to RGB)."""
-    import skimage.data
-
-    array = np.asarray(getattr(skimage.data, name)())
+    photos = require("skimage.data", extra="photos", what="scikit-image's photographs")
+    array = np.asarray(getattr(photos, name)())
     image = to_unit_float(array, f"skimage.data.{name}")
     return torch.from_numpy(convert_channels(image if image.ndim == 3 else image[..., None], "rgb", name))
 
@@ -92,7 +92,7 @@ def ellipse_phantom(size: int, seed: int) -> Tensor:
         >>> tuple(p.shape), float(p.min()) >= 0.0, float(p.max()) <= 1.0, float(p.std()) > 0.05
         ((32, 32), True, True, True)
     """
-    from phantominator import ct_shepp_logan
+    ct_shepp_logan = require("phantominator", extra="phantoms", what="ellipse phantoms").ct_shepp_logan
 
     rng = np.random.default_rng(seed)
     body = [rng.uniform(0.4, 0.7), rng.uniform(0.6, 0.9), rng.uniform(0.6, 0.9), 0.0, 0.0, rng.uniform(0, 180)]

@@ -32,6 +32,7 @@ import torch
 from inr.data import CTDataModule, InpaintingDataModule, MRIDataModule, SuperResolutionDataModule
 from inr.data.measurements import MeasurementDataModule
 from inr.errors import check_memory
+from inr.extras import require
 from inr.metrics import psnr
 from inr.metrics import ssim as grid_ssim
 from inr.operators import baselines
@@ -99,9 +100,8 @@ class Measurement:
         of seed ``HELDOUT_PHANTOM_SEED``; for images ``HELDOUT_IMAGE`` of scikit-image's photographs); its name."""
         if self.task in ("ct", "mri"):
             return self.data(seed, phantom=HELDOUT_PHANTOM_SEED), f"phantom seed {HELDOUT_PHANTOM_SEED}"
-        import skimage.data
-
-        return self.data(seed, image=str(Path(skimage.data.__file__).parent / HELDOUT_IMAGE)), HELDOUT_IMAGE
+        photos = require("skimage.data", extra="photos", what="scikit-image's photographs")
+        return self.data(seed, image=str(Path(photos.__file__).parent / HELDOUT_IMAGE)), HELDOUT_IMAGE
 
     def nyquist(self) -> float:
         """The Nyquist frequency (cycles per unit) of what the loss sees, for the grid rule: CT and MRI the whole grid

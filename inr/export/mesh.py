@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from inr.errors import EXIT_INPUT, InputError, check_memory
+from inr.extras import require
 from inr.geometry.level_set import level_set_mesh, marching_cubes
 from inr.io.files import atomic_write
 from inr.modes import eval_mode
@@ -127,7 +128,7 @@ def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray, col
     """Write a triangle mesh, vertices (V, 3) in x, y, z, as binary little-endian PLY (``.ply``), Wavefront OBJ
     (``.obj``), binary STL (``.stl``) or binary glTF (``.glb``) through trimesh; ``colors`` (V, 3 or 4) uint8 per
     vertex, kept by PLY, OBJ and GLB (STL has none). The file appears whole or not at all."""
-    import trimesh
+    trimesh = require("trimesh", extra="meshes", what="writing a mesh")
 
     suffix = Path(path).suffix.lower()
     if suffix not in MESH_EXTENSIONS:
@@ -140,7 +141,7 @@ def write_mesh(path: Union[str, Path], verts: np.ndarray, faces: np.ndarray, col
 
 def write_points(path: Union[str, Path], points: np.ndarray, colors: Optional[np.ndarray] = None) -> Path:
     """Write a point cloud (P, 3) in x, y, z, with ``colors`` (P, 3 or 4) uint8, as binary PLY or GLB."""
-    import trimesh
+    trimesh = require("trimesh", extra="meshes", what="writing a point cloud")
 
     suffix = Path(path).suffix.lower()
     if suffix not in POINT_EXTENSIONS:
@@ -153,7 +154,7 @@ def write_points(path: Union[str, Path], points: np.ndarray, colors: Optional[np
 
 def read_mesh(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
     """Read a mesh file through trimesh, as stored (nothing merged): vertices (V, 3) float32 in x, y, z, triangles (F, 3) int64."""
-    import trimesh
+    trimesh = require("trimesh", extra="meshes", what="reading a mesh")
 
     mesh = trimesh.load(str(path), force="mesh", process=False)
     return np.asarray(mesh.vertices, dtype=np.float32), np.asarray(mesh.faces, dtype=np.int64)
@@ -167,7 +168,7 @@ def mesh_report(verts: np.ndarray, faces: np.ndarray) -> str:
         >>> mesh_report(*torus_mesh(1.0, 0.3, segments=16, sides=8))
         '128 vertices, 256 triangles, watertight, 1 connected component'
     """
-    import trimesh
+    trimesh = require("trimesh", extra="meshes", what="describing a mesh")
 
     mesh = trimesh.Trimesh(verts, faces, process=True)  # merged vertices: edges shared by position
     components = len(trimesh.graph.connected_components(mesh.face_adjacency, nodes=np.arange(len(mesh.faces))))

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from inr.errors import InputError
+from inr.extras import require
 from inr.geometry.sampling import face_normals_and_areas
 
 # the notebook's render camera: pose_spherical(theta=90 + 10 + 45, phi=-30, radius=2), focal = 0.9 · H; radius 3 here
@@ -45,7 +46,7 @@ def normal_map(verts: np.ndarray, faces: np.ndarray, box: np.ndarray, size: int 
         >>> image.shape, bool((image == 255).all(axis=-1).any()), bool((image != 255).any())
         ((32, 32, 3), True, True)
     """
-    import igl
+    igl = require("igl", extra="meshes", what="rendering a mesh")
 
     if len(faces) == 0:
         raise InputError("the mesh has no triangles to render")

@@ -17,6 +17,8 @@ from typing import Union
 import numpy as np
 from torch import Tensor
 
+from inr.extras import require
+
 ArrayLike = Union[np.ndarray, Tensor]
 # points × triangles per block of the exact sum: 2^14 pairs, each temporary (pairs × 3 × 3 float64) ≈ 1.2 MB stays in
 # cache; measured here 125 ns per pair at 2^12–2^14 against 185–240 at 2^16–2^18
@@ -74,7 +76,7 @@ def winding_number(points: ArrayLike, verts: ArrayLike, faces: ArrayLike) -> np.
 
 def fast_winding_number(points: ArrayLike, verts: ArrayLike, faces: ArrayLike) -> np.ndarray:
     """w(p) by Barill et al. 2018's hierarchical approximation (libigl ``fast_winding_number``): (N, 3) -> (N,) float64."""
-    import igl
+    igl = require("igl", extra="meshes", what="winding numbers")
 
     return igl.fast_winding_number(as_float64(verts), as_int64(faces), as_float64(points))
 

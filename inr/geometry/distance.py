@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from inr.extras import require
 from inr.geometry.containment import ArrayLike, as_float64, as_int64, fast_winding_number
 
 
@@ -26,7 +27,7 @@ class MeshQueries:
     """
 
     def __init__(self, verts: ArrayLike, faces: ArrayLike) -> None:
-        import igl
+        igl = require("igl", extra="meshes", what="distances to a mesh")
 
         self.verts, self.faces = as_float64(verts), as_int64(faces)
         self.tree = igl.AABB()

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from inr.extras import require
 from inr.io.progress import advance
 
 
@@ -56,7 +57,7 @@ def marching_cubes(
 
     Raises ValueError when the field never crosses the level (no surface).
     """
-    from skimage.measure import marching_cubes as skimage_marching_cubes
+    skimage_marching_cubes = require("skimage.measure", extra="meshes", what="marching cubes").marching_cubes
 
     grid = np.asarray(grid, dtype=np.float32)
     origin, spacing = np.asarray(origin, dtype=np.float64), np.asarray(spacing, dtype=np.float64)

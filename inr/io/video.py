@@ -18,6 +18,7 @@ import numpy as np
 from torch import Tensor
 
 from inr.errors import InputError, check_memory
+from inr.extras import require
 from inr.io.files import atomic_write
 
 # suffix -> (container, encoder); libx264 and libvpx-vp9 are in PyAV's wheels
@@ -82,7 +83,7 @@ def write_video(path: Union[str, Path], frames: Union[Tensor, np.ndarray], fps: 
     require_pyav(f"writing {suffix}")
     from fractions import Fraction
 
-    import av
+    av = require("av", extra="video", what=f"writing {suffix}")
 
     container_format, codec = ENCODERS[suffix]
     frames = _rgb_even(frames)
@@ -101,7 +102,7 @@ def write_video(path: Union[str, Path], frames: Union[Tensor, np.ndarray], fps: 
 
 
 def _decoded(path: Path) -> Iterator[np.ndarray]:
-    import av
+    av = require("av", extra="video", what=f"reading {path.suffix}")
 
     with av.open(str(path)) as container:
         for frame in container.decode(video=0):
@@ -116,7 +117,7 @@ def read_video(path: Union[str, Path], max_frames: Optional[int] = None) -> np.n
     """
     path = Path(path)
     require_pyav(f"reading {path.suffix}")
-    import av
+    av = require("av", extra="video", what=f"reading {path.suffix}")
 
     try:
         with av.open(str(path)) as container:

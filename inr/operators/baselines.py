@@ -14,9 +14,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from scipy.interpolate import griddata
-from skimage.transform import iradon
 from torch import Tensor
 
+from inr.extras import require
 from inr.metrics import psnr
 from inr.operators.base import Operator
 from inr.operators.kspace import KSpaceSampling
@@ -27,6 +27,7 @@ from inr.operators.tomography import ParallelBeamProjection
 def filtered_back_projection(operator: ParallelBeamProjection, sinogram: Tensor, filter_name: str = "ramp") -> Tensor:
     """x̂ = Aᵀ(h * y) with a ramp filter h: ``skimage.transform.iradon`` on each channel's sinogram (C, K, D)
     -> (C, H, W). The operator's geometry is skimage's (tested), with integrals in grid units, hence × W."""
+    iradon = require("skimage.transform", extra="phantoms", what="filtered back-projection").iradon
     height, width = operator.field_shape
     theta = np.rad2deg(operator.angles.cpu().numpy())
     out = []
