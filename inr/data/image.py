@@ -11,6 +11,7 @@ keeps what the file holds (gray → 1 channel, RGB → 3, RGBA → 4 without com
 from __future__ import annotations
 
 import re
+import zlib
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -22,7 +23,7 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
-from inr.io.bounded import check_declared
+from inr.io.bounded import check_declared, first_line
 from inr.resources import DATA_DIR
 from inr.sizes import grid_size
 
@@ -76,6 +77,14 @@ PNG_CHANNELS = {0: 1, 2: 3, 3: 4, 4: 2, 6: 4}
 # resize_image): an 8-bit RGB PNG peaks at 27 bytes a pixel, a 16-bit RGBA PNG (pypng) at 52, a 16-bit RGB TIFF at
 # 30; the float32 image and its converted copy.
 IMAGE_BYTES_PER_VALUE = 12
+# Pillow modes whose stored channels are not gray or RGB(A) values, and what Pillow converts them to; read as stored,
+# a CMYK JPEG's four channels were taken for RGB + alpha (a blank white image, K = 0 read as transparent)
+PILLOW_TARGET = {"CMYK": "RGB", "YCbCr": "RGB", "P": "RGB", "PA": "RGBA", "1": "L"}
+PILLOW_REFUSED = {"LAB": "CIE L*a*b*", "HSV": "HSV"}
+# TIFF photometric interpretations (TIFF 6.0, tag 262) tifffile returns as the values they mean: 1 min-is-black, 2 RGB.
+# The others hold what tifffile returns as stored: palette indices, inverted gray, CMYK inks, YCbCr, L*a*b*.
+TIFF_AS_STORED = (1, 2)
+TIFF_PHOTOMETRIC = {0: "min-is-white", 3: "palette", 4: "mask", 5: "CMYK (separated)", 6: "YCbCr", 8: "CIE L*a*b*"}
 
 
 def png_header(path: Path) -> Optional[tuple[int, int, int, int]]:
@@ -175,11 +184,61 @@ def read_png16(path: Path) -> np.ndarray:
     return array.reshape(height, width, info["planes"])  # (H, W·C) -> (H, W, C)
 
 
+def pillow_mode(path: Path) -> Optional[str]:
+    """Pillow's mode of an image file (``L``, ``RGB``, ``CMYK``, ``P``, …) from its header; None when Pillow does
+    not read the file."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.mode
+    except Exception:  # Pillow raises many types for files it does not read; the decoder then says why
+        return None
+
+
+def tiff_photometric(path: Path) -> Optional[int]:
+    """The first page's photometric interpretation (TIFF tag 262) of a TIFF, None when tifffile does not read it."""
+    try:
+        import tifffile
+
+        with tifffile.TiffFile(path) as tif:
+            return int(tif.pages[0].photometric)
+    except Exception:  # tifffile raises many types for files that are not TIFF
+        return None
+
+
+def pillow_decode(path: Path, mode: str) -> np.ndarray:
+    """The pixels of an image whose stored channels are not gray or RGB(A) values, as Pillow converts them: CMYK and
+    YCbCr to RGB (Pillow un-inverts Adobe's inverted CMYK JPEGs when decoding, then R = (255 − C)(255 − K) / 255),
+    a palette to RGB (RGBA with transparency), min-is-white TIFFs and bilevel ones to L; L*a*b* and HSV refused."""
+    from PIL import Image
+
+    if mode in PILLOW_REFUSED:
+        raise InputError(f"{path}: its pixels are {PILLOW_REFUSED[mode]} colour, not RGB; convert it to RGB first")
+    with Image.open(path) as image:
+        target = PILLOW_TARGET.get(mode, mode)
+        if mode == "P" and "transparency" in image.info:
+            target = "RGBA"
+        return np.asarray(image if target == mode else image.convert(target))
+
+
 def decode_image(path: Path) -> np.ndarray:
-    """The pixels of an image file as stored (integer type kept), 16-bit colour PNGs included."""
+    """The pixels of an image file (integer type kept) as gray, gray + alpha, RGB or RGBA values: 16-bit colour PNGs
+    through pypng; colours stored otherwise (CMYK, YCbCr, a TIFF palette, min-is-white) through Pillow's conversion
+    (``pillow_decode``); everything else as imageio reads it."""
     kind = png_depth_and_colour(path) if path.suffix.lower() == ".png" else None
     if kind is not None and kind[0] == 16 and kind[1] != PNG_GRAY:
         return read_png16(path)
+    mode = pillow_mode(path)
+    if path.suffix.lower() in (".tif", ".tiff"):  # imageio reads TIFFs through tifffile, which keeps values as stored
+        photometric = tiff_photometric(path)
+        if photometric is not None and photometric not in TIFF_AS_STORED:
+            if mode is None:
+                name = TIFF_PHOTOMETRIC.get(photometric, f"photometric interpretation {photometric}")
+                raise InputError(f"{path}: a {name} TIFF that Pillow does not convert (16-bit?); convert it to RGB or gray first")
+            return pillow_decode(path, mode)
+    elif mode in PILLOW_TARGET or mode in PILLOW_REFUSED:
+        return pillow_decode(path, mode)
     return np.asarray(iio.imread(path))
 
 
@@ -190,11 +249,13 @@ def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] 
     check_image_size(path)
     try:
         array = decode_image(path)
+    except InputError:
+        raise
     except Exception as exc:  # imageio and pypng raise many types for undecodable files
         if type(exc).__name__ == "DecompressionBombError":  # within memory, beyond Pillow's own bound
             header = image_header(path)
             raise pillow_limit(path, header[1] * header[2] if header else None) from None
-        raise InputError(f"{path}: not a readable image ({type(exc).__name__})") from None
+        raise InputError(f"{path}: {undecodable(path, exc)}") from None
     if array.ndim == 2:
         array = array[:, :, None]
     if array.ndim != 3 or array.shape[2] not in (1, 2, 3, 4):
@@ -203,6 +264,52 @@ def read_image(path: Union[str, Path], channels: Literal["rgb", "gray", "keep"] 
         raise InputError(f"{path}: image of size {array.shape[1]}×{array.shape[0]} is too small to fit")
     image = to_unit_float(array, str(path))
     return torch.from_numpy(convert_channels(image, channels, str(path)))
+
+
+def undecodable(path: Path, exc: Exception) -> str:
+    """What is wrong with an image that did not decode: a PNG's compressed metadata chunk beyond Pillow's bound on
+    inflating it (a decompression bomb in a zTXt, iTXt or iCCP chunk), else the decoder's own words."""
+    if path.suffix.lower() == ".png" and isinstance(exc, ValueError):
+        from PIL import PngImagePlugin
+
+        chunk = png_inflating_chunk(path, PngImagePlugin.MAX_TEXT_CHUNK)
+        if chunk is not None:
+            return (
+                f"its {chunk} chunk inflates beyond {PngImagePlugin.MAX_TEXT_CHUNK / 2**20:g} MiB, Pillow's bound on a PNG "
+                "metadata chunk (a decompression bomb); re-save the image without its metadata"
+            )
+        if "text chunks" in str(exc):
+            limit = PngImagePlugin.MAX_TEXT_MEMORY / 2**20
+            return f"its text chunks inflate beyond {limit:g} MiB together, Pillow's bound (a decompression bomb)"
+    return f"not a readable image ({type(exc).__name__}: {first_line(exc)})"
+
+
+def png_inflating_chunk(path: Path, limit: int) -> Optional[str]:
+    """The tag of the first zTXt, compressed iTXt or iCCP chunk of a PNG that inflates beyond ``limit`` bytes, None
+    when none does (PNG 1.2 §11.3.4: each holds a keyword, a NUL, flags, then a zlib stream)."""
+    with open(path, "rb") as f:
+        f.seek(len(PNG_SIGNATURE))
+        while len(head := f.read(8)) == 8:
+            length, tag = int.from_bytes(head[:4], "big"), head[4:]
+            if tag not in (b"zTXt", b"iTXt", b"iCCP"):
+                f.seek(length + 4, 1)  # the data and the CRC
+                continue
+            data = f.read(length)
+            f.seek(4, 1)
+            start = data.find(b"\0") + 1  # after the keyword
+            if tag == b"iTXt":
+                if data[start : start + 1] != b"\x01":  # not compressed
+                    continue
+                start = data.find(b"\0", data.find(b"\0", start + 2) + 1) + 1  # past the language and translated keyword
+            else:
+                start += 1  # the compression method
+            try:
+                inflated = zlib.decompressobj().decompress(data[start:], limit + 1)
+            except zlib.error:
+                continue
+            if len(inflated) > limit:
+                return tag.decode()
+    return None
 
 
 def convert_channels(image: np.ndarray, channels: str, source: str) -> np.ndarray:

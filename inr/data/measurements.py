@@ -14,7 +14,7 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
-from inr.io.bounded import check_declared, shape_text
+from inr.io.bounded import check_declared, first_line, npy_file_header, shape_text
 from inr.operators.base import Operator
 from inr.operators.sampling import AdditiveNoise
 from inr.sizes import grid_size
@@ -24,17 +24,15 @@ def read_array(path: Union[str, Path], what: str, complex_ok: bool = False) -> n
     """A ``.npy`` array (no pickles), refused with one line when missing, unreadable, non-numeric or not finite."""
     path = resolve_data_path(path)
     check_file(path, (".npy",), what)
+    shape, dtype = npy_file_header(path, str(path))  # the header checked and held against the data that follows
+    # the array, its finiteness mask and the float32 or complex64 copy the data module makes of it
+    check_declared(
+        str(path), f"{what} of {shape_text(shape)} {dtype}", shape, 2 * dtype.itemsize + 1, "crop or subsample it first"
+    )
     try:
-        mapped = np.load(path, mmap_mode="r", allow_pickle=False)  # the header read, the data mapped, not read
-        # the array, its finiteness mask and the float32 or complex64 copy the data module makes of it
-        described = f"{what} of {shape_text(mapped.shape)} {mapped.dtype}"
-        check_declared(str(path), described, mapped.shape, 2 * mapped.dtype.itemsize + 1, "crop or subsample it first")
-        del mapped
         array = np.load(path, allow_pickle=False)
-    except InputError:
-        raise
     except Exception as exc:  # numpy raises several types for corrupt files
-        raise InputError(f"{path}: not a readable .npy array ({type(exc).__name__})") from None
+        raise InputError(f"{path}: not a readable .npy array ({type(exc).__name__}: {first_line(exc)})") from None
     numeric = np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
     if not numeric or (np.iscomplexobj(array) and not complex_ok):
         raise InputError(

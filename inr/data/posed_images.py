@@ -30,7 +30,7 @@ from inr.data.cameras import Intrinsics
 from inr.data.image import integers_to_unit, read_image
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError, check_memory
-from inr.io.bounded import check_npz_member, read_json
+from inr.io.bounded import check_npz_member, first_line, open_npz, read_json
 from inr.io.files import atomic_write
 
 # A camera's rotation block must be orthonormal to this tolerance (poses in JSON carry 6–8 digits).
@@ -259,14 +259,14 @@ def read_npz(path: Union[str, Path]) -> tuple[Tensor, Tensor, Intrinsics]:
     path = resolve_data_path(path)
     check_file(path, (".npz",), "posed images")
     try:
-        archive = np.load(path, allow_pickle=False)
-        if "images" in archive.files:  # the views as stored, then as float32: sized before they are inflated
-            check_npz_member(archive, "images", str(path), 8, "use fewer or smaller views")
+        archive = open_npz(path, str(path))
+        for key in archive.files:  # the views as stored, then as float32: each header checked before it is inflated
+            check_npz_member(archive, key, str(path), 8, "use fewer or smaller views")
         arrays = {key: archive[key] for key in archive.files}
     except InputError:
         raise
     except Exception as exc:  # zipfile and numpy raise several types for corrupt archives
-        raise InputError(f"{path}: not a readable .npz archive ({type(exc).__name__})") from None
+        raise InputError(f"{path}: not a readable .npz archive ({type(exc).__name__}: {first_line(exc)})") from None
     missing = [key for key in ("images", "poses", "focal") if key not in arrays]
     if missing:
         raise InputError(

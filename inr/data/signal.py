@@ -10,8 +10,10 @@ targets lie in [−1, 1] and PSNR is comparable across sources (relative amplitu
 from __future__ import annotations
 
 import math
+import os
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, Optional, Union
 
@@ -22,7 +24,7 @@ from torch import Tensor
 from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.errors import InputError
-from inr.io.bounded import check_declared
+from inr.io.bounded import check_declared, first_line
 
 WAV_EXTENSIONS = (".wav",)
 GENERATORS = ("sinusoids", "power_law")
@@ -31,35 +33,99 @@ DEFAULT_LENGTH = 1024
 RAHAMAN_FREQUENCIES = [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0]
 
 
-def wav_header(stream: IO[bytes]) -> Optional[tuple[int, int, int]]:
-    """(channels, bytes per sample, samples per channel) from a WAV stream's ``fmt `` and ``data`` chunk headers
-    (RIFF: each chunk a 4-byte tag and a little-endian 4-byte size), read without its samples; None when the stream
-    does not parse that far (the reader then says why).
+WAVE_PCM, WAVE_FLOAT, WAVE_EXTENSIBLE = 1, 3, 0xFFFE  # wFormatTag values (RFC 2361, mmreg.h)
+
+
+@dataclass(frozen=True)
+class WavFormat:
+    """What a WAV file's ``fmt `` and ``data`` chunks declare: channels, sample rate, bits per sample, block size
+    (nBlockAlign: one sample of every channel) and the data chunk's size in bytes."""
+
+    channels: int
+    rate: int
+    bits: int
+    block: int
+    data: int
+
+    @property
+    def frames(self) -> int:
+        return self.data // self.block
+
+    @property
+    def width(self) -> int:
+        """Bytes of one sample's container (nBlockAlign / channels), as scipy reads it."""
+        return self.block // self.channels
+
+
+def wav_format(stream: IO[bytes], source: str) -> Optional[WavFormat]:
+    """The format a WAV stream declares (RIFF or RIFX: each chunk a 4-byte tag and a 4-byte size), read without its
+    samples and checked: refused in one line when a chunk runs past the end of the file, the fmt chunk declares 0
+    channels, 0 bits, a sample rate of 0 or blocks that do not hold one sample of each channel, or the data chunk is
+    missing, first, or cut short. None for a stream that is not RIFF/RIFX (scipy then says what it is).
 
     Example:
-        >>> import io, struct
+        >>> import io
         >>> fmt = b"fmt " + struct.pack("<IHHIIHH", 16, 1, 2, 8000, 32000, 4, 16)
-        >>> wav_header(io.BytesIO(b"RIFF" + bytes(4) + b"WAVE" + fmt + b"data" + struct.pack("<I", 400)))
-        (2, 2, 100)
+        >>> wav_format(io.BytesIO(b"RIFF" + bytes(4) + b"WAVE" + fmt + b"data" + struct.pack("<I", 400) + bytes(400)), "a.wav")
+        WavFormat(channels=2, rate=8000, bits=16, block=4, data=400)
     """
-    if stream.read(4) != b"RIFF" or len(stream.read(4)) < 4 or stream.read(4) != b"WAVE":
+    riff = stream.read(12)
+    if len(riff) < 12 or riff[:4] not in (b"RIFF", b"RIFX") or riff[8:] != b"WAVE":
         return None
-    channels = width = 0
+    order = "<" if riff[:4] == b"RIFF" else ">"
+    start = stream.tell()
+    end = stream.seek(0, os.SEEK_END)
+    stream.seek(start)
+    fmt: Optional[tuple[int, ...]] = None
     while True:
         head = stream.read(8)
         if len(head) < 8:
-            return None
-        tag, size = head[:4], struct.unpack("<I", head[4:])[0]
+            raise InputError(f"{source}: holds no data chunk" if fmt else f"{source}: holds no fmt chunk")
+        tag, size = head[:4], struct.unpack(order + "I", head[4:])[0]
+        left = end - stream.tell()
         if tag == b"fmt ":
-            fmt = stream.read(size)
-            if len(fmt) < 16:
-                return None
-            channels, bits = struct.unpack("<H", fmt[2:4])[0], struct.unpack("<H", fmt[14:16])[0]
-            width = max(1, (bits + 7) // 8)
+            if size < 16:
+                raise InputError(f"{source}: its fmt chunk is {size} bytes, shorter than the 16 of a WAV format")
+            if size > left:
+                raise InputError(f"{source}: its fmt chunk declares {size:,} bytes but {left:,} remain in the file")
+            fmt = struct.unpack(order + "HHIIHH", stream.read(16))
+            stream.seek(size - 16 + size % 2, 1)
         elif tag == b"data":
-            return (channels, width, size // (channels * width)) if channels else None
+            if fmt is None:
+                raise InputError(f"{source}: its data chunk comes before its fmt chunk")
+            if size > left:
+                truncated = f"{source}: its data chunk declares {size:,} bytes but {left:,} follow"
+                raise InputError(f"{truncated}; the file is truncated or its header wrong")
+            return check_wav_format(WavFormat(*fmt[1:3], fmt[5], fmt[4], size), fmt[0], source)
+        elif size > left:
+            raise InputError(
+                f"{source}: its {tag.decode('latin-1')!r} chunk declares {size:,} bytes but {left:,} remain in the file"
+            )
         else:
             stream.seek(size + size % 2, 1)  # chunks are padded to an even size
+
+
+def check_wav_format(wav: WavFormat, tag: int, source: str) -> WavFormat:
+    """Refuse a format that scipy would misread or fail on (it takes the sample's size from nBlockAlign / channels
+    and its type from the bits): 0 channels, 0 bits, a rate of 0, blocks that are not whole samples of every channel,
+    samples larger than their containers (or 8-bit ones in wider containers), data that is not whole blocks."""
+    said = f"{source}: its fmt chunk declares"
+    if wav.channels == 0:
+        raise InputError(f"{said} 0 channels")
+    if wav.bits == 0:
+        raise InputError(f"{said} 0 bits per sample")
+    if wav.rate == 0:
+        raise InputError(f"{said} a sample rate of 0")
+    if wav.block == 0 or wav.block % wav.channels:
+        per = f"{wav.channels} channel{'s' if wav.channels > 1 else ''}"
+        raise InputError(f"{said} blocks of {wav.block} bytes (nBlockAlign) for {per}; a block holds one sample of each")
+    if tag in (WAVE_PCM, WAVE_FLOAT, WAVE_EXTENSIBLE) and (
+        math.ceil(wav.bits / 8) > wav.width or (wav.bits <= 8 and wav.width != 1)
+    ):
+        raise InputError(f"{said} {wav.bits}-bit samples in {wav.width}-byte containers (nBlockAlign / channels)")
+    if wav.data % wav.block:
+        raise InputError(f"{source}: its data chunk of {wav.data:,} bytes is not a whole number of {wav.block}-byte blocks")
+    return wav
 
 
 def read_wav(path: Union[str, Path], channels: Literal["mono", "keep"] = "mono") -> tuple[Tensor, int]:
@@ -70,17 +136,16 @@ def read_wav(path: Union[str, Path], channels: Literal["mono", "keep"] = "mono")
     path = Path(path)
     check_file(path, WAV_EXTENSIONS, "audio", "use .wav")
     with open(path, "rb") as stream:
-        header = wav_header(stream)
-    if header is not None:  # the samples as stored, as float32 and their mono mean: sized before they are read
-        stored_channels, width, frames = header
-        described = f"{frames:,} samples of {stored_channels} channels"
-        check_declared(str(path), described, (frames, stored_channels), width + 12, "use a shorter excerpt")
+        wav = wav_format(stream, str(path))
+    if wav is not None:  # the samples as stored, as float32 and their mono mean: sized before they are read
+        described = f"{wav.frames:,} samples of {wav.channels} channels"
+        check_declared(str(path), described, (wav.frames, wav.channels), wav.width + 12, "use a shorter excerpt")
     from scipy.io import wavfile
 
     try:
         rate, data = wavfile.read(path)
     except Exception as exc:  # scipy raises ValueError for non-RIFF data, struct errors for truncated headers
-        raise InputError(f"{path}: not a readable WAV file ({exc})") from None
+        raise InputError(f"{path}: not a readable WAV file ({first_line(exc)})") from None
     data = np.asarray(data)
     if data.ndim == 1:
         data = data[:, None]  # (T,) -> (T, 1)

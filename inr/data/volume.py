@@ -26,7 +26,7 @@ from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.sdf import BUILTIN_SHAPES, sdf_grid
 from inr.errors import InputError
-from inr.io.bounded import check_declared, check_npz_member, shape_text
+from inr.io.bounded import check_declared, check_npz_member, first_line, npy_file_header, open_npz, shape_text
 from inr.sizes import grid_size
 
 VOLUME_EXTENSIONS = (".npy", ".npz", ".tif", ".tiff")
@@ -51,12 +51,12 @@ def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.n
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
-            array = np.load(path, mmap_mode="r", allow_pickle=False)  # the header read, the data mapped, not read
-            what = f"array of {shape_text(array.shape)} {array.dtype}"
-            check_declared(str(path), what, array.shape, array.dtype.itemsize + VOLUME_BYTES_PER_VALUE, VOLUME_ADVICE)
-            return array
+            shape, dtype = npy_file_header(path, str(path))  # the header checked and held against the data that follows
+            what = f"array of {shape_text(shape)} {dtype}"
+            check_declared(str(path), what, shape, dtype.itemsize + VOLUME_BYTES_PER_VALUE, VOLUME_ADVICE)
+            return np.load(path, mmap_mode="r", allow_pickle=False)  # the data mapped, not read
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
+            with open_npz(path, str(path)) as archive:
                 names = list(archive.keys())
                 if key is None and len(names) != 1:
                     raise InputError(f"{path}: holds arrays {names}; choose one with data.key")
@@ -76,7 +76,7 @@ def read_volume_array(path: Union[str, Path], key: Optional[str] = None) -> np.n
     except InputError:
         raise
     except Exception as exc:  # numpy and imageio raise many types for undecodable files
-        raise InputError(f"{path}: not a readable volume ({type(exc).__name__}: {exc})") from None
+        raise InputError(f"{path}: not a readable volume ({type(exc).__name__}: {first_line(exc)})") from None
 
 
 def check_volume_array(array: np.ndarray, source: str) -> None:

@@ -10,8 +10,12 @@ it with ``inr.errors.check_memory`` (more than half of the memory available) bef
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import os
+import struct
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Union
@@ -47,25 +51,91 @@ def check_declared(
     check_memory(f"{source}: {what} ({declared_by})", int(count * bytes_per_value), advice=advice)
 
 
+NPY_MAX_HEADER = 10_000  # bytes: numpy's bound on the header of a file it does not trust (np.load's max_header_size)
+NPY_LENGTH_FIELD = {(1, 0): "<H", (2, 0): "<I"}  # the header's length field of each format version numpy writes
+
+
 def npy_header(stream: IO[bytes], source: str) -> tuple[tuple[int, ...], np.dtype]:
-    """(shape, dtype) of the ``.npy`` stream's header (numpy's format, versions 1 and 2), the stream left at its data."""
+    """(shape, dtype) of the ``.npy`` stream's header (numpy's format, versions 1 and 2), the stream left at its data;
+    refused in one line saying what is wrong with it: no magic string, another version, a header longer than numpy
+    reads from an untrusted file or cut short, one that does not parse, a negative dimension, Python objects.
+
+    Example:
+        >>> import io
+        >>> header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (-5, 3), }".ljust(117) + b"\\n"
+        >>> npy_header(io.BytesIO(b"\\x93NUMPY\\x01\\x00" + struct.pack("<H", 118) + header), "a.npy")
+        Traceback (most recent call last):
+        ...
+        inr.errors.InputError: a.npy: its .npy header declares a negative dimension, shape (-5, 3)
+    """
+    start = stream.read(8)
+    if len(start) < 8 or not start.startswith(b"\x93NUMPY"):
+        raise InputError(f"{source}: not a .npy array (it does not start with numpy's magic string)")
+    version = (start[6], start[7])
+    if version not in NPY_LENGTH_FIELD:
+        raise InputError(f"{source}: .npy format version {version[0]}.{version[1]}; versions 1.0 and 2.0 are read")
+    length_field = NPY_LENGTH_FIELD[version]
+    field = stream.read(struct.calcsize(length_field))
+    length = struct.unpack(length_field, field)[0] if len(field) == struct.calcsize(length_field) else None
+    if length is not None and length > NPY_MAX_HEADER:
+        raise InputError(
+            f"{source}: its .npy header is {length:,} bytes long, more than the {NPY_MAX_HEADER:,} numpy reads from a file "
+            "it does not trust"
+        )
+    text = stream.read(length or 0)
+    if length is None or len(text) < length:
+        raise InputError(f"{source}: its .npy header is cut short (the file ends inside it)")
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}[version]
     try:
-        version = np.lib.format.read_magic(stream)
-        read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-        if read is None:
-            raise ValueError(f"unsupported .npy format version {version}")
-        shape, _, dtype = read(stream)
-    except (ValueError, OSError, SyntaxError) as exc:
-        raise InputError(f"{source}: not a readable .npy array ({type(exc).__name__}: {exc})") from None
+        shape, _, dtype = read(io.BytesIO(field + text))
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise InputError(f"{source}: its .npy header does not parse ({first_line(exc)})") from None
+    if any(int(s) < 0 for s in shape):
+        raise InputError(f"{source}: its .npy header declares a negative dimension, shape {tuple(shape)}")
+    if dtype.hasobject:
+        raise InputError(f"{source}: its .npy header declares Python objects ({dtype}), which only pickle reads; not loaded")
     return tuple(int(s) for s in shape), dtype
 
 
+def check_npy_data(source: str, shape: Sequence[int], dtype: np.dtype, held: int) -> None:
+    """Refuse an array whose header declares more data than follows it (a truncated file, or a lying header):
+    numpy would fail with 'mmap length is greater than file size' or 'cannot reshape'."""
+    needed = math.prod(shape) * dtype.itemsize
+    if held < needed:
+        raise InputError(
+            f"{source}: its .npy header declares {shape_text(shape)} {dtype} ({needed:,} bytes) but {held:,} bytes of data "
+            "follow it; the file is truncated or its header wrong"
+        )
+
+
+def npy_file_header(path: Union[str, Path], source: str) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) of a ``.npy`` file's header (``npy_header``), checked against the data the file holds."""
+    with open(path, "rb") as stream:
+        shape, dtype = npy_header(stream, source)
+        held = os.fstat(stream.fileno()).st_size - stream.tell()
+    check_npy_data(source, shape, dtype, held)
+    return shape, dtype
+
+
+def open_npz(path: Union[str, Path], source: str) -> Any:
+    """``np.load`` of an ``.npz`` (no pickles), refused in one line when the file is not a zip archive (numpy would
+    take it for a pickle and say so)."""
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{source}: not a readable .npz archive (not a zip file)")
+    return np.load(path, allow_pickle=False)
+
+
 def npz_member_header(archive: Any, name: str, source: str) -> tuple[tuple[int, ...], np.dtype]:
-    """(shape, dtype) of array ``name`` of an opened ``np.load(….npz)``, read from its member's header only."""
+    """(shape, dtype) of array ``name`` of an opened ``np.load(….npz)``, read from its member's header only and
+    checked against the member's size in the zip directory."""
     members = archive.zip.namelist()
     member = f"{name}.npy" if f"{name}.npy" in members else name
+    label = f"{source}: array {name!r}"
     with archive.zip.open(member) as stream:
-        return npy_header(stream, f"{source}: array {name!r}")
+        shape, dtype = npy_header(stream, label)
+        held = archive.zip.getinfo(member).file_size - stream.tell()
+    check_npy_data(label, shape, dtype, held)
+    return shape, dtype
 
 
 def check_npz_member(archive: Any, name: str, source: str, bytes_beyond: float, advice: str) -> None:
@@ -73,6 +143,18 @@ def check_npz_member(archive: Any, name: str, source: str, bytes_beyond: float, 
     per value (the conversions after reading)."""
     shape, dtype = npz_member_header(archive, name, source)
     check_declared(source, f"array {name!r} of {shape_text(shape)} {dtype}", shape, dtype.itemsize + bytes_beyond, advice)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (200 characters at most), or its type's name when it has none:
+    a reader's refusal stays one line.
+
+    Example:
+        >>> first_line(ValueError("Header info length (20084) is large\\nTo allow loading, ..."))
+        'Header info length (20084) is large'
+    """
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
 
 
 def read_json(path: Union[str, Path], what: str, label: str = "", max_bytes: int = MAX_JSON_BYTES) -> Any:

@@ -98,3 +98,59 @@ def test_constant_image_refused(tmp_path):
 def test_huge_resolution_refused_before_allocating():
     with pytest.raises(InputError, match="GiB"):
         _ = ImageDataModule(resolution=1_000_000).values
+
+
+def _smooth_rgb(side=64):
+    """An 8-bit RGB image of smooth ramps (JPEG keeps such an image within a level or two at quality 95)."""
+    y, x = np.mgrid[0:side, 0:side] / side
+    return (np.stack([y, x, 0.5 + 0.5 * np.sin(6 * x * y)], axis=-1) * 255).round().astype(np.uint8)
+
+
+def test_a_cmyk_jpeg_reads_as_the_rgb_it_was_made_from(tmp_path):
+    """Pillow writes CMYK JPEGs as Adobe does (inverted, with an APP14 marker) and un-inverts them when reading; its
+    conversion to RGB then gives back the RGB image the CMYK one was made from (c = 255 − r, k = 0), within JPEG's
+    loss at quality 95: at most 3 levels, 0.5 on average (measured: 1 and 0.06). Read as stored, the four channels
+    were taken for RGB + alpha: a white image. The codec's reader takes the same path."""
+    from PIL import Image
+
+    from inr.codec.encode import read_codec_image
+
+    rgb = _smooth_rgb()
+    path = tmp_path / "print.jpg"
+    Image.fromarray(rgb).convert("CMYK").save(path, quality=95)
+    with Image.open(path) as stored:
+        assert stored.mode == "CMYK" and "adobe" in stored.info
+    image = read_image(path, channels="keep")
+    assert image.shape == (64, 64, 3)
+    error = np.abs(image.numpy() * 255 - rgb)
+    assert error.max() <= 3 and error.mean() <= 0.5, (error.max(), error.mean())
+    assert torch.equal(read_codec_image(path), image)
+
+
+def test_cmyk_palette_and_min_is_white_tiffs_read_as_their_colours(tmp_path):
+    """tifffile returns a TIFF's values as stored: CMYK inks, palette indices, inverted gray; Pillow's conversion
+    gives the colours (a CMYK TIFF made from RGB with k = 0 converts back exactly)."""
+    import tifffile
+    from PIL import Image
+
+    rgb = _smooth_rgb(16)
+    Image.fromarray(rgb).convert("CMYK").save(tmp_path / "cmyk.tif")
+    np.testing.assert_allclose(read_image(tmp_path / "cmyk.tif").numpy(), rgb / 255.0, atol=1e-7)
+    palette = Image.fromarray(rgb).quantize(colors=8)
+    palette.save(tmp_path / "palette.tif")
+    np.testing.assert_allclose(
+        read_image(tmp_path / "palette.tif").numpy(), np.asarray(palette.convert("RGB")) / 255.0, atol=1e-7
+    )
+    gray = rgb[..., 0]
+    tifffile.imwrite(tmp_path / "white.tif", 255 - gray, photometric="miniswhite")  # stored 0 is white
+    np.testing.assert_allclose(read_image(tmp_path / "white.tif", channels="gray").numpy()[..., 0], gray / 255.0, atol=1e-7)
+
+
+def test_an_image_of_lab_colours_is_refused(tmp_path):
+    from PIL import Image
+
+    path = tmp_path / "lab.tif"
+    Image.fromarray(_smooth_rgb(8)).convert("LAB").save(path)
+    with pytest.raises(InputError) as info:
+        read_image(path)
+    assert str(info.value) == f"{path}: its pixels are CIE L*a*b* colour, not RGB; convert it to RGB first"

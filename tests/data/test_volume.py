@@ -121,7 +121,7 @@ def test_builtin_density_is_a_ramp_across_the_occupancy_surface():
         (lambda p: np.save(p / "v.npy", np.zeros((8, 8))), "2-D array"),
         (lambda p: (p / "v.npy").write_bytes(b""), "file is empty"),
         (lambda p: np.save(p / "v.npy", np.where(np.eye(4)[None].repeat(4, 0) > 0, np.nan, 1.0)), "NaN"),
-        (lambda p: (p / "v.npy").write_bytes(b"not numpy"), "not a readable volume"),
+        (lambda p: (p / "v.npy").write_bytes(b"not numpy"), "not a .npy array"),
         (lambda p: np.save(p / "v.npy", np.full((4, 4, 4), 3.0)), "constant"),
         (lambda p: np.save(p / "v.npy", np.zeros((4, 4, 1))), "at least 2 voxels"),
         (lambda p: np.save(p / "v.npy", np.zeros((4, 4, 4), dtype=complex)), "unsupported voxel type"),
