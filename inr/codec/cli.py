@@ -25,10 +25,12 @@ import numpy as np
 
 from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.coding import decode, read_file
+from inr.codec.cost import MAX_DECODE_WORK
 from inr.codec.encode import Target, arch_label, default_depth, encode_images, read_codec_image
 from inr.codec.search import Choice, ladder, size_for_budget
 from inr.errors import EXIT_INPUT, InputError
-from inr.io.files import atomic_write
+from inr.io.files import atomic_write, refuse_overwriting
+from inr.io.progress import reporting
 from inr.io.threads import torch_threads
 
 OUTPUT_EXTENSIONS = {"decode": (".png",), "encode": (".inr",)}
@@ -87,6 +89,7 @@ def encode_command(args: argparse.Namespace) -> None:
     target.check()
     out = Path(args.output)
     check_output(out, "encode")
+    refuse_overwriting(out, [args.image, args.init])
     image = read_codec_image(args.image)
     if args.init is not None and not Path(args.init).exists():
         raise InputError(f"--init {args.init}: no such file or directory")
@@ -111,8 +114,12 @@ def encode_command(args: argparse.Namespace) -> None:
 def decode_command(args: argparse.Namespace) -> None:
     out = Path(args.output)
     check_output(out, "decode")
+    refuse_overwriting(out, [args.file, args.init])
+    if not args.max_work > 0:
+        raise InputError(f"--max-work {args.max_work:g}: a number of multiply-adds > 0, e.g. 1e13")
     start = time.perf_counter()
-    pixels = decode(read_file(args.file), source=str(args.file), init=args.init)
+    with reporting(f"decoding {args.file}"):
+        pixels = decode(read_file(args.file), source=str(args.file), init=args.init, max_work=args.max_work)
     seconds = time.perf_counter() - start
     write_bytes(out, png_bytes(pixels))
     height, width, channels = pixels.shape
@@ -177,6 +184,13 @@ def build_parser() -> Parser:
     dec.add_argument("file", help="the .inr file")
     dec.add_argument("-o", "--output", required=True, help="the PNG to write")
     dec.add_argument("--init", default=None, help="the learned init (file or directory) a file coded against one needs")
+    dec.add_argument(
+        "--max-work",
+        type=float,
+        default=MAX_DECODE_WORK,
+        help="refuse a file whose network, evaluated at every pixel, takes more multiply-adds than this (default: "
+        "%(default).0e, a few minutes here; the refusal gives the file's estimate)",
+    )
     dec.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
     learn = sub.add_parser("learn-init", help="meta-learn inits the encoder and decoder share (one per network size)")
     learn.add_argument("photos", help="a directory of photographs to crop (none of the images you will code)")

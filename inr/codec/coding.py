@@ -6,8 +6,9 @@ codes turn them into float32 weights (w = q·Δ, or w = θ₀ + q·Δ with the i
 the same on every machine), and the network is evaluated on the
 image's grid in float64, chunk by chunk; each value is clamped to [0, 1] and rounded to 8 bits,
 p = round(255 · clamp(f(v), 0, 1)) with ties to even. Every size is checked against the header and the bounds of
-``bitstream`` and ``architecture`` before anything is allocated; the memory of the output is checked against
-what the machine has. The same file gives the same pixels on every call and thread count
+``bitstream`` and ``architecture`` before anything is allocated; the work of evaluating the network at every pixel
+is bounded from the header (``cost``) and the memory of the output checked against what the machine has, both
+before the network is built. The same file gives the same pixels on every call and thread count
 (tests/codec/test_roundtrip.py).
 """
 
@@ -25,10 +26,12 @@ from torch import Tensor, nn
 from inr.codec import entropy
 from inr.codec.architecture import Architecture, buffers_crc, linear_weights, stored_tensors
 from inr.codec.bitstream import MAX_FILE_BYTES, Body, Header, Layout, pack, read_body, read_header
+from inr.codec.cost import MAX_DECODE_WORK, check_decode_work
 from inr.codec.init import Init, check_digest, init_in
 from inr.codec.quantise import Quantised, channel_rows, levels, quantise
 from inr.data.grid import Grid
 from inr.errors import InputError, check_memory
+from inr.io.progress import advance
 
 RENDER_CHUNK = 16384  # coordinates per evaluation: bounds the activations' memory
 
@@ -154,12 +157,17 @@ def render(encoder: nn.Module, network: nn.Module, height: int, width: int, chun
         coords = grid.coords(torch.arange(start, min(start + chunk, grid.numel))).double()  # (n, 2)
         values = network64(encoder64(coords)).clamp(0.0, 1.0) * 255.0  # (n, C)
         parts.append(torch.round(values).to(torch.uint8))
+        advance(start + len(coords), grid.numel)
     return torch.cat(parts).reshape(height, width, -1).numpy()
 
 
-def decode(data: bytes, source: str = "file", init: InitSource = None) -> np.ndarray:
-    """A file's pixels, uint8 (H, W, C) with C = 1 or 3; ``init``: the learned init a file coded against one needs."""
+def decode(data: bytes, source: str = "file", init: InitSource = None, max_work: Optional[float] = MAX_DECODE_WORK) -> np.ndarray:
+    """A file's pixels, uint8 (H, W, C) with C = 1 or 3; ``init``: the learned init a file coded against one needs;
+    ``max_work``: the multiply-adds a decode may take (``cost.check_decode_work``; None: unbounded, for the encoder's
+    own files, whose cost its training has already paid many times over)."""
     header, _ = read_header(data, source)
+    if max_work is not None:
+        check_decode_work(header, source, max_work)
     # the output, its float64 values and one chunk's activations: refused before anything is built
     check_memory(f"{source}: decoding {header.width}×{header.height}", header.height * header.width * header.channels * 9)
     decoded = read_network(data, source, init)

@@ -75,16 +75,21 @@ def encode(tensors: Sequence[np.ndarray], bound: int, codes: Sequence[int]) -> b
 def decode(data: bytes, sizes: Sequence[int], bound: int, codes: Sequence[int]) -> list[np.ndarray]:
     """The integer arrays (flat, int32) of ``sizes`` elements from ``encode``'s bytes; refuses a stream that is not
     a whole number of words or holds words beyond the last tensor's (beyond the one word the decoder's state reads
-    ahead: a single appended word is caught by the file's declared length and CRC, not here)."""
+    ahead: a single appended word is caught by the file's declared length and CRC, not here), and a stream the
+    decoder cannot read under these models (a file damaged behind a recomputed CRC: its weights, or a network size
+    that gives the payload other models)."""
     constriction = require("constriction", extra="codec", what="decoding with the codec")
 
     if len(data) % WORD_BYTES:
         raise InputError(f"the coded weights take {len(data)} bytes, not a whole number of {WORD_BYTES}-byte words")
     decoder = constriction.stream.queue.RangeDecoder(np.frombuffer(data, dtype="<u4").astype(np.uint32))
-    out = [
-        np.asarray(decoder.decode(_model(bound, code), n), dtype=np.int32) if n else np.zeros(0, np.int32)
-        for n, code in zip(sizes, codes)
-    ]
+    try:
+        out = [
+            np.asarray(decoder.decode(_model(bound, code), n), dtype=np.int32) if n else np.zeros(0, np.int32)
+            for n, code in zip(sizes, codes)
+        ]
+    except AssertionError:  # constriction's word for a stream no encoder under these models writes
+        raise InputError("the coded weights are damaged: the range decoder found words no encoder writes") from None
     if not decoder.maybe_exhausted():
         raise InputError("the coded weights hold more data than the network's weights need")
     return out

@@ -14,6 +14,8 @@ towards the adapted weights (``inr.tasks.meta``). Each file is ``init.file_name`
 directory, and records the digest of every photograph of PHOTOS (``init.TRAINED_ON_KEY``), so an image the init
 was learned on is refused as a test of it. A record beside it (``<name>.json``: the settings, the seconds and the
 held-out PSNR after 0 and ``inner_steps`` steps) lets the same command keep an init made with the same settings.
+A file of those names that the command did not write (a user's own ``siren_4x24.ckpt``) is refused before any
+training, never replaced.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from inr.data.signal_classes import directory_files, photograph, signal_hash
 from inr.data.signal_sets import SignalSet
 from inr.errors import InputError
 from inr.experiments.runner import fit_row, silence_lightning
+from inr.io.bounded import read_json
 from inr.io.files import atomic_write
-from inr.tasks.init_from import PARTS
+from inr.tasks.init_from import PARTS, read_init
 from inr.tasks.meta import MetaLearning
 
 # the default held-out photographs: scikit-image's colour ones that none of the codec's sets codes
@@ -165,11 +168,45 @@ def held_out_photographs(directory: Path) -> Path:
     return directory
 
 
+def written_here(path: Path) -> bool:
+    """Whether ``path`` is a file this command wrote: an init whose checkpoint records ``SETTINGS_KEY`` (read as
+    data, its archive sized first), or a record whose JSON has the ``described`` entry."""
+    try:
+        if path.suffix == SUFFIX:
+            read_init(path)
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+            return isinstance(checkpoint, dict) and SETTINGS_KEY in checkpoint
+        record = read_json(path, "an init's record")
+    except InputError:
+        return False
+    return isinstance(record, dict) and "described" in record
+
+
+def check_output_directory(out: Path, archs: Sequence[Architecture], test: Optional[str]) -> None:
+    """Refuse, before any training, an ``-o`` that is a file, and one holding a file of the names this command writes
+    that it did not write (a user's own ``siren_4x24.ckpt``): it replaces only its own inits and records."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {out}: is a file; learn-init writes a directory of inits (one file per network size)")
+    for arch in archs:
+        for name in (file_name(arch), file_name(arch).replace(SUFFIX, ".json")):
+            if (out / name).exists() and not written_here(out / name):
+                raise InputError(
+                    f"-o {out}: {name} there was not written by learn-init, which would replace it; move it or choose another -o"
+                )
+    if test is None and (out / "held_out").exists() and not (out / "held_out").is_dir():
+        raise InputError(f"-o {out}: held_out there is a file; learn-init keeps its default test photographs in that folder")
+
+
 def learn_inits(archs: Sequence[Architecture], photos: str, test: Optional[str], settings: MetaSettings, out: Path) -> list[Path]:
     """``learn_init`` of each network, in order; the test photographs default to ``HELD_OUT`` (under ``out``)."""
     settings.check()
     for directory, flag in ((photos, "PHOTOS"), (test, "--test")):
         if directory is not None and not Path(directory).is_dir():
             raise InputError(f"{flag} {directory}: not a directory")
+    check_output_directory(out, archs, test)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"-o {out}: cannot be made ({exc.strerror or exc})") from None
     test = str(held_out_photographs(out / "held_out")) if test is None else test
     return [learn_init(arch, photos, test, settings, out) for arch in dict.fromkeys(archs)]

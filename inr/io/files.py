@@ -1,13 +1,16 @@
-"""Files that are either whole or absent: write to a temporary file beside the target, fsync, rename."""
+"""Files that are either whole or absent: write to a temporary file beside the target, fsync, rename; and never
+written over the command's own input."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Union
+
+from inr.errors import InputError
 
 
 def current_umask() -> int:
@@ -63,3 +66,35 @@ def atomic_write(path: Union[str, Path], mode: str = "wb") -> Iterator[IO]:
             os.unlink(tmp)
         raise
     fsync_directory(directory)
+
+
+def refuse_overwriting(
+    out: Union[str, Path, None], inputs: Iterable[Union[str, Path, None]], flag: str = "-o", directory: bool = False
+) -> None:
+    """Refuse, before any work, an output that is one of the command's inputs: writing it (by renaming a whole new
+    file over it) would replace the input with its own result, and the input would be lost. The same file is
+    found after links are followed (``os.path.samefile``: a hard link, a symlink, ``./x`` for ``x``); an output
+    ``directory`` is refused when an input lies inside it or is it. ``None`` (an option not given) is skipped.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp()); _ = (folder / "x.inr").write_bytes(b"")
+        >>> refuse_overwriting(folder / "y.png", [folder / "x.inr"])  # another file: nothing to say
+        >>> refuse_overwriting(folder / "." / "x.inr", [folder / "x.inr"])
+        Traceback (most recent call last):
+        ...
+        inr.errors.InputError: -o .../x.inr: is the input .../x.inr; writing it would replace the input, so choose another output
+    """
+    if out is None or not os.path.exists(out):
+        return  # a path that does not exist holds no input (and a directory yet to be made, none inside it)
+    for given in inputs:
+        if given is None or not os.path.exists(given):
+            continue
+        if os.path.samefile(out, given):
+            raise InputError(f"{flag} {out}: is the input {given}; writing it would replace the input, so choose another output")
+        if directory and os.path.isdir(out):
+            for parent in Path(os.path.realpath(given)).parents:
+                if os.path.samefile(parent, out):
+                    raise InputError(
+                        f"{flag} {out}: holds the input {given}; writing into it could replace it, so choose another folder"
+                    )

@@ -1,16 +1,24 @@
 """Bad .inr files: every one is refused with one line naming the file and the problem, exit 2, and no output
 written — truncated, wrong magic, a future version, absurd shapes, huge declared sizes, a payload shorter or longer
-than declared, flipped bits, fixed tensors the decoder rebuilds differently."""
+than declared, flipped bits (with the CRC kept, and recomputed after the flip: a sweep of mutations), fixed tensors the
+decoder rebuilds differently, a header declaring more decoding work than the bound."""
 
+import random
 import struct
+import time
 import zlib
+from collections import Counter
 
+import numpy as np
 import pytest
 
-from inr.codec.architecture import Architecture
-from inr.codec.bitstream import MAX_FILE_BYTES
-from inr.codec.coding import decode, encode_network
+from inr.codec import entropy
+from inr.codec.architecture import Architecture, stored_tensors
+from inr.codec.bitstream import MAX_FILE_BYTES, Body, Header, pack, read_header, unpack
+from inr.codec.coding import decode, encode_network, layout
+from inr.codec.quantise import levels
 from inr.errors import InputError
+from inr.io.threads import torch_threads
 
 NAME_AT = 11  # magic 4, version 1, channels 1, height 2, width 2, name length 1
 
@@ -160,3 +168,121 @@ def test_a_file_larger_than_any_codec_file_is_not_read(codec_cli, tmp_path):
 def test_a_missing_file(codec_cli, tmp_path):
     outcome = codec_cli(["decode", tmp_path / "none.inr", "-o", tmp_path / "out.png"])
     assert outcome.code == 2 and outcome.errors == [f"error: {tmp_path / 'none.inr'}: no such file"]
+
+
+# A valid 105-byte file: SIREN 16 × 1024 (the largest network a file may name) at 16384 × 4096 (the largest image),
+# per-tensor steps, every weight 0 (the range coder's one word). Decoding it would be ≈ 1e15 multiply-adds.
+LARGEST = pack(
+    Header(4096, 16384, 3, Architecture("siren", 1024, 16), bits=2, per_channel=False),
+    Body(step_codes=bytes([100] * 34), scale_codes=bytes(34), buffers_crc=None, payload=bytes.fromhex("739a6b6c")),
+)
+
+
+def test_a_file_declaring_days_of_work_is_refused_from_its_header_with_the_estimate(codec_cli, tmp_path):
+    assert len(LARGEST) == 105
+    path = tmp_path / "bad.inr"
+    path.write_bytes(LARGEST)
+    start = time.perf_counter()
+    outcome = codec_cli(["decode", path, "-o", tmp_path / "out.png"])
+    assert time.perf_counter() - start < 30  # refused from the header; the network is not even built
+    assert outcome.code == 2 and len(outcome.stderr.strip().splitlines()) == 1, outcome.stderr
+    (line,) = outcome.errors
+    assert line.startswith(
+        f"error: {path}: decoding 16384×4096 pixels through siren 16 × 1024 takes an estimated 1.1e+15 multiply-adds"
+    )
+    assert "more than the bound of 1e+12; give --max-work 1e16 to decode it anyway" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.inr"]
+
+
+def test_the_work_bound_is_the_users_to_set(codec_cli, tmp_path, tiny_file):
+    path = tmp_path / "x.inr"
+    path.write_bytes(tiny_file)
+    work = 24 * 20 * (2 * 8 + 8 * 8 + 8 * 3)  # pixels × the multiply-adds of SIREN 2 × 8's layers
+    outcome = codec_cli(["decode", path, "-o", tmp_path / "out.png", "--max-work", "1e4"])
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr
+    assert f"takes an estimated {work:.2g} multiply-adds" in outcome.errors[0] and "give --max-work 1e5" in outcome.errors[0]
+    assert not (tmp_path / "out.png").exists()
+    outcome = codec_cli(["decode", path, "-o", tmp_path / "out.png", "--max-work", "1e5"])
+    assert outcome.code == 0 and (tmp_path / "out.png").is_file(), outcome.stderr
+    outcome = codec_cli(["decode", path, "-o", tmp_path / "out.png", "--max-work", "0"])
+    assert outcome.code == 2 and outcome.errors == ["error: --max-work 0: a number of multiply-adds > 0, e.g. 1e13"]
+
+
+def unflipped_file(per_channel: bool) -> bytes:
+    """A file of SIREN 2 × 8 as drawn from seed 0 (no fit: the same bytes on every machine), 6 bits a weight."""
+    arch = Architecture("siren", width=8, depth=2, seed=0)
+    return encode_network(*arch.build(20, 3), arch, (24, 20, 3), bits=6, per_channel=per_channel)
+
+
+def decoded_or_refused(data: bytes) -> str:
+    """'decoded' (pixels of the size its header says) or 'refused' (one ``InputError`` line naming the file); any
+    other exception is the test's failure."""
+    try:
+        pixels = decode(data)
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("file: "), str(exc)
+        return "refused"
+    header, _ = read_header(data)
+    assert pixels.dtype == np.uint8 and pixels.shape == (header.height, header.width, header.channels)
+    return "decoded"
+
+
+def mutations(data: bytes, header_end: int, seed: int = 0, random_ones: int = 40):
+    """Every single-bit flip of the fixed header (through the init field), one flip per byte after it, and
+    ``random_ones`` mutations of 1 to 3 bytes drawn with ``seed``: each with the CRC recomputed, as a crafted or
+    carelessly repaired file has it."""
+    body = data[:-4]
+    for i in range(4, len(body)):
+        for bit in range(8) if i < header_end else [i % 8]:
+            flipped = bytearray(body)
+            flipped[i] ^= 1 << bit
+            yield with_crc(bytes(flipped))
+    rng = random.Random(seed)
+    for _ in range(random_ones):
+        mutated = bytearray(body)
+        for _ in range(rng.randint(1, 3)):
+            mutated[rng.randrange(4, len(body))] = rng.randrange(256)
+        yield with_crc(bytes(mutated))
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_a_mutation_sweep_behind_a_recomputed_checksum_is_decoded_or_refused(per_channel):
+    data = unflipped_file(per_channel)
+    header_end = after_name(data) + 9  # network 7, quantiser 1, init field 1
+    with torch_threads(1):
+        outcomes = Counter(decoded_or_refused(m) for m in mutations(data, header_end))
+    assert set(outcomes) == {"decoded", "refused"}, outcomes
+
+
+def test_every_flipped_bit_of_the_coded_weights_is_decoded_or_refused():
+    """The range decoder alone, on every flipped bit of the payload: constriction's AssertionError for a stream no
+    encoder writes is a refusal like the others."""
+    data = unflipped_file(per_channel=True)
+    header, body = unpack(data, lambda h: layout(*h.arch.build(h.side, h.channels), h.per_channel))
+    encoder, network = header.arch.build(header.side, header.channels)
+    sizes = [t.numel() for _, t in stored_tensors(encoder, network)]
+    damaged = 0
+    for i in range(len(body.payload) * 8):
+        payload = bytearray(body.payload)
+        payload[i // 8] ^= 1 << (i % 8)
+        try:
+            symbols = entropy.decode(bytes(payload), sizes, levels(header.bits), list(body.scale_codes))
+        except InputError as exc:
+            damaged += "are damaged" in str(exc)
+            continue
+        assert [len(s) for s in symbols] == sizes
+    assert damaged > 0  # the sweep reaches the decoder's own check, not only the word count's
+
+
+def test_a_width_that_no_longer_fits_the_payload_is_one_line(codec_cli, tmp_path):
+    data = unflipped_file(per_channel=False)  # one step per tensor: another width keeps the layout, not the payload
+    for bit in range(16):
+        flipped = patched(data, after_name(data), "<H", 8 ^ (1 << bit))
+        try:
+            decode(flipped)
+        except InputError as exc:
+            if "are damaged" in str(exc):
+                break
+    else:
+        raise AssertionError("no width flip reached the range decoder")
+    refused(codec_cli, tmp_path, flipped, "the coded weights are damaged: the range decoder found words no encoder writes")
