@@ -27,7 +27,7 @@ import torch
 import yaml
 
 from inr.errors import EXIT_INPUT, InputError
-from inr.io.files import atomic_write, fsync_directory
+from inr.io.files import atomic_write, fsync_directory, refuse_overwriting
 from inr.run.checkpoints import CheckpointError, read_checkpoint
 from inr.run.config_loader import check_config_file, load_config_text
 from inr.run.program import add_trust_argument
@@ -121,6 +121,7 @@ def export_member(
     Returns the checkpoint written. ``out`` must not exist or be empty; ``trust``: packages of the user's own
     classes the config may name (``inr.io.trusted``)."""
     ckpt, out = Path(ckpt), Path(out)
+    refuse_overwriting(out, [ckpt, config], "--out", directory=True)  # the default config lies where ckpt does
     checkpoint = read_checkpoint(ckpt)
     count, seeds = stacked_members(checkpoint, ckpt)
     if not 0 <= k < count:

@@ -21,6 +21,7 @@ from inr.errors import EXIT_INPUT, InputError
 from inr.export.mesh import MESH_EXTENSIONS, POINT_EXTENSIONS, extract_mesh, mesh_report, write_mesh, write_points
 from inr.export.radiance_mesh import is_radiance_field, radiance_mesh, radiance_points
 from inr.export.turntable import turntable_frames
+from inr.io.files import refuse_overwriting
 from inr.io.progress import reporting
 from inr.io.video import ENCODERS, WRITABLE, require_pyav, write_video
 from inr.run.model_loader import load_model
@@ -81,6 +82,8 @@ def main(argv: Optional[list[str]] = None) -> Path:
             if args.out is None:
                 raise InputError("--turntable shows the mesh: give --out too")
             check_video_target(args.turntable, args.frames)
+        for flag, path in (("--out", args.out), ("--points", args.points), ("--turntable", args.turntable)):
+            refuse_overwriting(path, [args.ckpt, args.config], flag)
         model = load_model(args.ckpt, args.config, trust=args.trust, imported=False)
         radiance = is_radiance_field(model)
         if args.points is not None and not radiance:

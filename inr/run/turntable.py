@@ -16,6 +16,7 @@ from typing import Optional
 
 from inr.errors import EXIT_INPUT, InputError
 from inr.export.radiance_turntable import turntable_frames
+from inr.io.files import refuse_overwriting
 from inr.io.video import WRITABLE, write_video
 from inr.run.model_loader import load_model
 from inr.run.program import add_trust_argument
@@ -48,6 +49,7 @@ def main(argv: Optional[list[str]] = None) -> Path:
             raise InputError(f"{out}: unsupported video extension {out.suffix!r}; use one of {', '.join(WRITABLE)}")
         if args.fps <= 0 or (args.radius is not None and args.radius <= 0):
             raise InputError("--fps and --radius must be positive")
+        refuse_overwriting(out, [args.ckpt, args.config], "--out")
         model = load_model(args.ckpt, args.config, trust=args.trust, imported=False)
         frames = turntable_frames(model, args.frames, args.elevation, args.radius, args.resolution, progress=show_progress)
         write_video(out, frames, args.fps)
