@@ -22,6 +22,7 @@ them:
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -281,19 +282,20 @@ def _check(node: Any, source: str, key: str, packages: tuple[str, ...], classes:
             raise InputError(f"{source}: {key} refers to another file ({text}); a run's saved config must hold its values")
 
 
-def _trusted_roots() -> list[Path]:
+@functools.lru_cache(maxsize=1)
+def _trusted_roots() -> tuple[Path, ...]:
     paths = sysconfig.get_paths()
     roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     roots.add(str(Path(importlib.util.find_spec("inr").origin).parent))  # the package itself, installed or editable
-    return [Path(r).resolve() for r in roots]
+    return tuple(Path(r).resolve() for r in roots)
 
 
 class _UntrustedImportGuard(importlib.abc.MetaPathFinder):
     """Refuses a module that the ordinary finders would load from outside ``roots``; a granted module is found
     at its grant's place only (``Grant.entry``), whatever ``sys.path`` holds, and its submodules only inside it."""
 
-    def __init__(self, roots: list[Path], source: str, grants: tuple[Grant, ...] = ()):
+    def __init__(self, roots: tuple[Path, ...], source: str, grants: tuple[Grant, ...] = ()):
         self.roots, self.source = roots, source
         self.grants = {grant.name: grant for grant in grants}
 

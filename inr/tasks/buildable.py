@@ -136,12 +136,15 @@ def check_buildable(
         inr.errors.InputError: config.yaml: model.init_args.optimizer.class_path names torch.utils.collect_env.run; an optimizer slot builds only subclasses of torch.optim.optimizer.Optimizer (from torch.optim): refused before import
     """
     grants = tuple(grants)
-    checker = _Checker(source, slots(), {g.name for g in grants}, frozenset(classes))
+    checker = SlotChecker(source, slots(), {g.name for g in grants}, frozenset(classes))
     with refuse_untrusted_imports(source, grants):
         checker.walk(node, key, key)
 
 
-class _Checker:
+class SlotChecker:
+    """The walk of ``check_buildable``; ``check_class(path, slot, where)`` checks one class path (call it inside
+    ``refuse_untrusted_imports``)."""
+
     def __init__(self, source: str, table: dict[str, Slot], granted: set[str], classes: frozenset[str]):
         self.source, self.table, self.granted, self.classes = source, table, granted, classes
 
