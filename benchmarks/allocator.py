@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from inr.io.command_line import CommandParser
+
 
 def child(row: str, retained: bool, steps: int, threads: int) -> dict:
     import torch
@@ -65,7 +67,7 @@ def child(row: str, retained: bool, steps: int, threads: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="+", default=["gaussian", "siren", "wire"])
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=3)

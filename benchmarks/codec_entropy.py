@@ -11,7 +11,6 @@ bytes. Prints bits per weight, side information included; inr.codec.entropy uses
 
 from __future__ import annotations
 
-import argparse
 import lzma
 import math
 import zlib
@@ -22,6 +21,7 @@ import numpy as np
 from inr.codec.architecture import Architecture, stored_tensors
 from inr.codec.encode import read_codec_image
 from inr.codec.quantise import levels, quantise
+from inr.io.command_line import CommandParser
 from inr.resources import DATA_DIR
 
 MODELS = constriction.stream.model
@@ -45,7 +45,7 @@ def coded_bits(q: np.ndarray, bound: int, kind: str) -> float:
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # no options: --help only
+    CommandParser(description=__doc__.splitlines()[0]).parse_args()  # no options: --help only
     from inr.codec.fit import fit
 
     image = read_codec_image(DATA_DIR / "astronaut.png")[100:228, 150:278].contiguous()

@@ -76,6 +76,8 @@ from common import (
     whole_run,
 )
 
+from inr.io.command_line import CommandParser
+
 ROOT = Path(__file__).resolve().parents[1]
 # each part's planned share of the budget (seconds on one H200 for the parts run there, 2026-12-04; estimates for
 # 6 and 7, which ran after: their fits counted at the measured parts' seconds per fit)
@@ -465,7 +467,7 @@ def configure(args, gpus: int) -> int:
 
 def main(argv=None) -> None:
     global REPORT
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="run every part on the CPU with tiny sizes")
     parser.add_argument("--parts", nargs="+", default=None, help="only the parts whose names start with these (e.g. 7 1)")
     parser.add_argument("--out", default="gpu_check", help="folder of gpu_check.json and gpu_check.md (default ./gpu_check)")

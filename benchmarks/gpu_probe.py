@@ -11,7 +11,6 @@ step of each and their ratio, paired within each repeat. On a machine with a CUD
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
@@ -19,6 +18,7 @@ import warnings
 
 import torch
 
+from inr.io.command_line import CommandParser
 from inr.run.cli import build_cli, resolve_config_names
 from inr.run.gpu_probe import VARIABLE
 
@@ -34,8 +34,9 @@ def time_steps(optimizer: torch.optim.Optimizer, steps: int, nvml: str) -> float
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="volume.yaml")
+    parser = CommandParser(
+        description=__doc__.splitlines()[0], run_config="the task's config (default volume.yaml)", config_default="volume.yaml"
+    )
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None)

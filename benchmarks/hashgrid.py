@@ -21,7 +21,6 @@ the Gaussian model.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
@@ -32,6 +31,7 @@ import torch.nn.functional as F
 from inr.data.grid import Grid, split_indices
 from inr.encoders import GaussianEncoding, HashGridEncoding
 from inr.encoders.hashgrid import blend
+from inr.io.command_line import CommandParser
 from inr.networks import MLP, SIREN
 
 
@@ -151,7 +151,7 @@ def profile_vectorised(d: int, n_points: int, steps: int = 3) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=2**18)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 3])

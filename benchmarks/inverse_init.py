@@ -17,7 +17,6 @@ time of each copy over the second half of the run and their ratio.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -25,6 +24,7 @@ import lightning as L
 import torch
 from common import as_train_py, instantiate, quiet, set_threads
 
+from inr.io.command_line import CommandParser
 from inr.tasks.optimizers import make_optimizer
 
 TINY = torch.finfo(torch.float32).tiny
@@ -73,8 +73,9 @@ class Copy:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="ct.yaml")
+    parser = CommandParser(
+        description=__doc__.splitlines()[0], run_config="the task's config (default ct.yaml)", config_default="ct.yaml"
+    )
     parser.add_argument("--steps", type=int, default=1000, help="steps of each copy (the config's run: 1000)")
     parser.add_argument("--block", type=int, default=50, help="steps of one copy before the other runs")
     parser.add_argument("--threads", type=int, default=None)

@@ -14,7 +14,6 @@ Per-step time is the median gap between consecutive steps (framework: ``on_train
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import lightning as L
@@ -32,6 +31,8 @@ from common import (
     quiet,
     set_threads,
 )
+
+from inr.io.command_line import CommandParser
 
 
 def hand_loop(config: str, clock: StepClock, part: str = "all", extra: tuple = ()) -> float:
@@ -66,8 +67,9 @@ def hand_loop(config: str, clock: StepClock, part: str = "all", extra: tuple = (
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="ct.yaml")
+    parser = CommandParser(
+        description=__doc__.splitlines()[0], run_config="the task's config (default ct.yaml)", config_default="ct.yaml"
+    )
     add_step_arguments(parser, steps=20, warmup=3, repeats=5)
     add_override_argument(parser, "--data.init_args.resolution 64")
     args = parser.parse_args()

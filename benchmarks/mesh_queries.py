@@ -35,7 +35,6 @@ Ratios are against ``igl fwn``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import time
@@ -47,6 +46,7 @@ import torch
 from inr.geometry.containment import winding_number
 from inr.geometry.distance import MeshQueries
 from inr.geometry.procedural import torus_knot_tube, torus_mesh
+from inr.io.command_line import CommandParser
 
 TORUS_R, TORUS_A = 0.35, 0.12
 
@@ -145,7 +145,7 @@ def accuracy(n: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, nargs="+", default=[2**15, 2**18])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--large", action="store_true", help="also a 737,280-triangle tube")

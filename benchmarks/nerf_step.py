@@ -16,7 +16,6 @@ rays/s = batch_size / step time.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import lightning as L
@@ -34,6 +33,7 @@ from common import (
     quiet,
 )
 
+from inr.io.command_line import CommandParser
 from inr.io.threads import torch_threads
 from inr.tasks.radiance import DENSITY_ACTIVATIONS
 
@@ -83,8 +83,9 @@ def hand_loop(config: str, clock: StepClock, extra: tuple = ()) -> tuple[float, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="nerf.yaml")
+    parser = CommandParser(
+        description=__doc__.splitlines()[0], run_config="the task's config (default nerf.yaml)", config_default="nerf.yaml"
+    )
     add_step_arguments(parser, steps=20, warmup=3, repeats=5)
     add_override_argument(parser, "--data.init_args.batch_size 256")
     args = parser.parse_args()

@@ -17,7 +17,6 @@ row, Θ(X, x₀) for the largest probe set X against one point.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import gc
 import os
@@ -27,6 +26,8 @@ import time
 from pathlib import Path
 
 import torch
+
+from inr.io.command_line import CommandParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -141,7 +142,7 @@ def run_case(task, methods, n1: int, n2, repeats: int, device: str, full: bool =
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--repeats", type=int, default=5)

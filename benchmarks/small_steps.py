@@ -33,7 +33,6 @@ batch and epoch hooks, the logger's writes), against the hand loop timed before 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -41,6 +40,7 @@ import lightning as L
 import torch
 from common import TINY_AS_RUN, HandStep, StepClock, as_train_py, cell, hand_loop, instantiate, quiet, set_threads, whole_run
 
+from inr.io.command_line import CommandParser
 from inr.tasks.optimizers import make_optimizer
 
 CONFIG = "image.yaml"
@@ -252,7 +252,7 @@ GROUP = 100  # image.yaml's inner_steps
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="optimizer steps of each train.py run (≥ 2 groups of 100)")
     parser.add_argument("--hand-steps", type=int, default=500, help="timed steps of each hand loop and task-step loop")
     parser.add_argument("--warmup", type=int, default=20)

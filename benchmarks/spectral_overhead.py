@@ -17,7 +17,6 @@ Two measurements, both in this one process:
 
 from __future__ import annotations
 
-import argparse
 import logging
 import statistics
 import tempfile
@@ -32,6 +31,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from inr.callbacks import SpectralBiasCallback
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
+from inr.io.command_line import CommandParser
 from inr.networks import MLP
 from inr.tasks import ImageFitting
 
@@ -100,7 +100,7 @@ def parts(tmp: str, repeats: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=100, help="steps per end-to-end fit (10 per epoch)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

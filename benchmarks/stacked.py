@@ -19,7 +19,6 @@ Ratios, not absolute times, are the result: the machine is shared and noisy; the
 
 from __future__ import annotations
 
-import argparse
 import logging
 import statistics
 import sys
@@ -29,6 +28,8 @@ from pathlib import Path
 
 import lightning as L
 import torch
+
+from inr.io.command_line import CommandParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import StampEachStep, StepClock, as_train_py, implementation_steps, instantiate, median_gap, throughput_ratio  # noqa: E402
@@ -84,7 +85,7 @@ def cell(xs: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=8)
     parser.add_argument("--resolutions", type=int, nargs="+", default=[64, 256], help="image.yaml's data.resolution")
     parser.add_argument("--steps", type=int, nargs="+", default=[30, 10], help="timed steps per resolution")

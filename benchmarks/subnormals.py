@@ -19,7 +19,6 @@ its ratio should be 1.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -27,6 +26,7 @@ import torch
 
 import inr.networks.gauss as gauss_module
 import inr.networks.wire as wire_module
+from inr.io.command_line import CommandParser
 from inr.networks import SIREN, WIRE, GaussMLP
 
 # the rows' networks and Adam learning rates, as configs/image_<row>.yaml
@@ -96,7 +96,7 @@ def run_row(name: str, points: int, steps: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="+", choices=sorted(ROWS), default=["gauss", "wire", "siren"])
     parser.add_argument("--points", type=int, default=64 * 64, help="batch: 4096 = the 128² protocol's training pixels")
     parser.add_argument("--steps", type=int, default=60)

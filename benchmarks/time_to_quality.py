@@ -20,7 +20,6 @@ missed in a repeat counts as missed).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -29,6 +28,7 @@ import torch
 from common import HandStep, as_train_py, instantiate, quiet
 
 from inr.experiments.runner import quiet_trainer
+from inr.io.command_line import CommandParser
 from inr.metrics import psnr
 
 MODELS = {"Gaussian": [], "SIREN": ["--config", "methods/siren.yaml"], "hash grid": ["--config", "methods/hashgrid.yaml"]}
@@ -141,7 +141,7 @@ def cell(clocks: list[QualityClock], threshold: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--psnr", type=float, nargs="+", default=[20.0, 22.0, 24.0], help="held-out PSNR thresholds (dB)")
     parser.add_argument("--max-steps", type=int, default=200)
     parser.add_argument("--every", type=int, default=10, help="steps between held-out evaluations")

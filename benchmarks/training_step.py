@@ -35,7 +35,6 @@ glibc's defaults, to see that.
 
 from __future__ import annotations
 
-import argparse
 import resource
 import statistics
 import time
@@ -60,6 +59,7 @@ from common import (
 )
 
 from inr.experiments.runner import quiet_trainer
+from inr.io.command_line import CommandParser
 
 # --tiny: a network and batch so small that the step's tensor work is negligible, so the framework's fixed
 # per-step cost (loop, hooks, logging, metrics) stands out against the hand loop's
@@ -293,7 +293,7 @@ def profile_against_hand_loop(config: str, extra: list[str], steps: int, warmup:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+", default=["image.yaml", "volume.yaml"])
     add_step_arguments(parser, steps=20, warmup=3, repeats=5)
     parser.add_argument("--bf16", action="store_true", help="also time --trainer.precision bf16-mixed")

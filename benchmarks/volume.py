@@ -33,6 +33,8 @@ from pathlib import Path
 
 import torch
 
+from inr.io.command_line import CommandParser
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inr.data.volume import VolumeDataModule  # noqa: E402
@@ -142,7 +144,7 @@ def evaluation_memory(size: int, method: str, chunk: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[128, 256])
     parser.add_argument("--batch", type=int, default=8192, help="coordinates per batch (volume.yaml: 8192)")
     parser.add_argument("--steps", type=int, default=20, help="batches per timing")

@@ -41,7 +41,6 @@ loops' tensor work is the same, so that touches both alike.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -69,6 +68,7 @@ from common import (
 )
 
 from inr.experiments.runner import quiet_trainer
+from inr.io.command_line import CommandParser
 from inr.run.cli import cli_main, resolve_config_names
 
 ISOLATED = ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"]
@@ -215,7 +215,7 @@ def profile_whole_run(config: str, steps: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+", default=["image.yaml", "volume.yaml"])
     parser.add_argument("--steps", type=int, default=100, help="training steps of each train.py run")
     parser.add_argument("--hand-steps", type=int, default=30, help="timed steps of each hand loop")

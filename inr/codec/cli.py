@@ -29,6 +29,7 @@ from inr.codec.cost import MAX_DECODE_WORK
 from inr.codec.encode import Target, arch_label, default_depth, encode_images, read_codec_image
 from inr.codec.search import Choice, ladder, size_for_budget
 from inr.errors import EXIT_INPUT, InputError
+from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write, refuse_overwriting
 from inr.io.progress import reporting
 from inr.io.threads import torch_threads
@@ -36,8 +37,9 @@ from inr.io.threads import torch_threads
 OUTPUT_EXTENSIONS = {"decode": (".png",), "encode": (".inr",)}
 
 
-class Parser(argparse.ArgumentParser):
-    """A bad argument is one line on stderr and exit 2 (argparse's own prints the usage block first)."""
+class Parser(CommandParser):
+    """A bad argument is one line on stderr and exit 2 (argparse's own prints the usage block first); ``--config``
+    and ``--print_config`` after a subcommand, as every command takes them."""
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message}", file=sys.stderr)

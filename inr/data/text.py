@@ -11,7 +11,6 @@ Run ``python -m inr.data.text --out text.png [--size 512] [--seed 0]`` to write 
 
 from __future__ import annotations
 
-import argparse
 import colorsys
 import random
 import string
@@ -26,6 +25,7 @@ from torch import Tensor
 
 from inr.data.module import GridDataModule
 from inr.errors import InputError
+from inr.io.command_line import CommandParser
 from inr.sizes import grid_size
 
 ALPHABET = string.ascii_letters + string.digits
@@ -158,10 +158,10 @@ class TextImageDataModule(GridDataModule):
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description="Write a random text image (PNG).")
+    parser = CommandParser(prog="python -m inr.data.text", description="Write a random text image (PNG).")
     parser.add_argument("--out", required=True, help="output .png path")
-    parser.add_argument("--size", type=int, default=512)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--size", type=int, default=512, help="side of the square image in pixels")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the words, fonts, colours and places")
     args = parser.parse_args(argv)
     print(save_text_image(args.out, args.size, args.seed))
 

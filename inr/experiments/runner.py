@@ -31,6 +31,7 @@ import torch
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
 from inr.experiments.results import SCORES, json_safe
+from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write
 from inr.io.progress import advance, reporting
 
@@ -377,12 +378,15 @@ def write_results(out: Path, table: str, results: Mapping[str, Any], stem: str =
 
 
 # --- the command wrapper ----------------------------------------------------------------------------------
-class ExperimentParser(argparse.ArgumentParser):
+class ExperimentParser(CommandParser):
     """The argument parser of every ``python -m inr.experiments.<name>``: its usage names that command, its
-    description is the module docstring's first paragraph (whole), defaults are shown, and a bad argument is
-    one line on stderr, exit 2 (argparse's own error prints the usage block first)."""
+    description is the module docstring's first paragraph (whole), defaults are shown, ``--config FILE`` and
+    ``--print_config`` as every command takes them, and a bad argument is one line on stderr, exit 2 (argparse's
+    own error prints the usage block first)."""
 
     def __init__(self, module: str, doc: Optional[str], prog: Optional[str] = None, **kwargs: Any) -> None:
+        if module == "__main__":  # run as python -m: the module's own name is in its spec
+            module = getattr(sys.modules["__main__"].__spec__, "name", module)
         name = module.rpartition(".")[2]
         first = " ".join((doc or "").strip().split("\n\n")[0].split())
         super().__init__(

@@ -14,7 +14,6 @@ the files appear together or not at all.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import shutil
 import sys
@@ -27,6 +26,7 @@ import torch
 import yaml
 
 from inr.errors import EXIT_INPUT, InputError
+from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write, fsync_directory, refuse_overwriting
 from inr.run.checkpoints import CheckpointError, read_checkpoint
 from inr.run.config_loader import check_config_file, load_config_text
@@ -165,11 +165,14 @@ def export_member(
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(
+        prog="python -m inr.run.export_member",
+        description=__doc__.splitlines()[0],
+        run_config="the run's config.yaml (default: two folders above --ckpt)",
+    )
     parser.add_argument("--ckpt", required=True, help="checkpoint of a run with model.members")
     parser.add_argument("--member", type=int, required=True, help="k, the member to export (0..K−1)")
     parser.add_argument("--out", required=True, help="folder of the single run (must not exist or be empty)")
-    parser.add_argument("--config", default=None, help="the run's config.yaml (default: two folders above --ckpt)")
     add_trust_argument(parser)
     args = parser.parse_args(argv)
     try:

@@ -12,7 +12,6 @@ opaque), with the field's colours (``inr.export.radiance_mesh``); the threshold 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Optional, Union
@@ -21,6 +20,7 @@ from inr.errors import EXIT_INPUT, InputError
 from inr.export.mesh import MESH_EXTENSIONS, POINT_EXTENSIONS, extract_mesh, mesh_report, write_mesh, write_points
 from inr.export.radiance_mesh import is_radiance_field, radiance_mesh, radiance_points
 from inr.export.turntable import turntable_frames
+from inr.io.command_line import CommandParser
 from inr.io.files import refuse_overwriting
 from inr.io.progress import reporting
 from inr.io.video import ENCODERS, WRITABLE, require_pyav, write_video
@@ -44,11 +44,14 @@ def check_video_target(path: Union[str, Path], frames: int) -> None:
 def main(argv: Optional[list[str]] = None) -> Path:
     """``inr-mesh`` / ``python -m inr.run.mesh``: checkpoint -> mesh file; bad input -> one line, exit 2."""
     prog = program_name("inr-mesh", "python -m inr.run.mesh")
-    parser = argparse.ArgumentParser(prog=prog, description="Mesh the level set of a trained 3D field.")
+    parser = CommandParser(
+        prog=prog,
+        description="Mesh the level set of a trained 3D field.",
+        run_config="the run's config.yaml (default: next to checkpoints/)",
+    )
     parser.add_argument("--ckpt", required=True, help="checkpoint of a VolumeFitting (or other 3-D) run")
     parser.add_argument("--out", default=None, help="output mesh: .ply, .obj, .stl or .glb")
     parser.add_argument("--points", default=None, help="a radiance field: its point cloud of σ ≥ --level, .ply or .glb")
-    parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
     parser.add_argument("--resolution", type=int, default=128, help="render grid per axis (default 128)")
     parser.add_argument(
         "--level",

@@ -9,13 +9,13 @@ The model is rebuilt from its run's ``config.yaml`` as data (``inr.run.model_loa
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Optional
 
 from inr.errors import EXIT_INPUT, InputError
 from inr.export.radiance_turntable import turntable_frames
+from inr.io.command_line import CommandParser
 from inr.io.files import refuse_overwriting
 from inr.io.video import WRITABLE, write_video
 from inr.run.model_loader import load_model
@@ -30,12 +30,13 @@ def show_progress(done: int, total: int) -> None:
 
 def main(argv: Optional[list[str]] = None) -> Path:
     """``python -m inr.export.radiance_turntable``: checkpoint -> video; bad input -> one line, exit 2."""
-    parser = argparse.ArgumentParser(
-        prog="python -m inr.run.turntable", description="Render a turntable video of a trained radiance field."
+    parser = CommandParser(
+        prog="python -m inr.run.turntable",
+        description="Render a turntable video of a trained radiance field.",
+        run_config="the run's config.yaml (default: next to checkpoints/)",
     )
     parser.add_argument("--ckpt", required=True, help="checkpoint of a RadianceFieldFitting run")
     parser.add_argument("--out", required=True, help="output video: .gif, .mp4 or .webm")
-    parser.add_argument("--config", default=None, help="the run's config.yaml (default: next to checkpoints/)")
     parser.add_argument("--frames", type=int, default=60, help="frames of one turn (default 60)")
     parser.add_argument("--elevation", type=float, default=30.0, help="camera elevation in degrees")
     parser.add_argument("--radius", type=float, default=None, help="camera distance (default: the training cameras')")
