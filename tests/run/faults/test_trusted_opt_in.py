@@ -69,6 +69,21 @@ def test_the_mesh_command_builds_the_users_class_once_its_package_is_granted(sdf
     assert out.stat().st_size > 0
 
 
+@pytest.mark.slow
+def test_the_console_script_finds_the_trusted_package_in_the_working_directory(sdf_run, tmp_path, monkeypatch):
+    """``inr-mesh`` (its sys.path lacks the working directory) meshes the examples' run as ``python -m`` does,
+    and says where the granted package was found."""
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    out = tmp_path / "sdf.ply"
+    script = Path(sys.executable).parent / "inr-mesh"
+    argv = [str(script), "--ckpt", str(sdf_run), "--out", str(out), "--resolution", "16", "--level", "0", "--trust", "examples"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"note: --trust examples: {ROOT / 'examples' / '__init__.py'}" in done.stderr
+    assert out.stat().st_size > 0
+
+
 def test_a_class_the_script_imported_reloads_in_python(sdf_run, monkeypatch):
     monkeypatch.delenv(TRUST_ENV, raising=False)
     monkeypatch.syspath_prepend(str(ROOT))
