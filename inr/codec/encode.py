@@ -4,11 +4,15 @@
 size, and picks each image's file on its true size and its decoded PSNR; ``finetune_steps`` then trains the
 chosen network through its quantiser and keeps the fine-tuned file where it is better within the target. With
 ``init`` (a learned init's file, or a directory of inits: ``inr.codec.init``) the search trains only the networks it
-has inits for, each from its init, and codes their change from it.
+has inits for, each from its init, and codes their change from it. With a ``budget`` (seconds) the networks' time is
+estimated from a few timed steps before the first starts, printed, and refused past it (``Clock``).
 """
 
 from __future__ import annotations
 
+import itertools
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +22,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.codec.architecture import Architecture
+from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.coding import read_network
-from inr.codec.fit import Fitted, finetune, fit
+from inr.codec.fit import Fitted, StepCost, finetune, fit, step_cost
 from inr.codec.init import Init, file_name, init_in, init_matching
 from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee, ladder, rungs_for_budget, weights_of
 from inr.data.image import convert_channels, read_image
 from inr.errors import InputError
 from inr.experiments.methods import METHODS, Setting
+from inr.experiments.runner import format_seconds
 
 # a rate target decodes and scores the files of this many bit depths per quantiser: the deepest within the budget
 SCORED_PER_QUANTISER = 2
@@ -67,9 +72,63 @@ def read_codec_image(path: Union[str, Path]) -> Tensor:
 
 def default_depth(method: str) -> int:
     """The depth of the method's network in the registry (the paper's MLP: 3; SIREN: 4)."""
-    if method not in METHODS:
-        raise InputError(f"--method {method!r}: unknown; choose from {', '.join(METHODS)}")
+    if method not in codec_methods():  # a 3-D-only method (positional_rotated) cannot code an image
+        raise InputError(f"--method {method!r}: not a method for images; choose from {', '.join(codec_methods())}")
     return int(METHODS[method].resolve(Setting(in_dim=2)).network.init_args.get("depth", 1))
+
+
+class Clock:
+    """An encode's time budget: what the networks it trains are expected to cost (``fit.step_cost``: a few timed
+    steps on a crop, scaled), printed before the first starts and refused past ``budget`` seconds in one line, before
+    any training, so that nothing is written. A quality target's search, which stops at the first network that
+    reaches it, checks each next network against what is left instead (``next``)."""
+
+    def __init__(self, budget: float, images: Sequence[Tensor], steps: int, finetune_steps: int, files: int) -> None:
+        self.budget, self.image, self.count = budget, images[0], len(images)
+        self.steps, self.finetune_steps, self.files = steps, finetune_steps, files
+        self.start = time.perf_counter()
+
+    def fit_seconds(self, cost: StepCost) -> float:
+        """One network's fit and the decodes of its ``files`` candidate files, for every image (a stacked run's step
+        costs about its members' steps one after another on a CPU: benchmarks/stacked.py)."""
+        return self.count * (self.steps * cost.step + self.files * cost.decode)
+
+    def plan(self, archs: Sequence[Architecture]) -> None:
+        """Refuse training ``archs`` (and fine-tuning the chosen one) past the budget; else print its expected time."""
+        costs = [step_cost(arch, self.image) for arch in archs]
+        total = sum(self.fit_seconds(c) for c in costs) + self.count * self.finetune_steps * max(c.step for c in costs)
+        self.refuse_past(total, f"{len(archs)} network(s) × {self.steps} steps")
+        height, width, _ = self.image.shape
+        steps = ", ".join(f"{arch_label(c.arch)} {c.step:.2g} s/step" for c in costs)
+        print(
+            f"expected time: about {format_seconds(total)} for {len(archs)} network(s) × {self.steps} steps on "
+            f"{width}×{height} (an estimate: {steps}, timed on a crop and scaled to the image)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def next(self, arch: Architecture, first: bool) -> None:
+        """Refuse training ``arch`` when it is expected to take more than what is left of the budget."""
+        cost = step_cost(arch, self.image)
+        seconds = self.fit_seconds(cost) + self.count * self.finetune_steps * cost.step
+        spent = time.perf_counter() - self.start
+        size = f"{arch_label(arch)} × {self.steps} steps"
+        self.refuse_past(spent + seconds, size if first else f"{format_seconds(spent)} spent, then {size}, the next size")
+        if first:
+            print(
+                f"expected time: about {format_seconds(seconds)} for the first network ({size}); a --psnr search trains "
+                "wider ones until one reaches the target, each begun only within the budget",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def refuse_past(self, seconds: float, what: str) -> None:
+        if seconds > self.budget:
+            raise InputError(
+                f"encoding takes an estimated {format_seconds(seconds)} ({what}), more than --budget-minutes "
+                f"{self.budget / 60:g}; use fewer --steps (the time is linear in them), a smaller image or a lower target, "
+                "or a larger --budget-minutes"
+            )
 
 
 def encode_images(
@@ -83,10 +142,13 @@ def encode_images(
     finetune_steps: int = 0,
     init: Union[str, Path, None] = None,
     sources: Optional[Sequence[str]] = None,
+    budget: Optional[float] = None,
 ) -> list[Choice]:
     """One file per image (H, W, C in [0, 1], all of one size), each meeting ``target``; the search's rules are in
     ``inr.codec.search``. ``bits`` fixes the bit depth (default: searched). ``init``: a learned init's file or a
-    directory of inits (the module docstring); ``sources``: the images' names in messages."""
+    directory of inits (the module docstring); ``sources``: the images' names in messages; ``budget``: the seconds the
+    encode may take, its estimate printed before the training and refused past them (``Clock``; None: unbounded,
+    nothing estimated)."""
     target.check()
     if steps < 1:
         raise InputError(f"--steps {steps}: at least one training step")
@@ -106,25 +168,33 @@ def encode_images(
     start_of = lambda arch: inits.get(arch)  # noqa: E731 (None: the seed's random draw)
     bit_depths = [bits] if bits is not None else list(BITS)
     picked: list[Optional[Choice]] = [None] * len(images)
+    scored = 2 * (min(len(bit_depths), SCORED_PER_QUANTISER) if target.kind == "bpp" else len(bit_depths))
+    clock = Clock(budget, images, steps, finetune_steps, scored) if budget is not None else None
     if target.kind == "bpp":
-        budget = target.value * height * width
-        for arch in rungs_for_budget(rungs, budget, side, channels):
-            for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch), init=start_of(arch))):
+        bits_budget = target.value * height * width
+        planned = rungs_for_budget(rungs, bits_budget, side, channels)
+        if clock is not None:
+            clock.plan(planned)
+        for i, arch in enumerate(planned, 1):
+            label = f"network {i} of {len(planned)} ({arch_label(arch)})"
+            for k, fitted in enumerate(fit(arch, images, steps, label=label, init=start_of(arch))):
                 found = choices(
-                    arch, fitted, images[k], bit_depths, budget=budget, keep=SCORED_PER_QUANTISER, init=start_of(arch)
+                    arch, fitted, images[k], bit_depths, budget=bits_budget, keep=SCORED_PER_QUANTISER, init=start_of(arch)
                 )
-                best = best_under([*found, *filter(None, [picked[k]])], budget)
+                best = best_under([*found, *filter(None, [picked[k]])], bits_budget)
                 picked[k] = best
         missing = [k for k, c in enumerate(picked) if c is None]
         if missing:
             raise InputError(f"no file of image {missing[0] + 1} fits {target.describe()}; try a larger rate or --bits")
     elif target.kind == "psnr":
         limit = height * width * channels  # more weights than pixel values is no longer compression
-        for arch in rungs:
-            if weights_of(arch, side, channels) > limit:
-                break
+        candidates = list(itertools.takewhile(lambda a: weights_of(a, side, channels) <= limit, rungs))
+        for i, arch in enumerate(candidates, 1):
+            if clock is not None:
+                clock.next(arch, first=i == 1)
             todo = [k for k, c in enumerate(picked) if c is None]
-            fits = fit(arch, [images[k] for k in todo], steps, label=arch_label(arch), init=start_of(arch))
+            label = f"network {i} of up to {len(candidates)} ({arch_label(arch)})"
+            fits = fit(arch, [images[k] for k in todo], steps, label=label, init=start_of(arch))
             for k, fitted in zip(todo, fits):
                 picked[k] = first_reaching(arch, fitted, images[k], target.value, bit_depths, start_of(arch))
             if all(c is not None for c in picked):
@@ -142,7 +212,9 @@ def encode_images(
                 f"--params {target.value:g}: the smallest {method} network has {weights_of(rungs[0], side, channels):,} weights"
             )
         arch = fitting[-1]
-        for k, fitted in enumerate(fit(arch, images, steps, label=arch_label(arch), init=start_of(arch))):
+        if clock is not None:
+            clock.plan([arch])
+        for k, fitted in enumerate(fit(arch, images, steps, label=f"network 1 of 1 ({arch_label(arch)})", init=start_of(arch))):
             picked[k] = knee(choices(arch, fitted, images[k], bit_depths, init=start_of(arch)))
     if finetune_steps:
         picked = [finetuned(c, images[k], target, finetune_steps) for k, c in enumerate(picked)]

@@ -13,6 +13,7 @@ import pytest
         (["--params", "0"], "--params 0: the number of weights must be a whole number ≥ 1"),
         (["--bpp", "0.3", "--psnr", "30"], "not allowed with argument"),
         (["--bpp", "abc"], "invalid float value: 'abc'"),
+        (["--bpp", "0.3", "--method", "positional_rotated"], "--method 'positional_rotated': not a method for images"),
     ],
 )
 def test_bad_targets(tmp_path, codec_cli, crop_png, extra, expected):
