@@ -205,6 +205,19 @@ def check_memory(
         source = getattr(free, "source", "")
         held = f"this process may allocate ({source})" if source else "available"
         raise InputError(
-            f"{what} needs an estimated {n_bytes / 2**30:.1f} GiB, more than {fraction:.0%} of the "
-            f"{free / 2**30:.1f} GiB {held}{where}; {advice}"
+            f"{what} needs an estimated {size_text(n_bytes)}, more than {fraction:.0%} of the "
+            f"{size_text(free)} {held}{where}; {advice}"
         )
+
+
+def size_text(n_bytes: float) -> str:
+    """Bytes in GiB, or in MiB or KiB below one GiB (a refusal under a small limit said "0.0 GiB").
+
+    Example:
+        >>> size_text(3 * 2**30), size_text(1.5 * 2**20), size_text(2048)
+        ('3.0 GiB', '1.5 MiB', '2.0 KiB')
+    """
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes / 2**10:.1f} KiB"

@@ -237,6 +237,12 @@ def decode_image(path: Path) -> np.ndarray:
                 name = TIFF_PHOTOMETRIC.get(photometric, f"photometric interpretation {photometric}")
                 raise InputError(f"{path}: a {name} TIFF that Pillow does not convert (16-bit?); convert it to RGB or gray first")
             return pillow_decode(path, mode)
+    elif mode is None:
+        # Pillow reads every format named here but TIFF: its own error says why this file is none of them (imageio
+        # would first try each of its plugins)
+        from PIL import Image
+
+        Image.open(path).close()
     elif mode in PILLOW_TARGET or mode in PILLOW_REFUSED:
         return pillow_decode(path, mode)
     return np.asarray(iio.imread(path))
@@ -281,6 +287,9 @@ def undecodable(path: Path, exc: Exception) -> str:
         if "text chunks" in str(exc):
             limit = PngImagePlugin.MAX_TEXT_MEMORY / 2**20
             return f"its text chunks inflate beyond {limit:g} MiB together, Pillow's bound (a decompression bomb)"
+    tiff = path.suffix.lower() in (".tif", ".tiff")
+    if pillow_mode(path) is None and not (tiff and tiff_photometric(path) is not None):
+        return f"not a readable image (its contents are no {path.suffix[1:].upper()} or other format Pillow reads)"
     return f"not a readable image ({type(exc).__name__}: {first_line(exc)})"
 
 

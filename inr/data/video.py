@@ -28,6 +28,7 @@ from inr.data.image import (
     check_image_size,
     convert_channels,
     image_header,
+    pillow_mode,
     read_image,
     resize_image,
     to_unit_float,
@@ -36,6 +37,7 @@ from inr.data.module import GridDataModule
 from inr.data.paths import check_file, resolve_data_path
 from inr.data.volume import FULL_BATCH_LIMIT, refuse_large_full_batch
 from inr.errors import InputError, check_memory
+from inr.io.bounded import first_line
 from inr.io.video import EXTRA_HINT, READABLE, read_video
 from inr.sizes import grid_size
 
@@ -50,10 +52,12 @@ def read_gif(path: Union[str, Path], channels: str = "rgb") -> Tensor:
     path = Path(path)
     check_file(path, (".gif",), "video", "use .gif or a folder of images")
     check_image_size(path, what="frames")  # frames counted from the file, none decoded: a GIF frame may be 1 pixel
+    if pillow_mode(path) is None:  # Pillow reads GIFs: the file is none (imageio would try each of its plugins first)
+        raise InputError(f"{path}: not a readable GIF (its contents are no GIF Pillow reads)")
     try:
         frames = np.asarray(iio.imread(path, index=None))  # (T, H, W[, C])
     except Exception as exc:  # imageio raises many types for undecodable files
-        raise InputError(f"{path}: not a readable GIF ({type(exc).__name__})") from None
+        raise InputError(f"{path}: not a readable GIF ({type(exc).__name__}: {first_line(exc)})") from None
     if frames.ndim == 3:
         frames = frames[..., None]
     unit = to_unit_float(frames, str(path))
@@ -89,7 +93,9 @@ def read_sequence(pattern: Union[str, Path], channels: str = "rgb") -> Tensor:
     if headers[0] is not None:  # the frames as float32 RGB, in their list and stacked: 2 × 12 bytes a pixel
         _, height, width, _, _ = headers[0]
         check_memory(
-            f"{pattern}: {len(files)} frames of {width}×{height} (their headers)", 24 * pixels, advice="use fewer frames"
+            f"{pattern}: {len(files)} frame{'s' if len(files) > 1 else ''} of {width}×{height} (their headers)",
+            24 * pixels,
+            advice="use fewer frames",
         )
     frames = [read_image(p, channels) for p in files]
     sizes = {tuple(f.shape) for f in frames}

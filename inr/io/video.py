@@ -19,6 +19,7 @@ from torch import Tensor
 
 from inr.errors import InputError, check_memory
 from inr.extras import require
+from inr.io.bounded import first_line
 from inr.io.files import atomic_write
 
 # suffix -> (container, encoder); libx264 and libvpx-vp9 are in PyAV's wheels
@@ -141,7 +142,7 @@ def read_video(path: Union[str, Path], max_frames: Optional[int] = None) -> np.n
     except InputError:
         raise
     except (av.error.FFmpegError, OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable video ({type(exc).__name__})") from None
+        raise InputError(f"{path}: not a readable video ({type(exc).__name__}: {first_line(exc)})") from None
     if not frames:
         raise InputError(f"{path}: the video holds no frames")
     return np.stack(frames)  # (T, H, W, 3)

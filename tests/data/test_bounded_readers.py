@@ -63,7 +63,7 @@ def test_a_gzipped_nifti_bomb_is_refused_before_it_is_decompressed(tmp_path, lit
     bomb = nifti_bomb(tmp_path / "bomb.nii.gz")
     message = refused_within(lambda: read_scan(bomb), MiB // 2)  # the voxels alone are 2 MiB
     assert message.startswith(f"{bomb}: a 128×128×128 int8 NIfTI volume (its header) needs an estimated")
-    assert "GiB available" in message and "crop or downsample the scan" in message
+    assert "MiB available" in message and "crop or downsample the scan" in message
 
 
 def test_a_nifti_header_declaring_more_than_any_memory_is_one_line_not_a_memory_error(tmp_path):

@@ -125,7 +125,7 @@ def test_a_slurm_jobs_memory_request_less_what_the_process_holds(tmp_path):
 
 
 def test_the_smallest_limit_decides_and_the_refusal_names_it(tmp_path, monkeypatch):
-    """A 64³ int16 NIfTI (8 MiB read and mapped to [0, 1]: 18 bytes a voxel) under the cgroup limit of a job
+    """A 64³ int16 NIfTI (4.5 MiB read and mapped to [0, 1]: 18 bytes a voxel) under the cgroup limit of a job
     that has 4 MiB left: refused from its header, the cgroup named."""
     root = fake_root(
         tmp_path / "root",
@@ -143,7 +143,7 @@ def test_the_smallest_limit_decides_and_the_refusal_names_it(tmp_path, monkeypat
     with pytest.raises(InputError) as info:
         read_scan(path)
     assert str(info.value) == (
-        f"{path}: a 64×64×64 int16 NIfTI volume (its header) needs an estimated 0.0 GiB, more than 50% of the 0.0 GiB "
+        f"{path}: a 64×64×64 int16 NIfTI volume (its header) needs an estimated 4.5 MiB, more than 50% of the 4.0 MiB "
         "this process may allocate (cgroup memory.max of sys/fs/cgroup, a container's or job's limit); "
         "crop or downsample the scan first"
     )
@@ -202,5 +202,5 @@ def test_under_a_real_address_space_limit_a_nifti_is_refused_before_it_is_read(t
         pytest.skip(f"another limit is tighter here than the 1 GiB left of the address space: {decided}")
     assert result["outcome"].startswith(f"{path}: a 640×640×640 uint8 NIfTI volume (its header) needs an estimated 4.2 GiB")
     assert result["outcome"].endswith(
-        "GiB this process may allocate (address-space limit, ulimit -v); crop or downsample the scan first"
+        "iB this process may allocate (address-space limit, ulimit -v); crop or downsample the scan first"
     ), result["outcome"]
