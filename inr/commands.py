@@ -13,6 +13,9 @@ from __future__ import annotations
 
 
 def train() -> None:
+    from inr.run.launch_env import refuse_bad_environment
+
+    refuse_bad_environment()  # before Lightning, which reads the rank when imported
     from inr.run.cli import cli_main
 
     cli_main()

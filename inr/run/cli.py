@@ -29,12 +29,13 @@ from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from inr.data.module import GridDataModule
-from inr.errors import EXIT_DIVERGED, InputError
+from inr.errors import EXIT_DIVERGED, EXIT_INPUT, InputError
 from inr.io.allocator import retain_freed_memory
 from inr.resources import CONFIG_DIR
-from inr.run.cluster import PeerFailed, launch_error
+from inr.run.cluster import JoinTimedOut, PeerFailed, check_node_count, launch_error
 from inr.run.config_loader import PARSER_MODE, check_config_file
 from inr.run.gpu_probe import skip_failing_gpu_probe
+from inr.run.launch_env import LaunchError, launch_variables
 from inr.run.preflight import check_unique_callbacks
 from inr.run.program import program_name
 from inr.run.progress import ProgressBar
@@ -230,6 +231,7 @@ class INRCLI(LightningCLI):
             isinstance(c, LightningProgressBar) for c in callbacks
         ):
             kwargs["callbacks"] = [*callbacks, ProgressBar()]  # redrawn ten times a second, not every step
+        check_node_count(trainer_config.get("num_nodes"))
         saved_keys, parser.callback_keys = parser.callback_keys, keys
         try:
             return super().instantiate_trainer(**kwargs)
@@ -330,11 +332,14 @@ def cli_main(args: Optional[list[str]] = None) -> Optional[INRCLI]:
     session = Session(command, rest, program_name("inr-train", "python train.py"), typed_command(args))
     importable = working_directory_importable()
     try:
+        launch_variables()  # torchrun's, SLURM's: whole numbers that agree (train.py checks before importing Lightning)
         return session.run(lambda: build_cli(resolve_config_names(rest), command))
     except RunInterrupted as exc:
         session.interrupted(exc)
     except PeerFailed as exc:  # another rank of a launcher refused the command: its line, its exit code
         session.fail(str(exc), exc.code)
+    except (LaunchError, JoinTimedOut) as exc:  # this process's own launch: its line, whatever its rank
+        session.fail(str(exc), getattr(exc, "code", EXIT_INPUT), everywhere=True)
     except InputError as exc:
         session.fail(str(exc))
     except TrainingDiverged as exc:

@@ -34,7 +34,7 @@ from inr.errors import EXIT_FAILED, EXIT_INPUT, InputError, check_memory
 from inr.io.progress import reporting
 from inr.io.run_dir import logger_root, tracker_artifact_dir
 from inr.run.checkpoints import AtomicCheckpointIO, CheckpointError, last_good_checkpoint
-from inr.run.cluster import Start, check_launch, say_everywhere
+from inr.run.cluster import Start, bound_the_join, check_launch, say_everywhere
 from inr.run.lock import LOCK_NAME, RunLock
 from inr.run.preflight import (
     check_output_location,
@@ -198,6 +198,7 @@ class Session:
             return cli
         trainer, model, data = cli.trainer, cli.model, cli.datamodule
         check_launch(trainer)
+        bound_the_join(trainer)  # several processes wait minutes for each other, not half an hour, and say so
         self.start = start = Start.of(trainer)  # processes of a launcher: the process group now (inr.run.cluster)
         start.connect()
         install_atomic_checkpoints(cli)
@@ -225,7 +226,8 @@ class Session:
             check_paths_inside_run(trainer)
             model_config = model_section(cli.parser, cli.config)
             if start.decides:
-                self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command, model_config)
+                data_config = model_section(cli.parser, cli.config, "data")
+                self.plan = plan_evaluation(trainer, model, cli.config.get("ckpt_path"), self.command, model_config, data_config)
             if self.command == "predict":
                 self.prepare_predict()
         if rank_zero_only.rank == 0:  # DDP ranks > 0 are started by rank 0 or a launcher; rank 0 holds the lock
@@ -420,11 +422,13 @@ class Session:
             say(f"interrupted by {name} before training started: nothing was trained{kept}")
         raise SystemExit(self.stop.exit_code)
 
-    def fail(self, message: str, code: int = EXIT_INPUT) -> None:
+    def fail(self, message: str, code: int = EXIT_INPUT, everywhere: bool = False) -> None:
+        """One line and ``code``; ``everywhere``: printed by this process whatever its rank (a fault of its own launch,
+        which no rank 0 reports for it)."""
         if self.start is not None:  # before the start under a launcher: the other ranks stop too, not wait
             self.start.fail(message, code)
         self.cleanup()
-        say(f"error: {message}")
+        (say_everywhere if everywhere else say)(f"error: {message}")
         raise SystemExit(code)
 
     def failed_while_running(self, what: str, advice: str) -> None:

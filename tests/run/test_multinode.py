@@ -347,3 +347,64 @@ def test_the_documented_sbatch_script_trains_on_two_nodes_through_srun(tmp_path)
     assert f"note: 2 nodes × 1 process (SLURM): rank 0 on {socket.gethostname()} writes the run into {run}" in err
     assert [p.name for p in (submit / "runs" / "image").iterdir()] == ["version_0"]
     assert checkpoint(run / "checkpoints" / "last.ckpt")["global_step"] == 20
+
+
+# a short join timeout through the strategy's own setting (the default is JOIN_TIMEOUT, minutes)
+SHORT_JOIN = ["--trainer.strategy", "DDPStrategy", "--trainer.strategy.timeout", "0:00:06"]
+TWO_NODES_SHORT_JOIN = ["--trainer.num_nodes", "2", "--trainer.devices", "1", *SHORT_JOIN]
+
+
+def alone(tmp_path: Path, env: dict[str, str]) -> tuple[int, str, float]:
+    """One node's process of a two-node run whose other node never starts: its exit code, stderr and seconds."""
+    start = time.monotonic()
+    code, _, err = Node([sys.executable, str(ROOT / "train.py"), *tiny(tmp_path / "node", *TWO_NODES_SHORT_JOIN)],
+                        tmp_path / "node", env).finish()  # fmt: skip
+    return code, err, time.monotonic() - start
+
+
+def waited(err: str) -> tuple[list[str], list[str]]:
+    lines = err.splitlines()
+    return [line for line in lines if line.startswith("note:")], [line for line in lines if line.startswith("error:")]
+
+
+@pytest.mark.slow
+def test_slurm_task_whose_peer_never_starts_says_what_it_waits_for_and_stops_at_the_timeout(tmp_path):
+    # SLURM's two tasks, started as one: rank 0 waits for rank 1 at its port
+    port = str(free_port())
+    env = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NAME": "train", "SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1",
+           "SLURM_NNODES": "2", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
+           "SLURM_NODELIST": "127.0.0.1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}  # fmt: skip
+    code, err, seconds = alone(tmp_path, env)
+    assert code == 1 and "Traceback" not in err, err[-3000:]
+    notes, errors = waited(err)
+    assert notes == [
+        f"note: rank 0 of 2 (node 0) is waiting for the other 1 process at 127.0.0.1:{port}; it gives up after 0:00:06 "
+        "(the strategy's timeout: --trainer.strategy DDPStrategy --trainer.strategy.timeout 0:15:00; docs/cluster.md)"
+    ], err[-3000:]
+    assert errors == [
+        f"error: rank 0 of 2 (node 0) waited 0:00:06 at 127.0.0.1:{port} and 1 of 2 processes joined, this one "
+        "included; start the 2 tasks with one srun (--nodes × --ntasks-per-node = 2) with the same MASTER_ADDR and "
+        "MASTER_PORT, or give the strategy a longer timeout (docs/cluster.md)"
+    ], err[-3000:]
+    assert 6 <= seconds < BOUND
+    assert files_under(tmp_path / "node") == []
+
+
+@pytest.mark.slow
+def test_node_1_without_node_0_says_what_it_waits_for_and_stops_at_the_timeout(tmp_path):
+    # NODE_RANK=1 (Lightning's own variables, no launcher) and nothing at MASTER_ADDR:MASTER_PORT
+    port = str(free_port())
+    code, err, seconds = alone(tmp_path, {"NODE_RANK": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
+    assert code == 1 and "Traceback" not in err and "c10d" not in err, err[-3000:]
+    notes, errors = waited(err)
+    assert notes == [
+        f"note: rank 1 of 2 (node 1) is waiting for rank 0 at 127.0.0.1:{port}; it gives up after 0:00:06 (the "
+        "strategy's timeout: --trainer.strategy DDPStrategy --trainer.strategy.timeout 0:15:00; docs/cluster.md)"
+    ], err[-3000:]
+    assert errors == [
+        f"error: rank 1 of 2 (node 1) waited 0:00:06 for rank 0 at 127.0.0.1:{port} and nothing answered "
+        "(ConnectionRefusedError: Connection refused); start rank 0's process (node 0) with the same MASTER_ADDR and "
+        "MASTER_PORT, or give the strategy a longer timeout (docs/cluster.md)"
+    ], err[-3000:]
+    assert 6 <= seconds < BOUND
+    assert files_under(tmp_path / "node") == []  # the run directory this process had made is removed again

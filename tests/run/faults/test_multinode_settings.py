@@ -1,7 +1,15 @@
 """Bad multi-node settings, refused before anything runs: one line, exit 2, nothing written. The launcher's
-environment is set here as torchrun and SLURM set it (no process is started: the refusals come first)."""
+environment is set here as torchrun and SLURM set it (no process is started: the refusals come first). Launcher
+variables that are no whole numbers, or ranks beyond the counts they index, are refused by ``train.py`` before
+Lightning is imported (it reads the rank then) and by ``cli_main`` in this process."""
+
+import os
+import subprocess
+import sys
 
 import pytest
+
+from inr.run.launch_env import PORT, RANKS, SIZES
 
 TORCHRUN = {"TORCHELASTIC_RUN_ID": "job", "RANK": "0", "LOCAL_RANK": "0", "GROUP_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
 SLURM = {"SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0", "SLURM_JOB_ID": "4242", "SLURM_JOB_NAME": "train"}
@@ -30,6 +38,22 @@ CASES = {
         "trainer.num_nodes 1 × trainer.devices 1 = 1 process, but SLURM started 2 tasks; give --trainer.num_nodes and "
         "--trainer.devices as the job's --nodes and --ntasks-per-node (one task per device)",
     ),
+    "trainer.num_nodes 0": (
+        {},
+        ["--trainer.num_nodes", "0"],
+        "trainer.num_nodes 0: the number of machines the run spans must be a whole number ≥ 1 (1 for one machine)",
+    ),
+    "trainer.num_nodes -1": (
+        {},
+        ["--trainer.num_nodes", "-1"],
+        "trainer.num_nodes -1: the number of machines the run spans must be a whole number ≥ 1 (1 for one machine)",
+    ),
+    "a node rank beyond trainer.num_nodes": (
+        {"NODE_RANK": "5"},
+        ["--trainer.num_nodes", "2", "--trainer.strategy", "ddp"],
+        "NODE_RANK=5 with trainer.num_nodes 2: NODE_RANK must be from 0 to 1; give trainer.num_nodes as the launch "
+        "counts them, or the rank this process has",
+    ),
     "SLURM tasks without tasks per node": (
         {**SLURM, "SLURM_NTASKS": "2"},
         ["--trainer.num_nodes", "2", "--trainer.strategy", "ddp"],
@@ -39,11 +63,106 @@ CASES = {
 }
 
 
+# malformed values and ranks beyond their counts: what each process says (the whole line, but for its "error: ")
+VARIABLES = {
+    "SLURM_NTASKS=abc": (
+        {**SLURM, "SLURM_NTASKS": "abc", "SLURM_NTASKS_PER_NODE": "1"},
+        "SLURM_NTASKS='abc': SLURM's number of tasks in the job must be a whole number ≥ 1 (docs/cluster.md)",
+    ),
+    "SLURM_PROCID=abc": (
+        {**SLURM, "SLURM_PROCID": "abc", "SLURM_NTASKS": "1", "SLURM_NTASKS_PER_NODE": "1"},
+        "SLURM_PROCID='abc': SLURM's rank of this task in the job must be a whole number ≥ 0 (docs/cluster.md)",
+    ),
+    "MASTER_PORT=notanumber": (
+        {**TORCHRUN, "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1", "MASTER_PORT": "notanumber"},
+        "MASTER_PORT='notanumber': the TCP port where rank 0 meets the other processes must be a whole number from 1 "
+        "to 65535 (docs/cluster.md)",
+    ),
+    "MASTER_PORT=99999": (
+        {**SLURM, "SLURM_NTASKS": "1", "SLURM_NTASKS_PER_NODE": "1", "MASTER_PORT": "99999"},
+        "MASTER_PORT='99999': the TCP port where rank 0 meets the other processes must be a whole number from 1 to "
+        "65535 (docs/cluster.md)",
+    ),
+    "WORLD_SIZE=notanumber": (
+        {**TORCHRUN, "WORLD_SIZE": "notanumber", "LOCAL_WORLD_SIZE": "1"},
+        "WORLD_SIZE='notanumber': the number of processes of the run must be a whole number ≥ 1 (docs/cluster.md)",
+    ),
+    "NODE_RANK=abc": (
+        {"NODE_RANK": "abc"},
+        "NODE_RANK='abc': the rank of this node must be a whole number ≥ 0 (docs/cluster.md)",
+    ),
+    "SLURM_PROCID=5 of one task": (
+        {**SLURM, "SLURM_PROCID": "5", "SLURM_NTASKS": "1", "SLURM_NTASKS_PER_NODE": "1"},
+        "SLURM_PROCID=5 with SLURM_NTASKS=1: SLURM_PROCID must be 0; the launcher's variables disagree, and this "
+        "process would train as rank 5 of 1 (docs/cluster.md)",
+    ),
+    "RANK=3 of WORLD_SIZE=1": (
+        {"RANK": "3", "WORLD_SIZE": "1"},
+        "RANK=3 with WORLD_SIZE=1: RANK must be 0; the launcher's variables disagree, and this process would train as "
+        "rank 3 of 1 (docs/cluster.md)",
+    ),
+    "SLURM_LOCALID beyond the tasks per node": (
+        {**SLURM, "SLURM_LOCALID": "2", "SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "2", "SLURM_NNODES": "2"},
+        "SLURM_LOCALID=2 with SLURM_NTASKS_PER_NODE=2: SLURM_LOCALID must be from 0 to 1; the launcher's variables "
+        "disagree, and this process would train as local rank 2 of 2 on its node (docs/cluster.md)",
+    ),
+    "SLURM_NODEID beyond the nodes": (
+        {**SLURM, "SLURM_NODEID": "2", "SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_NNODES": "2"},
+        "SLURM_NODEID=2 with SLURM_NNODES=2: SLURM_NODEID must be from 0 to 1; the launcher's variables disagree, and "
+        "this process would train as a process of node 2 of 2 (docs/cluster.md)",
+    ),
+    "GROUP_RANK beyond torchrun's nodes": (
+        {**TORCHRUN, "GROUP_RANK": "2", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2"},
+        "GROUP_RANK=2 with WORLD_SIZE=4 and LOCAL_WORLD_SIZE=2 (2 nodes): GROUP_RANK must be from 0 to 1; the "
+        "launcher's variables disagree (docs/cluster.md)",
+    ),
+}
+LAUNCHER_KEYS = ("TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "SLURM_JOB_NAME", *RANKS, *SIZES, PORT)
+
+
+def no_launcher(monkeypatch) -> None:
+    from lightning_utilities.core.rank_zero import rank_zero_only
+
+    for key in LAUNCHER_KEYS:
+        monkeypatch.delenv(key, raising=False)  # the suite's own environment is no launcher's
+    monkeypatch.setattr(rank_zero_only, "rank", rank_zero_only.rank)  # a Trainer built here may set it: restored after
+
+
+@pytest.mark.parametrize("name", list(VARIABLES))
+def test_bad_launcher_variables_one_line_exit_2_nothing_written(tmp_path, monkeypatch, run_cli, fault_run_args, name):
+    environment, expected = VARIABLES[name]
+    no_launcher(monkeypatch)
+    for key, value in environment.items():
+        monkeypatch.setenv(key, value)
+    outcome = run_cli(fault_run_args(tmp_path / "runs", "--trainer.accelerator", "cpu"))
+    assert outcome.code == 2 and outcome.errors == [f"error: {expected}"], outcome.stderr[-3000:]
+    assert "Traceback" not in outcome.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("name", ["SLURM_PROCID=abc", "SLURM_PROCID=5 of one task", "RANK=3 of WORLD_SIZE=1"])
+@pytest.mark.parametrize("command", ["train.py", "inr-train"])
+def test_train_py_refuses_the_rank_before_lightning_reads_it(tmp_path, monkeypatch, kit, name, command):
+    # Lightning reads RANK, LOCAL_RANK and SLURM_PROCID when imported: a traceback there, or rank 5's silent run, before
+    environment, expected = VARIABLES[name]
+    no_launcher(monkeypatch)
+    program = [str(kit.root / "train.py")] if command == "train.py" else ["-c", "from inr.commands import train; train()"]
+    done = subprocess.run(
+        [sys.executable, *program, *kit.tiny(tmp_path / "runs", "--trainer.accelerator", "cpu")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**{k: v for k, v in os.environ.items() if k not in LAUNCHER_KEYS}, **environment},
+    )
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"], done.stderr[-3000:]
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_multinode_settings_one_line_exit_2_nothing_written(tmp_path, monkeypatch, run_cli, fault_run_args, name):
     environment, extra, expected = CASES[name]
-    for key in ("TORCHELASTIC_RUN_ID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "NODE_RANK", "GROUP_RANK"):
-        monkeypatch.delenv(key, raising=False)  # the suite's own environment is no launcher's
+    no_launcher(monkeypatch)
     for key, value in environment.items():
         monkeypatch.setenv(key, value)
     outcome = run_cli(fault_run_args(tmp_path / "runs", "--trainer.accelerator", "cpu", *extra))
