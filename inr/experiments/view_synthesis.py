@@ -58,6 +58,7 @@ from inr.experiments.protocols import PROTOCOLS, paper_row
 from inr.experiments.results import DETAILS
 from inr.experiments.runner import Column
 from inr.io.files import atomic_write
+from inr.io.progress import reporting
 from inr.metrics import psnr, ssim
 from inr.run.cli import build_cli, condense_config_error, resolve_config_names
 from inr.spectral import spectral_summary
@@ -184,8 +185,9 @@ class Views(Comparison):
         return self.cli(p, ["--seed_everything", str(data.run_seed), *method]).model
 
     def predict(self, p: ViewsProtocol, model: Any, data: Any) -> tuple[torch.Tensor, Optional[torch.Tensor], float]:
-        train_psnr = model.evaluate()["train/psnr"]
-        held = model.render_views(model.heldout_poses())
+        with reporting("view synthesis: rendering the training and held-out views"):  # minutes at the paper's size
+            train_psnr = model.evaluate()["train/psnr"]
+            held = model.render_views(model.heldout_poses())
         return held["rgb"].cpu(), held["depth"].cpu(), train_psnr
 
     def score(self, p: ViewsProtocol, prediction: tuple, data: Any) -> dict[str, Any]:

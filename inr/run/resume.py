@@ -33,12 +33,16 @@ from inr.run.checkpoints import (
     check_same_model_config,
     check_training_state,
     checkpoint_step,
+    first_difference,
     newest_first,
     read_checkpoint,
 )
 
 CONFIG_NAME = "config.yaml"
 RESUME_CONFIG = re.compile(r"config\.resume-(\d+)\.yaml")
+DATA_CONFIG_KEY = "inr_data_config"  # the data section of the config that wrote the checkpoint
+# data init args that change how the signal is batched or split, not which signal it is (or where its cameras are)
+NOT_THE_SIGNAL = ("batch_size", "steps_per_epoch", "eval_chunk", "seed", "num_workers", "split")
 
 
 @dataclass
@@ -103,13 +107,70 @@ def verify(
         check_training_state(checkpoint, path)
 
 
-def model_section(parser: Any, config: Any) -> Optional[dict[str, Any]]:
-    """The ``model`` section of a parsed config as plain data (class paths and init args), as it is saved."""
+def model_section(parser: Any, config: Any, section: str = "model") -> Optional[dict[str, Any]]:
+    """The ``model`` (or another) section of a parsed config as plain data (class paths and init args), as saved."""
     try:
-        model = (yaml.safe_load(parser.dump(config, skip_none=False)) or {}).get("model")
+        model = (yaml.safe_load(parser.dump(config, skip_none=False)) or {}).get(section)
     except Exception:  # a config jsonargparse cannot dump is recorded as nothing, as before
         return None
     return model if isinstance(model, dict) else None
+
+
+def recorded_data_config(checkpoint: dict[str, Any], path: Union[str, Path]) -> Optional[dict[str, Any]]:
+    """The data section of the config that trained the checkpoint: recorded in it, or else its run's ``config.yaml``
+    (two folders up), read as data; None when neither is there."""
+    recorded = checkpoint.get(DATA_CONFIG_KEY)
+    if isinstance(recorded, dict):
+        return recorded
+    run_config = Path(path).resolve().parent.parent / CONFIG_NAME
+    try:
+        data = (yaml.safe_load(run_config.read_text()) or {}).get("data") if run_config.is_file() else None
+    except (yaml.YAMLError, UnicodeDecodeError, OSError, AttributeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _the_signal(section: dict[str, Any]) -> dict[str, Any]:
+    """A data section without the init args that only batch or split its signal (``NOT_THE_SIGNAL``)."""
+    init = section.get("init_args") if isinstance(section.get("init_args"), dict) else {}
+    return {"class_path": section.get("class_path"), "init_args": {k: v for k, v in init.items() if k not in NOT_THE_SIGNAL}}
+
+
+def describe_data(section: Optional[dict[str, Any]]) -> str:
+    """``RaysDataModule(scene='blocks', views=100, resolution=64)``: a data section's class and the settings that
+    name its signal (null ones left out), for the line that says what a checkpoint was trained on.
+
+    Example:
+        >>> describe_data({"class_path": "inr.data.ImageDataModule", "init_args": {"path": "a.png", "batch_size": 8}})
+        "ImageDataModule(path='a.png')"
+    """
+    if not section:
+        return "data not recorded"
+    signal = _the_signal(section)
+    settings = [f"{k}={v!r}" for k, v in signal["init_args"].items() if v is not None]
+    text = ", ".join(settings[:5]) + (", …" if len(settings) > 5 else "")
+    return f"{str(signal['class_path']).rpartition('.')[2]}({text})"
+
+
+def check_same_data(
+    checkpoint: dict[str, Any], data_config: Optional[dict[str, Any]], path: Union[str, Path], command: str
+) -> str:
+    """The line naming the checkpoint's run and its data; refuses (one line) a command whose data section names
+    another signal than the one the checkpoint was trained on: its renders and scores would be of that signal's grid,
+    cameras or measurements, silently."""
+    run = Path(path).resolve().parent.parent if Path(path).parent.name == "checkpoints" else Path(path).parent
+    saved = recorded_data_config(checkpoint, path)
+    line = f"{command} reads {path} (step {checkpoint_step(checkpoint)}) of the run {run}, trained on {describe_data(saved)}"
+    if saved is None or data_config is None:
+        return line
+    difference = first_difference(_the_signal(saved), _the_signal(data_config), "data")
+    if difference is not None:
+        given = run / CONFIG_NAME
+        raise InputError(
+            f"{path} was trained on other data than this config's: {difference}; give its run's config "
+            f"(--config {given if given.is_file() else '<its run>/config.yaml'}) or a checkpoint of this data"
+        )
+    return line
 
 
 def checkpoints_under(root: Path) -> list[Path]:
@@ -160,10 +221,17 @@ def plan_resume(
 
 
 def _newest_readable(
-    trainer: L.Trainer, model: L.LightningModule, verb: str, model_config: Optional[dict[str, Any]], resume: bool
+    trainer: L.Trainer,
+    model: L.LightningModule,
+    verb: str,
+    model_config: Optional[dict[str, Any]],
+    resume: bool,
+    data_config: Optional[dict[str, Any]] = None,
+    command: Optional[str] = None,
 ) -> ResumePlan:
     """The newest checkpoint under the logger's root that reads back and fits ``model``; a note names the
-    unreadable newer ones passed over (``verb``: what is done with the one chosen)."""
+    unreadable newer ones passed over (``verb``: what is done with the one chosen). For an evaluation (``command``),
+    a note names the checkpoint's run and data, which must be ``data_config``'s (``check_same_data``)."""
     root = logger_root(trainer)
     candidates = newest_first(checkpoints_under(root))
     if not candidates:
@@ -179,6 +247,8 @@ def _newest_readable(
             continue
         verify(checkpoint, model, path, model_config, resume)
         plan = ResumePlan(str(path), step=checkpoint_step(checkpoint))
+        if command is not None:
+            plan.notes.append(check_same_data(checkpoint, data_config, path, command))
         if skipped:
             more = f" (and {len(skipped) - 1} more unreadable)" if len(skipped) > 1 else ""
             plan.notes.append(f"{skipped[0]}{more}; {verb} {path} (step {plan.step}), the newest readable checkpoint")
@@ -200,18 +270,21 @@ def plan_evaluation(
     ckpt_path: Optional[str],
     command: str,
     model_config: Optional[dict[str, Any]] = None,
+    data_config: Optional[dict[str, Any]] = None,
 ) -> ResumePlan:
     """The checkpoint ``validate``/``test``/``predict`` read: ``last`` (the newest readable one under the
-    logger's root, as for a resume) or a path, which must read back and fit ``model``. The command writes
+    logger's root, as for a resume) or a path, which must read back and fit ``model`` and have been trained on the
+    signal of ``data_config`` (the command's data section); a note names its run and data. The command writes
     into a new run directory of the logger, like a new run, never into the checkpoint's."""
     if ckpt_path is None:
         raise InputError(f"{command} needs --ckpt_path: a checkpoint file, or 'last' for the newest under {logger_root(trainer)}")
     if ckpt_path == "last":
-        plan = _newest_readable(trainer, model, f"{command} reads", model_config, resume=False)
+        plan = _newest_readable(trainer, model, f"{command} reads", model_config, False, data_config, command)
     else:
         checkpoint = read_checkpoint(ckpt_path)
         verify(checkpoint, model, ckpt_path, model_config, resume=False)
         plan = ResumePlan(str(ckpt_path), step=checkpoint_step(checkpoint))
+        plan.notes.append(check_same_data(checkpoint, data_config, ckpt_path, command))
     if holds_a_run(run_dir(trainer)):
         raise InputError(f"{run_dir(trainer)} already holds a run; choose another trainer.logger version")
     return plan
@@ -243,8 +316,11 @@ class RunConfigRecorder(SaveConfigCallback):
         """Record the model section of this command's config in the checkpoint (``check_same_model_config``)."""
         if not hasattr(self, "_model_section"):
             self._model_section = model_section(self.parser, self.config)
+            self._data_section = model_section(self.parser, self.config, "data")
         if self._model_section is not None:
             checkpoint[MODEL_CONFIG_KEY] = self._model_section
+        if self._data_section is not None:
+            checkpoint[DATA_CONFIG_KEY] = self._data_section
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         if self.already_saved:

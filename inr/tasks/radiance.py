@@ -21,6 +21,7 @@ from inr.data.cameras import CameraPath, Intrinsics, spiral_poses, turntable_pos
 from inr.data.rays import RaysDataModule, evenly_spaced
 from inr.encoders import Encoder
 from inr.errors import InputError, check_memory
+from inr.io.progress import advance
 from inr.metrics import PSNR, psnr, ssim
 from inr.modes import eval_mode
 from inr.operators.rendering import VolumeRenderer
@@ -160,12 +161,19 @@ class RadianceFieldFitting(INRModule):
 
     # --- rendering ----------------------------------------------------------------------------------
     @torch.no_grad()
-    def render_rays(self, origins: Tensor, directions: Tensor, chunk: Optional[int] = None) -> dict[str, Tensor]:
-        """Colour (N, C), expected depth (N,) and opacity (N,) of rays (N, 3), ``chunk`` rays at a time."""
+    def render_rays(
+        self, origins: Tensor, directions: Tensor, chunk: Optional[int] = None, done: int = 0, total: Optional[int] = None
+    ) -> dict[str, Tensor]:
+        """Colour (N, C), expected depth (N,) and opacity (N,) of rays (N, 3), ``chunk`` rays at a time; a command
+        waiting on them sees how far they are (``inr.io.progress.advance``: ``done`` rays of ``total`` before these)."""
         chunk = chunk or self.render_chunk
         if chunk < 1:
             raise InputError(f"render chunk must be ≥ 1 rays, got {chunk}")
-        parts = [self._render(self.query, o, d) for o, d in zip(origins.split(chunk), directions.split(chunk))]
+        total = len(origins) if total is None else total
+        parts = []
+        for start in range(0, len(origins), chunk):
+            parts.append(self._render(self.query, origins[start : start + chunk], directions[start : start + chunk]))
+            advance(done + min(start + chunk, len(origins)), total)
         return {
             "rgb": torch.cat([p.rgb[-1] for p in parts]).clamp(0, 1),
             "depth": torch.cat([p.depth for p in parts]),
@@ -177,12 +185,14 @@ class RadianceFieldFitting(INRModule):
         return Intrinsics.from_tensor(self.camera)
 
     @torch.no_grad()
-    def render_view(self, pose: Tensor, intrinsics: Optional[Intrinsics] = None) -> dict[str, Tensor]:
+    def render_view(
+        self, pose: Tensor, intrinsics: Optional[Intrinsics] = None, done: int = 0, total: Optional[int] = None
+    ) -> dict[str, Tensor]:
         """The view of camera-to-world ``pose`` (4, 4): colour (C, H, W), depth (H, W), opacity (H, W).
-        ``intrinsics`` default to the training camera's."""
+        ``intrinsics`` default to the training camera's; ``done``/``total``: rays, for the progress line."""
         intrinsics = intrinsics or self.intrinsics
         origins, directions = view_rays(pose.to(self.device, torch.float32), intrinsics)
-        out = self.render_rays(origins, directions)
+        out = self.render_rays(origins, directions, done=done, total=total)
         h, w = intrinsics.height, intrinsics.width
         return {
             "rgb": out["rgb"].T.reshape(-1, h, w),
@@ -191,11 +201,22 @@ class RadianceFieldFitting(INRModule):
         }
 
     @torch.no_grad()
-    def render_views(self, poses: Tensor, intrinsics: Union[Intrinsics, list[Intrinsics], None] = None) -> dict[str, Tensor]:
+    def render_views(
+        self,
+        poses: Tensor,
+        intrinsics: Union[Intrinsics, list[Intrinsics], None] = None,
+        done: int = 0,
+        total: Optional[int] = None,
+    ) -> dict[str, Tensor]:
         """``render_view`` of every pose (V, 4, 4), stacked: colour (V, C, H, W), depth and opacity (V, H, W);
-        ``intrinsics`` one camera for all, or one per pose (of one image size)."""
-        cameras = intrinsics if isinstance(intrinsics, list) else [intrinsics] * len(poses)
-        views = [self.render_view(pose, camera) for pose, camera in zip(poses, cameras)]
+        ``intrinsics`` one camera for all, or one per pose (of one image size). The rays are counted for the
+        progress line of a command waiting on them (``done`` of ``total`` before these, default all of them)."""
+        cameras = [c or self.intrinsics for c in (intrinsics if isinstance(intrinsics, list) else [intrinsics] * len(poses))]
+        sizes = [c.height * c.width for c in cameras]
+        total = done + sum(sizes) if total is None else total
+        views = []
+        for i, (pose, camera) in enumerate(zip(poses, cameras)):
+            views.append(self.render_view(pose, camera, done=done + sum(sizes[:i]), total=total))
         return {key: torch.stack([v[key] for v in views]) for key in ("rgb", "depth", "opacity")}
 
     def has_data(self) -> bool:
@@ -323,13 +344,18 @@ class RadianceFieldFitting(INRModule):
         views (evenly spaced), in eval mode."""
         dm, results = self.data, {}
         with eval_mode(self):
-            held = self.render_views(self.heldout_poses())["rgb"]
+            held_poses, train = (
+                self.heldout_poses(),
+                dm.posed.train_views[evenly_spaced(len(dm.posed.train_views), self.eval_train_views)],
+            )
+            rays = self.intrinsics.height * self.intrinsics.width
+            total = rays * (len(held_poses) + len(train))  # one progress line over both sets of views
+            held = self.render_views(held_poses, total=total)["rgb"]
             truth = dm.heldout_images().to(self.device)
             results["test/psnr"] = psnr(held, truth)
             value = ssim(held, truth, name="test/ssim")  # the held-out views' mean
             if value is not None:
                 results["test/ssim"] = value
-            train = dm.posed.train_views[evenly_spaced(len(dm.posed.train_views), self.eval_train_views)]
-            rendered = self.render_views(dm.poses[train])["rgb"]
+            rendered = self.render_views(dm.poses[train], done=rays * len(held_poses), total=total)["rgb"]
             results["train/psnr"] = psnr(rendered, dm.posed.images[train].permute(0, 3, 1, 2).to(self.device))
         return results
