@@ -103,8 +103,9 @@ def rlimit_limits(root: Path, getrlimit: Callable[[int], tuple[int, int]]) -> li
 def _cgroup_dirs(base: Path, path: str) -> list[Path]:
     """The process's cgroup directory under ``base`` and its ancestors up to ``base`` (a limit on any of them
     holds); ``base`` alone when the path is not there (a container whose cgroup is mounted as the root)."""
-    here = base / path.strip("/")
-    if not path.strip("/") or not here.is_dir():
+    base = Path(os.path.normpath(base))
+    here = Path(os.path.normpath(base / path.strip("/")))  # "/.." when the cgroup lies outside a cgroup namespace
+    if base not in here.parents or not here.is_dir():
         return [base]
     dirs = [here]
     while dirs[-1] != base:

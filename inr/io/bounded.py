@@ -5,7 +5,7 @@ what reading it would take.
 A compressed file (a ``.nii.gz``, a deflated PNG, an ``.npz``, a gzip HDF5 dataset) can declare and hold a
 thousand times its size: a few KiB that inflate to gigabytes. Every reader therefore reads the header first,
 estimates the memory of reading and converting the data (the readers' own factors, measured), and refuses
-it with ``inr.errors.check_memory`` (more than half of the memory available) before touching the data.
+it with ``inr.errors.check_memory`` (more than half of what the process may allocate) before touching the data.
 """
 
 from __future__ import annotations

@@ -102,6 +102,16 @@ def test_a_container_sees_its_own_cgroup_as_the_root_whatever_proc_self_cgroup_s
     assert int(smallest(root)) == 3 * GiB // 2
 
 
+def test_a_cgroup_path_outside_the_namespace_reads_the_mounted_root(tmp_path):
+    """Inside a cgroup namespace a process of another cgroup is listed as /../…: the mounted root holds."""
+    root = fake_root(
+        tmp_path,
+        cgroup="0::/../../../other.scope\n",  # the root directory's other.scope, outside sys/fs/cgroup
+        files={"sys/fs/cgroup/memory.max": f"{GiB}\n", "sys/fs/cgroup/memory.current": "0\n", "other.scope/memory.max": "1\n"},
+    )
+    assert int(smallest(root)) == GiB
+
+
 def test_a_cgroup_v1_limit_and_its_unlimited_value(tmp_path):
     files = {
         "sys/fs/cgroup/memory/memory.limit_in_bytes": f"{3 * GiB}\n",
