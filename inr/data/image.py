@@ -166,7 +166,7 @@ def check_image_size(path: Path, what: str = "image") -> None:
     frames, height, width, channels, itemsize = header
     shape = (frames, height, width, max(channels, 3))
     if what == "image":
-        described = f"a {width}×{height} image of {channels} channels of {8 * itemsize} bits"
+        described = f"a {width}×{height} image of {channels} channel{'s' if channels > 1 else ''} of {8 * itemsize} bits"
     else:
         described = f"{frames} frames of {width}×{height}"
     check_declared(str(path), described, shape, itemsize + IMAGE_BYTES_PER_VALUE, "downsample it first")
