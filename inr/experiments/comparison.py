@@ -57,6 +57,7 @@ from inr.experiments.runner import (
     difference_note,
     fit_row,
     format_seconds,
+    machine_spread,
     markdown_table,
     prepare_out,
     silence_lightning,
@@ -64,6 +65,7 @@ from inr.experiments.runner import (
     trained_numbers,
     write_results,
 )
+from inr.experiments.stats import LEVEL
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 
@@ -263,6 +265,11 @@ class Comparison:
         (``neighbours_and_best`` gives the usual ones)."""
         return []
 
+    def machine_spread(self, p: Any, a: str, b: str, key: str) -> Optional[float]:
+        """How far ``a − b`` in ``key`` moves between machines and thread counts, where measured for this comparison
+        and protocol (``runner.MACHINE_SPREADS``); None where not: a difference within it is never called."""
+        return machine_spread(self.name, p, a, b, key)
+
     def size(self, p: Any) -> str:
         """The grid in the time estimate's line, e.g. ``at 128²``."""
         return ""
@@ -306,10 +313,44 @@ def row_notes(c: Comparison, p: Any, rows: list[dict[str, Any]], summary: list[d
     pairs = c.pairs(p, summary)
     for key in c.difference_keys if pairs else ():
         header = next((col.header for col in c.columns if col.key == key), key)
-        digits = 2 if unit(key) else 3  # dB to a hundredth; a score in [0, 1] (IoU, SSIM) to a thousandth
-        lines = "\n".join(f"- {difference_note(rows, a, b, key, unit(key), digits=digits)}" for a, b in pairs)
-        parts.append(f"Paired differences of {header} (per signal and seed; the rule of docs/results.md):\n{lines}")
+        parts.append(paired_section(rows, pairs, key, header, unit(key), lambda a, b, k=key: c.machine_spread(p, a, b, k)))
     return "\n\n".join(x for x in parts if x)
+
+
+def paired_section(
+    rows: Sequence[Mapping[str, Any]],
+    pairs: Sequence[tuple[str, str]],
+    key: str,
+    header: str,
+    unit: str = "dB",
+    spread: Callable[[str, str], Optional[float]] = lambda a, b: None,
+    where: str = "",
+) -> str:
+    """The paired differences of ``key`` for every pair (a, b), one ``runner.difference_note`` line each, under a line
+    naming the test and whether a machine spread applies (``spread(a, b)``: the measured one, or None); ``where``: the
+    rows' group (a set and rate), in the heading.
+
+    Example:
+        >>> rows = [{"method": m, "signal": g, "seed": 0, "psnr": v + g} for g in range(3) for m, v in (("x", 25.0), ("y", 24.0))]
+        >>> print(paired_section(rows, [("x", "y")], "psnr", "PSNR"))
+        Paired differences of PSNR (per signal and seed; two-sided paired t-test at 5 %, the rule of docs/results.md; no machine spread measured for these rows):
+        - x − y: +1.00 ± 0.00 dB over 3 pairs from 3 signals (x above in 3; +1.00 to +1.00; p < 0.001): x above y
+    """
+    digits = 2 if unit else 3  # dB to a hundredth; a score in [0, 1] (IoU, SSIM) to a thousandth
+    spreads = [spread(a, b) for a, b in pairs]
+    lines = "\n".join(
+        f"- {difference_note(rows, a, b, key, unit, machine=m, digits=digits)}" for (a, b), m in zip(pairs, spreads)
+    )
+    measured = (
+        "machine spread applied where measured"
+        if any(m is not None for m in spreads)
+        else "no machine spread measured for these rows"
+    )
+    place = f" {where}" if where else ""
+    return (
+        f"Paired differences of {header}{place} (per signal and seed; two-sided paired t-test at {100 * LEVEL:g} %, "
+        f"the rule of docs/results.md; {measured}):\n{lines}"
+    )
 
 
 def loaded(data: Any) -> Any:

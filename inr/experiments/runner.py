@@ -31,6 +31,7 @@ import torch
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
 from inr.experiments.results import SCORES, json_safe
+from inr.experiments.stats import LEVEL, paired_t
 from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write
 from inr.io.progress import advance, reporting
@@ -236,7 +237,9 @@ MIN_PAIRS = 3
 @dataclass(frozen=True)
 class Paired:
     """The paired differences d_i = a_i − b_i of one score over the runs both methods share (``paired``): their
-    mean, sample std, count, how many are positive, and their range."""
+    mean, sample std, count, how many are positive, their range, the number of distinct signals they come from, the
+    paired t-test's two-sided p (``stats.paired_t``) and how many signals' seeds were averaged into one pair against
+    a row without seeds."""
 
     a: str
     b: str
@@ -247,52 +250,167 @@ class Paired:
     above: int
     low: float
     high: float
+    signals: int = 0
+    p: float = math.nan
+    averaged: int = 0
+
+
+@dataclass(frozen=True)
+class MachineSpread:
+    """How far one method's figure moved between machines and thread counts, same code and seed: measured for the
+    comparison ``comparison`` where its protocol holds ``protocol``'s fields, in score ``key``."""
+
+    comparison: str
+    method: str
+    key: str
+    spread: float
+    protocol: tuple[tuple[str, Any], ...]
+    source: str
+
+
+# The natural image at 256², 300 steps, the paper's 3 × 256 MLP and initialisation (compare_encoders --resolution 256)
+_IMAGE_256 = (("kind", "natural"), ("resolution", 256), ("steps", 300), ("width", 256), ("init", "paper"))
+# Every machine spread measured (seed 0 of the same command on two CPUs and two thread counts); a pair's spread is
+# the larger of its two rows' where measured, none where neither row's was
+MACHINE_SPREADS = (
+    MachineSpread("compare_encoders", "gaussian", "psnr", 0.73, _IMAGE_256, "docs/results.md, the default command"),
+    MachineSpread("compare_encoders", "gauss", "psnr", 0.06, _IMAGE_256, "docs/benchmark.md, the same seeds"),
+    MachineSpread("compare_encoders", "siren", "psnr", 0.05, _IMAGE_256, "docs/benchmark.md, the same seeds"),
+    MachineSpread("compare_encoders", "finer", "psnr", 0.05, _IMAGE_256, "docs/benchmark.md, the same seeds"),
+    MachineSpread("compare_encoders", "bacon", "psnr", 0.0, _IMAGE_256, "docs/benchmark.md, the same seeds"),
+)
+
+
+def machine_spread(comparison: str, protocol: Any, a: str, b: str, key: str) -> Optional[float]:
+    """The machine spread of ``a − b`` in ``key`` (``MACHINE_SPREADS``): the larger of the two rows' measured for this
+    comparison and protocol; None where neither was measured.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> p = SimpleNamespace(kind="natural", resolution=256, steps=300, width=256, init="paper")
+        >>> machine_spread("compare_encoders", p, "positional", "gaussian", "psnr")
+        0.73
+        >>> machine_spread("compare_encoders", SimpleNamespace(**{**vars(p), "resolution": 128}), "gaussian", "none", "psnr")
+    """
+    found = [
+        s.spread
+        for s in MACHINE_SPREADS
+        if s.comparison == comparison
+        and s.key == key
+        and s.method in (a, b)
+        and all(getattr(protocol, field, None) == value for field, value in s.protocol)
+    ]
+    return max(found) if found else None
 
 
 def paired(rows: Sequence[Mapping[str, Any]], a: str, b: str, key: str) -> Paired:
-    """The differences of ``key`` between methods ``a`` and ``b`` over the runs both have: rows paired by signal and
-    seed, a row without a seed (a baseline that draws nothing) paired with every seed of its signal; rows marked
-    ``collapsed`` and non-finite values are left out.
+    """The differences of ``key`` between methods ``a`` and ``b`` over the runs both have, rows paired by signal and
+    seed. Against a row without a seed (a baseline that draws nothing), the other's seeds of that signal are averaged
+    into one pair: seeds of one image against one number are one image's evidence, not several. Rows marked
+    ``collapsed`` and non-finite values are left out; two rows of one method, signal and seed are refused
+    (``InputError``, one line).
 
     Example:
         >>> rows = [{"method": "x", "seed": s, "p": 20.0 + s} for s in range(3)] + [{"method": "y", "seed": None, "p": 20.5}]
+        >>> d = paired(rows, "x", "y", "p")  # three seeds of one signal against a seedless row: one pair
+        >>> d.mean, d.n, d.signals, d.averaged
+        (0.5, 1, 1, 1)
+        >>> rows = [{"method": m, "signal": s, "seed": 0, "p": v + s} for s in range(3) for m, v in (("x", 1.0), ("y", 0.5))]
         >>> d = paired(rows, "x", "y", "p")
-        >>> d.mean, round(d.std, 3), d.n, d.above, d.low, d.high
-        (0.5, 1.0, 3, 2, -0.5, 1.5)
+        >>> d.mean, d.std, d.n, d.signals, d.above, d.p
+        (0.5, 0.0, 3, 3, 3, 0.0)
     """
 
     def usable(r: Mapping[str, Any]) -> bool:
         value = r.get(key)
         return isinstance(value, (int, float)) and math.isfinite(value) and not r.get("collapsed")
 
-    first = {(r.get("signal"), r.get("seed")): float(r[key]) for r in rows if r["method"] == a and usable(r)}
-    second = {(r.get("signal"), r.get("seed")): float(r[key]) for r in rows if r["method"] == b and usable(r)}
-    diffs = []
-    for (name, seed), value in first.items():
-        other = second.get((name, seed), second.get((name, None)))
-        if other is None and seed is None:  # a seedless a against every seed of b
-            diffs += [value - v for (s, _), v in second.items() if s == name]
-        elif other is not None:
-            diffs.append(value - other)
+    def values(method: str) -> dict[Any, dict[Any, float]]:  # signal -> seed -> value
+        out: dict[Any, dict[Any, float]] = {}
+        for r in rows:
+            if r["method"] != method:
+                continue
+            source, seed = r.get("signal"), r.get("seed")
+            if (source, seed) in seen[method]:
+                raise InputError(
+                    f"two rows of {method} for {where(r) or 'the one signal'}: a method's row for a signal and seed "
+                    "is counted once; remove the duplicate from the results"
+                )
+            seen[method].add((source, seed))
+            if usable(r):
+                out.setdefault(source, {})[seed] = float(r[key])
+        return out
+
+    seen: dict[str, set] = {a: set(), b: set()}
+    first, second = values(a), values(b)
+    diffs: list[float] = []
+    signals, averaged = set(), 0
+    for source, mine in first.items():
+        theirs = second.get(source, {})
+        common = [s for s in mine if s is not None and s in theirs]
+        if common:
+            diffs += [mine[s] - theirs[s] for s in common]
+        elif None in mine and None in theirs:
+            diffs.append(mine[None] - theirs[None])
+        elif None in theirs and mine:  # my seeds against one seedless number: one pair
+            diffs.append(statistics.fmean(mine.values()) - theirs[None])
+            averaged += len(mine) > 1
+        elif None in mine and theirs:
+            diffs.append(mine[None] - statistics.fmean(theirs.values()))
+            averaged += len(theirs) > 1
+        else:
+            continue
+        signals.add(source)
     if not diffs:
         return Paired(a, b, key, math.nan, math.nan, 0, 0, math.nan, math.nan)
+    mean = statistics.fmean(diffs)
     std = statistics.stdev(diffs) if len(diffs) > 1 else math.nan
-    return Paired(a, b, key, statistics.fmean(diffs), std, len(diffs), sum(d > 0 for d in diffs), min(diffs), max(diffs))
+    return Paired(
+        a,
+        b,
+        key,
+        mean,
+        std,
+        len(diffs),
+        sum(d > 0 for d in diffs),
+        min(diffs),
+        max(diffs),
+        signals=len(signals),
+        p=paired_t(mean, std, len(diffs)),
+        averaged=averaged,
+    )
 
 
-def called(d: Paired, machine: float = 0.0) -> bool:
-    """The rule: a difference is called (a win of one method) when it rests on at least ``MIN_PAIRS`` paired runs and
-    its mean exceeds both their standard deviation — the spread a reader who reruns one seed would see — and
-    ``machine``, the machine-to-machine spread measured for a figure a reader reproduces on their own CPU (0 where
-    none applies). Otherwise the two are level.
+def called(d: Paired, machine: Optional[float] = None, level: float = LEVEL) -> bool:
+    """The rule: a difference is called (a win of one method) when it rests on at least ``MIN_PAIRS`` pairs, the
+    two-sided paired t-test rejects "no difference" at ``level`` (5 %: where none exists it calls one 5 % of the time
+    or less; ``stats``), and its mean exceeds ``machine``, the machine-to-machine spread where one was measured
+    (``machine_spread``; None where none was). Otherwise the two are level.
 
     Example:
-        >>> d = Paired("x", "y", "p", mean=0.28, std=0.26, n=24, above=22, low=-0.19, high=0.84)
+        >>> d = Paired("x", "y", "p", mean=0.28, std=0.26, n=24, above=22, low=-0.19, high=0.84, signals=8, p=2.4e-05)
         >>> from dataclasses import replace
-        >>> called(d), called(d, machine=0.6), called(replace(d, n=2))
-        (True, False, False)
+        >>> called(d), called(d, machine=0.73), called(replace(d, n=2)), called(replace(d, p=0.06))
+        (True, False, False, False)
     """
-    return d.n >= MIN_PAIRS and abs(d.mean) > d.std and abs(d.mean) > machine
+    return d.n >= MIN_PAIRS and d.p < level and abs(d.mean) > (machine or 0.0)
+
+
+def verdict(d: Paired, machine: Optional[float] = None) -> str:
+    """The rule's word on ``d``: "a above b", "level", or "level: within the machine spread (0.73)".
+
+    Example:
+        >>> d = Paired("x", "y", "p", mean=-0.28, std=0.26, n=24, above=2, low=-0.84, high=0.19, signals=8, p=2.4e-05)
+        >>> verdict(d), verdict(d, machine=0.73)
+        ('y above x', 'level: within the machine spread (0.73)')
+    """
+    if called(d, machine):
+        return f"{d.a} above {d.b}" if d.mean > 0 else f"{d.b} above {d.a}"
+    if d.n >= MIN_PAIRS and d.p < LEVEL and machine is not None:
+        return f"level: within the machine spread ({machine:.2f})"
+    if d.n < MIN_PAIRS:
+        return f"level (a difference needs {MIN_PAIRS} pairs)"
+    return "level"
 
 
 def difference_note(
@@ -301,33 +419,41 @@ def difference_note(
     b: str,
     key: str = "psnr",
     unit: str = "dB",
-    machine: float = 0.0,
+    machine: Optional[float] = None,
     digits: int = 2,
 ) -> str:
-    """One line of the rule (``called``) for ``a − b`` of ``key``, paired per signal and seed (``paired``):
-    "x − y: +0.28 ± 0.26 dB over 24 pairs (x above in 22; −0.19 to +0.84): x above y", or "…: level"; the
-    figures with ``digits`` decimals (a score in [0, 1] such as IoU needs 3).
+    """One line of the rule (``called``) for ``a − b`` of ``key``, paired per signal and seed (``paired``): the mean ±
+    std over n pairs and the signals they come from, how many favour ``a``, their range, the t-test's p, the machine
+    spread where measured, and the verdict; the figures with ``digits`` decimals (a score in [0, 1] such as IoU
+    needs 3).
 
     Example:
-        >>> rows = [{"method": m, "seed": s, "p": v + s} for s in range(3) for m, v in (("x", 25.0), ("y", 24.9))]
+        >>> rows = [{"method": m, "signal": g, "seed": 0, "p": v + g} for g in range(3) for m, v in (("x", 25.0), ("y", 24.9))]
         >>> difference_note(rows, "x", "y", "p")
-        'x − y: +0.10 ± 0.00 dB over 3 pairs (x above in 3; +0.10 to +0.10): x above y'
+        'x − y: +0.10 ± 0.00 dB over 3 pairs from 3 signals (x above in 3; +0.10 to +0.10; p < 0.001): x above y'
+        >>> difference_note(rows, "x", "y", "p", machine=0.73)
+        'x − y: +0.10 ± 0.00 dB over 3 pairs from 3 signals (x above in 3; +0.10 to +0.10; p < 0.001; machine spread 0.73 dB): level: within the machine spread (0.73 dB)'
         >>> difference_note(rows[:2], "x", "y", "p")
-        'x − y: +0.10 dB, one pair: level (a difference needs 3 paired runs)'
+        'x − y: +0.10 dB, one pair from 1 signal: level (a difference needs 3 pairs)'
         >>> difference_note(rows, "x", "y", "p", unit="", digits=3)
-        'x − y: +0.100 ± 0.000 over 3 pairs (x above in 3; +0.100 to +0.100): x above y'
+        'x − y: +0.100 ± 0.000 over 3 pairs from 3 signals (x above in 3; +0.100 to +0.100; p < 0.001): x above y'
     """
     d, unit, f = paired(rows, a, b, key), f" {unit}" if unit else "", f".{digits}f"
     if d.n == 0:
         return f"{a} − {b}: no runs in common"
+    sources = f"from {d.signals} signal{'s' if d.signals != 1 else ''}"
+    if d.averaged:
+        side = b if any(r["method"] == b and r.get("seed") is None for r in rows) else a
+        sources += f", each signal's seeds averaged against {side}, which has none"
     if d.n < MIN_PAIRS:
         pairs = "one pair" if d.n == 1 else f"{d.n} pairs"
-        return f"{a} − {b}: {d.mean:+{f}}{unit}, {pairs}: level (a difference needs {MIN_PAIRS} paired runs)"
-    spread = f"; machine spread {machine:.2f}" if machine else ""
-    verdict = (f"{a} above {b}" if d.mean > 0 else f"{b} above {a}") if called(d, machine) else "level"
+        return f"{a} − {b}: {d.mean:+{f}}{unit}, {pairs} {sources}: {verdict(d)}"
+    p = "p < 0.001" if d.p < 0.001 else f"p = {d.p:.2g}"
+    spread = f"; machine spread {machine:.2f}{unit}" if machine is not None else ""
+    said = verdict(d, machine).replace(f"({machine:.2f})", f"({machine:.2f}{unit})") if machine is not None else verdict(d)
     return (
-        f"{a} − {b}: {d.mean:+{f}} ± {d.std:{f}}{unit} over {d.n} pairs ({a} above in {d.above}; "
-        f"{d.low:+{f}} to {d.high:+{f}}{spread}): {verdict}"
+        f"{a} − {b}: {d.mean:+{f}} ± {d.std:{f}}{unit} over {d.n} pairs {sources} ({a} above in {d.above}; "
+        f"{d.low:+{f}} to {d.high:+{f}}; {p}{spread}): {said}"
     )
 
 

@@ -1,12 +1,41 @@
-"""Summaries of a measurement repeated over random seeds: the mean and its Student-t confidence interval."""
+"""Summaries of a measurement repeated over random seeds (the mean and its Student-t confidence interval), and the
+test behind every called difference: the two-sided paired t-test at ``LEVEL``, with its false-call rate measured by
+simulation where no difference exists.
+
+    python -m inr.experiments.stats                                 # the simulated false-call rates (docs/results.md)
+    python -m inr.experiments.stats --judge 0.43 0.85 3             # a page's mean ± std over n pairs, judged
+    python -m inr.experiments.stats --judge 0.28 0.26 24 --machine 0.73
+
+A paired difference d_i = a_i − b_i over n pairs is called when the t-test's two-sided p, from t = mean / (s / √n)
+with n − 1 degrees of freedom, is below ``LEVEL`` (5 %); the rule around it (at least 3 pairs, the machine spread,
+one pair per signal against a seedless row) is ``inr.experiments.runner``'s. The t-test is chosen over the exact
+sign-flip permutation test because that test's smallest two-sided p over n pairs is 1/2^(n−1) (0.25 at 3 pairs,
+0.125 at 4, 0.0625 at 5): at 5 % it calls nothing below 6 pairs, where most of this project's comparisons sit (3
+seeds, 4 images); and because a page's mean ± std over n pairs is all it needs, so summaries can be re-judged.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Optional
 
 import numpy as np
 from scipy import stats
+
+# the false-call rate every called difference is held to: two-sided, where no true difference exists
+LEVEL = 0.05
+# the noises the false-call rate is simulated under: no true difference, symmetric about it (the t-test's level holds
+# for these), and one skewed (where it does not: docs/results.md gives the rates)
+NOISES: dict[str, Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]] = {
+    "normal": lambda rng, size: rng.standard_normal(size),
+    "Student t, 2 df (heavy-tailed)": lambda rng, size: rng.standard_t(2, size),
+    "Cauchy (heavier)": lambda rng, size: rng.standard_cauchy(size),
+}
+SKEWED: dict[str, Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]] = {
+    "log-normal, centred (skewed)": lambda rng, size: rng.lognormal(0.0, 1.0, size) - math.exp(0.5),
+}
+PAIRS = (3, 4, 8, 24)
 
 
 def mean_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, int]:
@@ -41,3 +70,151 @@ def format_interval(mean: float, half: float, digits: int = 3) -> str:
     if math.isnan(half):
         return f"{mean:.{digits}g}"
     return f"{mean:.{digits}g} ± {half:.{digits}g}"
+
+
+# --- the paired test ---------------------------------------------------------------------------------------
+def paired_t(mean: float, std: float, n: int) -> float:
+    """The two-sided p of the paired t-test from the differences' mean, sample standard deviation and count:
+    2 · P(T_{n−1} > |mean| / (std / √n)); NaN below 2 pairs; with no spread at all, 0 for a non-zero mean, 1 for 0.
+
+    Example:
+        >>> round(paired_t(0.43, 0.85, 3), 3), round(paired_t(0.28, 0.26, 24), 7)  # t = 0.876 and 5.28
+        (0.473, 2.36e-05)
+        >>> paired_t(1.0, 0.0, 3), paired_t(0.0, 0.0, 3), math.isnan(paired_t(1.0, 0.5, 1))
+        (0.0, 1.0, True)
+    """
+    if n < 2 or not (math.isfinite(mean) and math.isfinite(std)):
+        return math.nan
+    if std == 0:
+        return 0.0 if mean != 0 else 1.0
+    return float(2 * stats.t.sf(abs(mean) / (std / math.sqrt(n)), n - 1))
+
+
+def paired_p(diffs: Sequence[float]) -> float:
+    """``paired_t`` of the differences themselves (sample std, ddof 1).
+
+    Example:
+        >>> round(paired_p([0.1, 0.3, 0.2, 0.4]), 4)
+        0.0305
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    if len(d) < 2:
+        return math.nan
+    return paired_t(float(d.mean()), float(d.std(ddof=1)), len(d))
+
+
+def smallest_sign_flip_p(n: int) -> float:
+    """The smallest two-sided p the exact sign-flip permutation test can give over ``n`` pairs: every difference of
+    one sign is 2 of the 2^n sign patterns, 1/2^(n−1).
+
+    Example:
+        >>> [smallest_sign_flip_p(n) for n in (3, 4, 5, 6)]
+        [0.25, 0.125, 0.0625, 0.03125]
+    """
+    return 2.0 / 2.0**n
+
+
+def false_call_rate(
+    noise: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray],
+    pairs: int,
+    trials: int,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> tuple[float, float]:
+    """The share of ``trials`` simulated comparisons of ``pairs`` paired differences drawn from ``noise`` (no true
+    difference) that the t-test calls at ``level``, and the share the former rule (|mean| > its sample std) called.
+
+    Example:
+        >>> new, old = false_call_rate(NOISES["normal"], 3, 20_000)
+        >>> new < 0.06, 0.2 < old < 0.25  # t-test: 5 %; |mean| > std over 3 pairs: P(|T_2| > √3) = 22 %
+        (True, True)
+    """
+    rng = np.random.default_rng(seed)
+    d = noise(rng, (trials, pairs))  # (trials, pairs)
+    mean, std = d.mean(axis=1), d.std(axis=1, ddof=1)
+    p = 2 * stats.t.sf(np.abs(mean) / (std / math.sqrt(pairs)), pairs - 1)
+    return float(np.mean(p < level)), float(np.mean(np.abs(mean) > std))
+
+
+def monte_carlo_tolerance(trials: int, level: float = LEVEL, sigmas: float = 4.0) -> float:
+    """``sigmas`` standard errors of a rate ``level`` estimated from ``trials`` draws: √(level (1 − level) / trials).
+
+    Example:
+        >>> round(monte_carlo_tolerance(20_000), 4)
+        0.0062
+    """
+    return sigmas * math.sqrt(level * (1 - level) / trials)
+
+
+def rates_table(trials: int, seed: int, pairs: Sequence[int] = PAIRS) -> str:
+    """The simulated false-call rates as a Markdown table: the t-test at ``LEVEL`` and the former rule, per noise
+    and number of pairs, beside the smallest p the exact sign-flip test can reach."""
+    lines = [
+        "| noise (no true difference) | pairs | t-test at 5 % | former rule (mean beyond its std) | sign-flip test's smallest p |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, noise in {**NOISES, **SKEWED}.items():
+        for n in pairs:
+            new, old = false_call_rate(noise, n, trials, seed)
+            lines.append(f"| {name} | {n} | {100 * new:.1f} % | {100 * old:.1f} % | {smallest_sign_flip_p(n):.3g} |")
+    return "\n".join(lines)
+
+
+def judge(mean: float, std: float, n: int, machine: Optional[float] = None) -> str:
+    """A page's difference, mean ± std over ``n`` pairs, judged by the rule (``runner.called``'s): the t-test's p and
+    the verdict.
+
+    Example:
+        >>> judge(0.43, 0.85, 3)
+        '+0.43 ± 0.85 over 3 pairs: t-test p = 0.47: level'
+        >>> judge(0.28, 0.26, 24, machine=0.73)
+        '+0.28 ± 0.26 over 24 pairs: t-test p = 2.4e-05; machine spread 0.73: level (within the machine spread)'
+    """
+    from inr.experiments.runner import MIN_PAIRS  # the rule's other half lives with the rows it reads
+
+    p = paired_t(mean, std, n)
+    spread = f"; machine spread {machine:.2f}" if machine is not None else ""
+    if n < MIN_PAIRS:
+        verdict = f"level (a difference needs {MIN_PAIRS} pairs)"
+    elif not p < LEVEL:
+        verdict = "level"
+    elif machine is not None and abs(mean) <= machine:
+        verdict = "level (within the machine spread)"
+    else:
+        verdict = "called"
+    return f"{mean:+.2f} ± {std:.2f} over {n} pairs: t-test p = {p:.2g}{spread}: {verdict}"
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """``python -m inr.experiments.stats``: the table of simulated false-call rates, or ``--judge``."""
+    from inr.experiments.runner import ExperimentParser
+
+    parser = ExperimentParser(__name__, __doc__)
+    parser.add_argument("--trials", type=int, default=200_000, help="simulated comparisons per noise and number of pairs")
+    parser.add_argument("--seed", type=int, default=0, help="the simulation's random seed")
+    parser.add_argument(
+        "--pairs", type=str, default=",".join(map(str, PAIRS)), help="comma-separated numbers of pairs (each ≥ 2)"
+    )
+    parser.add_argument(
+        "--judge", type=float, nargs=3, metavar=("MEAN", "STD", "N"), default=None, help="judge a mean ± std over N pairs"
+    )
+    parser.add_argument("--machine", type=float, default=None, help="with --judge: the machine spread where measured")
+    args = parser.parse_args(argv)
+    if args.judge is not None:
+        mean, std, n = args.judge
+        if not float(n).is_integer() or n < 1 or std < 0:
+            parser.error(f"--judge {mean:g} {std:g} {n:g}: N must be a whole number ≥ 1 and STD ≥ 0")
+        print(judge(mean, std, int(n), args.machine))
+        return
+    try:
+        pairs = tuple(int(x) for x in args.pairs.split(",") if x.strip())
+    except ValueError:
+        parser.error(f"--pairs {args.pairs!r}: comma-separated whole numbers")
+    if not pairs or min(pairs) < 2 or args.trials < 1:
+        parser.error("--pairs: each at least 2; --trials: at least 1")
+    print(f"False-call rates over {args.trials:,} simulated comparisons each (seed {args.seed}), two-sided, level {LEVEL:g}:\n")
+    print(rates_table(args.trials, args.seed, pairs))
+
+
+if __name__ == "__main__":
+    main()

@@ -250,8 +250,8 @@ def test_the_paired_lines_read_both_iou_sets_per_mesh_to_a_thousandth():
     ]
     text = row_notes(Shapes(), None, rows, summary)
     uniform, near = text.split("Paired differences of IoU near-surface")
-    assert "- gaussian − positional: +0.010 ± 0.000 over 3 pairs (gaussian above in 3;" in uniform
-    assert "- gaussian − nearest: -0.002 ± 0.000 over 3 pairs (gaussian above in 0;" in uniform
+    assert "- gaussian − positional: +0.010 ± 0.000 over 3 pairs from 3 signals (gaussian above in 3;" in uniform
+    assert "- gaussian − nearest: -0.002 ± 0.000 over 3 pairs from 3 signals (gaussian above in 0;" in uniform
     assert uniform.strip().endswith("nearest above gaussian")
     assert "- gaussian − positional: +0.030 ± 0.000 over 3 pairs" in near
     assert "- gaussian − nearest: -0.004 ± 0.000 over 3 pairs" in near

@@ -37,7 +37,8 @@ def test_members_are_the_single_runs_and_the_table_is_their_mean(tmp_path, capsy
     gaussian = [r["psnr"] for r in models if r["method"] == "gaussian"]
     assert f"| gaussian | {np.mean(gaussian):.2f} ± {np.std(gaussian, ddof=1):.2f} |" in out
     assert "| bicubic |" in out and "gaussian 25.57" in out
-    assert "- gaussian − none: " in out and " dB over 4 pairs (gaussian above in " in out  # paired per image and seed
+    assert "- gaussian − none: " in out and " dB over 4 pairs from 2 signals (gaussian above in " in out  # per image and seed
+    assert "one pair from" not in out and ", 2 pairs from 2 signals, each signal's seeds averaged against bicubic" in out
     saved = json.loads((tmp_path / "results.json").read_text())
     assert len(saved["rows"]) == 8 + 4  # 2 methods × 2 images × 2 seeds, then bilinear and bicubic per image
     assert (tmp_path / "results.md").read_text().startswith("Table 1, natural: 2 photographs")
