@@ -24,7 +24,7 @@ from torch import Tensor
 
 from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.coding import read_network
-from inr.codec.fit import Fitted, StepCost, finetune, fit, step_cost
+from inr.codec.fit import Fitted, StepCost, finetune, fit, step_cost, trainer_overhead
 from inr.codec.init import Init, file_name, init_in, init_matching
 from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee, ladder, rungs_for_budget, weights_of
 from inr.data.image import convert_channels, read_image
@@ -78,15 +78,22 @@ def default_depth(method: str) -> int:
 
 
 class Clock:
-    """An encode's time budget: what the networks it trains are expected to cost (``fit.step_cost``: a few timed
-    steps on a crop, scaled), printed before the first starts and refused past ``budget`` seconds in one line, before
-    any training, so that nothing is written. A quality target's search, which stops at the first network that
-    reaches it, checks each next network against what is left instead (``next``)."""
+    """An encode's time budget: what the networks it trains are expected to cost (``fit.step_cost``: a few steps'
+    arithmetic timed on a crop and scaled, plus the Trainer's own cost per step, ``fit.trainer_overhead``), printed
+    before the first starts and refused past ``budget`` seconds in one line, before any training, so that nothing is
+    written. A quality target's search, which stops at the first network that reaches it, checks each next network
+    against what is left instead (``next``)."""
 
     def __init__(self, budget: float, images: Sequence[Tensor], steps: int, finetune_steps: int, files: int) -> None:
         self.budget, self.image, self.count = budget, images[0], len(images)
         self.steps, self.finetune_steps, self.files = steps, finetune_steps, files
         self.start = time.perf_counter()
+        self.overhead: Optional[float] = None  # the Trainer's per step, timed once with the first network
+
+    def cost(self, arch: Architecture) -> StepCost:
+        if self.overhead is None:
+            self.overhead = trainer_overhead(arch, self.image)
+        return step_cost(arch, self.image, self.overhead)
 
     def fit_seconds(self, cost: StepCost) -> float:
         """One network's fit and the decodes of its ``files`` candidate files, for every image (a stacked run's step
@@ -95,7 +102,7 @@ class Clock:
 
     def plan(self, archs: Sequence[Architecture]) -> None:
         """Refuse training ``archs`` (and fine-tuning the chosen one) past the budget; else print its expected time."""
-        costs = [step_cost(arch, self.image) for arch in archs]
+        costs = [self.cost(arch) for arch in archs]
         total = sum(self.fit_seconds(c) for c in costs) + self.count * self.finetune_steps * max(c.step for c in costs)
         self.refuse_past(total, f"{len(archs)} network(s) × {self.steps} steps")
         height, width, _ = self.image.shape
@@ -109,7 +116,7 @@ class Clock:
 
     def next(self, arch: Architecture, first: bool) -> None:
         """Refuse training ``arch`` when it is expected to take more than what is left of the budget."""
-        cost = step_cost(arch, self.image)
+        cost = self.cost(arch)
         seconds = self.fit_seconds(cost) + self.count * self.finetune_steps * cost.step
         spent = time.perf_counter() - self.start
         size = f"{arch_label(arch)} × {self.steps} steps"

@@ -15,6 +15,8 @@ learning rate times ``FINETUNE_LR_SCALE``; against an init, the change from θ�
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -26,15 +28,22 @@ from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
 from inr.codec.architecture import Architecture, linear_weights, stored_tensors
+from inr.codec.coding import render
 from inr.codec.init import Init
 from inr.codec.quantise import FakeQuantised, channel_rows
+from inr.data.grid import Grid
 from inr.data.module import GridDataModule
 from inr.encoders.stacked import stack_encoders
 from inr.errors import InputError
+from inr.experiments.estimate import step_seconds
 from inr.experiments.runner import fit_row, silence_lightning
 from inr.networks.stacked import stackable_problem
 from inr.tasks import ImageFitting
 
+# the probe of a step's cost: a crop of at most 256² pixels (a full-batch step there is tens of ms to a second on this
+# CPU, long against the per-call overhead) and the median of two steps after a warm-up one
+PROBE_SIDE, PROBE_STEPS = 256, 2
+OVERHEAD_SIDE = 8  # the Trainer's own cost per step, timed where the arithmetic is nothing
 # fine-tuning through the quantiser starts from a fitted network: a tenth of the fit's rate (as in the
 # quantisation-aware fine-tuning of Strümpler et al. 2022, sec. 3.3, which lowers the rate after the fit)
 FINETUNE_LR_SCALE = 0.1
@@ -107,6 +116,56 @@ def fit_task(arch: Architecture, side: int, channels: int, steps: int, members: 
     )
 
 
+@dataclass(frozen=True)
+class StepCost:
+    """What one network costs on one image: seconds of a full-batch training step and of one decode, estimated by
+    ``step_cost``."""
+
+    arch: Architecture
+    step: float
+    decode: float
+
+
+def step_cost(arch: Architecture, image: Tensor, overhead: float = 0.0) -> StepCost:
+    """The seconds of one full-batch training step of ``arch`` on ``image`` (H, W, C) and of one decode of its file.
+
+    The arithmetic is timed on a centre crop of at most ``PROBE_SIDE``² pixels and scaled to the image's pixels (a
+    full-batch step's work is linear in them): a warm-up step, then ``PROBE_STEPS`` timed steps of the registry's
+    optimiser on the crop's MSE, then one float64 render of the crop as the decoder makes it. ``overhead``: what each
+    step costs beyond its arithmetic (``trainer_overhead``), added unscaled."""
+    height, width, channels = image.shape
+    ch, cw = min(height, PROBE_SIDE), min(width, PROBE_SIDE)
+    top, left = (height - ch) // 2, (width - cw) // 2
+    values = image[top : top + ch, left : left + cw].reshape(-1, channels)  # (ch·cw, C)
+    coords = Grid((ch, cw)).all_coords()  # (ch·cw, 2)
+    encoder, factory, optimizer = arch.resolve(min(height, width)).build()
+    network = factory(encoder.out_dim, channels)
+    optimiser = optimizer([*encoder.parameters(), *network.parameters()])
+    times = []
+    for _ in range(PROBE_STEPS + 1):
+        start = time.perf_counter()
+        optimiser.zero_grad()
+        torch.nn.functional.mse_loss(network(encoder(coords)), values).backward()
+        optimiser.step()
+        times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    render(encoder.eval(), network.eval(), ch, cw)
+    rendered = time.perf_counter() - start
+    scale = height * width / (ch * cw)
+    return StepCost(arch, overhead + statistics.median(times[1:]) * scale, rendered * scale)
+
+
+def trainer_overhead(arch: Architecture, image: Tensor) -> float:
+    """Seconds a fit's step costs beyond its arithmetic (Lightning's loop, hooks and callbacks; tens of ms on a busy
+    CPU, more than the arithmetic of a small image): the median step of the real Trainer
+    (``inr.experiments.estimate.step_seconds``) on a corner of ``OVERHEAD_SIDE``² pixels, where the arithmetic is
+    nothing."""
+    silence_lightning()
+    height, width, channels = image.shape
+    corner = image[: min(height, OVERHEAD_SIDE), : min(width, OVERHEAD_SIDE)]
+    return step_seconds(fit_task(arch, min(height, width), channels, 1, 1), Pixels([corner]))
+
+
 def fit(
     arch: Architecture, images: Sequence[Tensor], steps: int, label: str = "fit", init: Optional[Init] = None
 ) -> list[Fitted]:
@@ -127,7 +186,8 @@ def fit(
     out = []
     for k, image in enumerate(images):
         task = fit_task(arch, side, channels, steps, 1, init)
-        seconds = fit_row(task, Pixels([image]), steps, label=f"{label}: image {k + 1} of {len(images)}")
+        name = label if len(images) == 1 else f"{label}: image {k + 1} of {len(images)}"
+        seconds = fit_row(task, Pixels([image]), steps, label=name)
         out.append(Fitted(task.encoder.eval(), task.network.eval(), seconds))
     return out
 

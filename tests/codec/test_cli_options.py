@@ -1,6 +1,14 @@
-"""Bad options of ``inr-codec encode``: one line, exit 2, refused before any training, nothing written."""
+"""Bad options of ``inr-codec encode``: one line, exit 2, refused before any training, nothing written; an encode
+expected to take longer than its budget likewise; what the command says while it works (its expected time, which
+network of how many) and in its help (the defaults, the time–quality trade)."""
+
+import functools
+import re
 
 import pytest
+
+from inr.experiments import runner
+from inr.io import progress
 
 
 @pytest.mark.parametrize(
@@ -56,9 +64,55 @@ def test_bad_training_settings(tmp_path, codec_cli, crop_png):
     for extra, expected in [
         (["--steps", "0"], "--steps 0: at least one training step"),
         (["--bits", "40"], "--bits 40: choose 4…16"),
-        (["--method", "nope"], "--method 'nope': unknown"),
+        (["--method", "nope"], "--method 'nope': not a method for images"),
         (["--threads", "0"], "--threads 0: at least 1"),
     ]:
         outcome = codec_cli(["encode", crop_png, "-o", tmp_path / "x.inr", "--params", "100", *extra])
         assert outcome.code == 2 and expected in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1, outcome.stderr
     assert not (tmp_path / "x.inr").exists()
+
+
+def test_an_encode_past_its_budget_is_refused_before_training_with_its_estimate(tmp_path, codec_cli, crop_png):
+    outcome = codec_cli(["encode", crop_png, "-o", tmp_path / "x.inr", "--bpp", "2", "--budget-minutes", "0.0001"])
+    assert outcome.code == 2 and len(outcome.stderr.strip().splitlines()) == 1, outcome.stderr
+    (line,) = outcome.errors
+    assert re.fullmatch(
+        r"error: encoding takes an estimated [0-9.]+ (s|min|h) \([1-3] network\(s\) × 1000 steps\), more than "
+        r"--budget-minutes 0\.0001; use fewer --steps .*, or a larger --budget-minutes",
+        line,
+    ), line
+    assert not (tmp_path / "x.inr").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    outcome = codec_cli(["encode", crop_png, "-o", tmp_path / "x.inr", "--bpp", "2", "--budget-minutes", "0"])
+    assert outcome.code == 2 and outcome.errors == ["error: --budget-minutes 0: the minutes the encode may take, > 0"]
+
+
+def test_a_quality_search_past_its_budget_is_refused_before_its_first_network(tmp_path, codec_cli, crop_png):
+    outcome = codec_cli(["encode", crop_png, "-o", tmp_path / "x.inr", "--psnr", "30", "--budget-minutes", "0.0001"])
+    assert outcome.code == 2 and len(outcome.stderr.strip().splitlines()) == 1, outcome.stderr
+    assert "error: encoding takes an estimated " in outcome.stderr and "(siren 4 × 4 × 1000 steps)" in outcome.stderr
+    assert not (tmp_path / "x.inr").exists()
+
+
+def test_the_encode_prints_its_expected_time_then_which_network_of_how_many(tmp_path, codec_cli, crop_png, monkeypatch):
+    monkeypatch.setattr(runner, "reporting", functools.partial(progress.reporting, interval=0.0))  # every step's line
+    outcome = codec_cli(["encode", crop_png, "-o", tmp_path / "x.inr", "--bpp", "2", "--steps", "3"])
+    assert outcome.code == 0, outcome.stderr
+    lines = outcome.stderr.splitlines()
+    assert re.fullmatch(
+        r"expected time: about [0-9.]+ (s|min) for ([1-3]) network\(s\) × 3 steps on 20×24 \(an estimate: .*\)", lines[0]
+    )
+    count = int(re.search(r"for (\d) network", lines[0]).group(1))
+    named = {
+        re.match(r"network (\d) of (\d) \(siren 4 × \d+\): training: ", line).groups() for line in lines[1:] if "training" in line
+    }
+    assert named == {(str(k), str(count)) for k in range(1, count + 1)}, lines
+
+
+def test_help_shows_the_defaults_and_the_time_quality_trade(codec_cli):
+    def help_text(command: str) -> str:
+        return " ".join(codec_cli([command, "--help"]).stdout.split())  # argparse's line breaks aside
+
+    text = help_text("encode")
+    for expected in ("(default: 1000)", "default: siren)", "(default: 60)", "time and quality:", "the time grows with steps"):
+        assert expected in text, text
+    assert "(default: 1e+12" in help_text("decode") and "(default: 192)" in help_text("learn-init")
