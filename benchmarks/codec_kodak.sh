@@ -13,8 +13,8 @@
 # INNER_STEPS (default 10). Fits run where Lightning finds an accelerator (a GPU when there is one). The expected
 # time of the comparison is printed before it starts; its results land in OUT (default runs/codec_kodak), and a
 # rerun keeps the rows already written.
-# --estimate-only learns the inits for PROBE_STEPS outer steps (default 2) in a scratch folder, scales that time to
-# META_STEPS, prints the comparison's own estimate (inr-codec compare --estimate-only) with those inits, and stops.
+# --estimate-only learns the inits for 1 and for 3 outer steps in a scratch folder, scales the difference to META_STEPS,
+# prints the comparison's own estimate (inr-codec compare --estimate-only) with those inits, and stops.
 set -euo pipefail
 usage="usage: $0 [--estimate-only] KODAK_DIR PHOTOS_DIR [OUT]"
 ESTIMATE_ONLY=0
@@ -47,16 +47,27 @@ read -r SIDE WIDTHS < <("$PYTHON" -m inr.codec.sizes "$KODAK" --bpp "$RATES")
 echo "images' shorter side $SIDE; SIREN widths at $RATES bpp: $WIDTHS"
 
 if [ "$ESTIMATE_ONLY" = 1 ]; then
-    PROBE_STEPS=${PROBE_STEPS:-2}
-    [ "$PROBE_STEPS" -gt "$META_STEPS" ] && PROBE_STEPS=$META_STEPS
     PROBE=$(mktemp -d)
     trap 'rm -rf "$PROBE"' EXIT
-    start=$(date +%s.%N)
-    "$PYTHON" -m inr.codec learn-init "$PHOTOS" -o "$PROBE/inits" --width "$WIDTHS" --resolution "$SIDE" \
-        --steps "$PROBE_STEPS" --inner-steps "$INNER_STEPS" > /dev/null
-    seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" -v p="$PROBE_STEPS" -v m="$META_STEPS" 'BEGIN { printf "%.0f", (e - s) * m / p }')
-    echo "expected time of learning the inits: about $seconds s ($PROBE_STEPS of $META_STEPS outer steps took" \
-        "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s, scaled; start-up included)"
+    probe() {  # seconds of learn-init for $1 outer steps, its start-up included; its output shown only if it fails
+        local start end
+        start=$(date +%s.%N)
+        if ! "$PYTHON" -m inr.codec learn-init "$PHOTOS" -o "$PROBE/inits$1" --width "$WIDTHS" --resolution "$SIDE" \
+            --steps "$1" --inner-steps "$INNER_STEPS" > "$PROBE/learn$1.log" 2>&1; then
+            cat "$PROBE/learn$1.log" >&2
+            exit 2
+        fi
+        end=$(date +%s.%N)
+        awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }'
+    }
+    # one outer step's time is the difference of a 1-step and a 3-step probe (the start-up cancels)
+    one=$(probe 1)
+    three=$(probe 3)
+    read -r step total < <(awk -v a="$one" -v b="$three" -v m="$META_STEPS" \
+        'BEGIN { s = (b - a) / 2; if (s < 0) s = 0; printf "%.3f %.0f\n", s, a + (m - 1) * s }')
+    echo "expected time of learning the inits: about $total s for $META_STEPS outer steps ($step s a step, measured" \
+        "as (3 steps − 1 step) / 2 = ($three − $one) s / 2; the start-up $one s once)"
+    mv "$PROBE/inits3" "$PROBE/inits"
     "$PYTHON" -m inr.codec compare "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$PROBE/inits" \
         --methods siren,siren+init,jpeg,webp,avif --out "$PROBE/compare" --estimate-only
     echo "the whole run: both estimates above, one after the other"

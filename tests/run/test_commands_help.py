@@ -188,5 +188,5 @@ def test_the_kodak_script_estimates_without_running(tmp_path):
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     text = run.stdout + run.stderr
-    assert "expected time of learning the inits: about" in text and "2 of 40 outer steps" in text
+    assert "expected time of learning the inits: about" in text and "for 40 outer steps" in text
     assert "expected time: about" in text and not out.exists()
