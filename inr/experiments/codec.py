@@ -22,6 +22,7 @@ rate's stacked run at its own network size, and the scoring and the classical co
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,7 +46,8 @@ from inr.experiments.comparison import main as run_main
 from inr.experiments.estimate import step_seconds
 from inr.experiments.methods import Resolved
 from inr.experiments.results import load_results
-from inr.experiments.runner import Column, command, format_seconds, silence_lightning, summarise
+from inr.experiments.runner import Column, command, difference_note, format_seconds, paired, silence_lightning, summarise
+from inr.experiments.stats import LEVEL
 from inr.io.allocator import retain_freed_memory
 from inr.io.files import atomic_write
 from inr.io.threads import torch_threads
@@ -167,6 +169,7 @@ class CodecComparison(Comparison):
     def __init__(self) -> None:
         self._images: dict[tuple[str, int, bool], torch.Tensor] = {}
         self._inits: dict[tuple[Architecture, int, int], Init] = {}
+        self.scratch: Optional[Path] = None  # where --estimate-only writes the photographs it reads (then removed)
 
     def arguments(self, parser) -> None:
         parser.add_argument(
@@ -194,7 +197,8 @@ class CodecComparison(Comparison):
             raise InputError("--paper: the codec comparison has no paper sizes; give --steps and --resolution")
         if args.init is not None and not Path(args.init).is_dir():
             raise InputError(f"--init {args.init}: not a directory of learned inits (inr-codec learn-init writes one)")
-        paths, sets = image_sets(args.images, Path(self.out_dir(args)))
+        # the photographs are written where the run keeps its files; an estimate writes them to a scratch folder
+        paths, sets = image_sets(args.images, self.scratch or Path(self.out_dir(args)))
         side = 0 if args.whole else args.resolution or self.resolution
         return CodecProtocol(
             args.seed_list,
@@ -384,12 +388,13 @@ class CodecComparison(Comparison):
         )
         sets = self.set_names(p)
         parts = [text]
+        rule = f"paired per image; two-sided paired t-test at {100 * LEVEL:g} %, the rule of docs/results.md"
         gaps = target_gaps(self._rows, sets, p.rates)
         if gaps:
-            parts.append(f"Against the target (above JPEG at rates up to {TARGET_RATE:g} bpp):\n" + "\n".join(gaps))
+            parts.append(f"Against the target (above JPEG at rates up to {TARGET_RATE:g} bpp; {rule}):\n" + "\n".join(gaps))
         gains = init_gains(self._rows, sets, p.rates)
         if gains:
-            parts.append(f"The learned init's gain at the same {p.steps} steps:\n" + "\n".join(gains))
+            parts.append(f"The learned init's gain at the same {p.steps} steps ({rule}):\n" + "\n".join(gains))
         return "\n\n".join(parts)
 
     def finish(self, p: CodecProtocol, rows: list[dict[str, Any]], out: Path) -> None:
@@ -407,38 +412,32 @@ def paired_lines(
     other_rows: Optional[list[dict[str, Any]]] = None,
 ) -> list[str]:
     """``method``'s PSNR against ``other``'s in each set and at each rate, paired per image over the images where
-    both have a file within the rate: the mean difference and on how many images ``method`` is above. ``other_rows``:
-    ``other``'s rows from another run of the same images and rates (default: ``rows``).
+    both have a file within the rate, judged by the rule every comparison's verdicts follow (``runner.difference_note``:
+    the mean ± std over n pairs from so many images, the paired t-test, the verdict). ``other_rows``: ``other``'s rows
+    from another run of the same images and rates (default: ``rows``); named ``<other> (other run)`` where it is
+    ``method`` too.
 
     Example:
-        >>> rows = [{"method": m, "signal": f"s/{i} @ 0.2 bpp", "target_bpp": 0.2, "psnr": v + i}
-        ...         for i in range(3) for m, v in (("siren", 21.0), ("JPEG", 22.0))]
+        >>> rows = [{"method": m, "signal": f"s/{i} @ 0.2 bpp", "seed": seed, "target_bpp": 0.2, "psnr": v + i}
+        ...         for i in range(3) for m, v, seed in (("siren", 21.0, 0), ("JPEG", 22.0, None))]
         >>> paired_lines(rows, "siren", "JPEG", {f"s/{i} @ 0.2 bpp": "s" for i in range(3)}, (0.2,))
-        ['- s, 0.2 bpp: siren below JPEG by 1.00 dB (paired over 3 images; above on 0)']
+        ['- s, 0.2 bpp: siren − JPEG: -1.00 ± 0.00 dB over 3 pairs from 3 signals (siren above in 0; -1.00 to -1.00; p < 0.001): JPEG above siren']
     """
-
-    def psnrs(source: list[dict[str, Any]], row_method: str, name: str, rate: float) -> dict[str, float]:
-        return {
-            r["signal"]: r["psnr"]
-            for r in source
-            if r["method"] == row_method
-            and r.get("target_bpp") == rate
-            and sets.get(r.get("signal")) == name
-            and np.isfinite(r.get("psnr", np.nan))
-        }
-
+    theirs_name = f"{other} (other run)" if other_rows is not None and other == method else other
+    theirs = [{**r, "method": theirs_name} for r in (other_rows or rows) if r["method"] == other]
+    mine = [r for r in rows if r["method"] == method]
     lines = []
     for name in dict.fromkeys(sets.values()):
         for rate in rates:
-            theirs = psnrs(other_rows or rows, other, name, rate)
-            gaps = [v - theirs[k] for k, v in psnrs(rows, method, name, rate).items() if k in theirs]
-            if not gaps:
+            chosen = [
+                r
+                for r in mine + theirs
+                if r.get("target_bpp") == rate and sets.get(r.get("signal")) == name and np.isfinite(r.get("psnr", np.nan))
+            ]
+            if paired(chosen, method, theirs_name, "psnr").n == 0:
                 continue
-            gap, above = float(np.mean(gaps)), sum(g > 0 for g in gaps)
-            lines.append(
-                f"- {f'{name}, ' if name else ''}{rate:g} bpp: {method} {'above' if gap > 0 else 'below'} {other} by "
-                f"{abs(gap):.2f} dB (paired over {len(gaps)} images; above on {above})"
-            )
+            where = f"{name}, " if name else ""
+            lines.append(f"- {where}{rate:g} bpp: {difference_note(chosen, method, theirs_name, 'psnr', 'dB')}")
     return lines
 
 
@@ -552,13 +551,17 @@ def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
         args = parse(COMPARISON, argv)
         if not args.estimate_only:
             return None
-        with torch_threads(args.threads):
+        with torch_threads(args.threads), tempfile.TemporaryDirectory(prefix="inr-codec-estimate-") as scratch:
             silence_lightning()
             retain_freed_memory()
             names = chosen_methods(COMPARISON, args)
-            p = COMPARISON.protocol(args)
-            COMPARISON.check(p)
-            estimate(COMPARISON, COMPARISON.prepare(p, names, None), names)
+            COMPARISON.scratch = Path(scratch)  # an estimate writes nothing under --out
+            try:
+                p = COMPARISON.protocol(args)
+                COMPARISON.check(p)
+                estimate(COMPARISON, COMPARISON.prepare(p, names, None), names)
+            finally:
+                COMPARISON.scratch = None
         return []
 
     done = command(estimate_only)

@@ -265,6 +265,16 @@ class Comparison:
         (``neighbours_and_best`` gives the usual ones)."""
         return []
 
+    def judged_rows(self, p: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows as the paired differences read them: where a seed draws its own signal (a phantom), the signal
+        named per seed; the rows as they are by default."""
+        return rows
+
+    def difference_groups(self, p: Any, rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+        """The groups of rows whose differences are judged apart, each with its words in the heading (CT at 20 and at
+        6 angles); all rows together by default."""
+        return [("", rows)]
+
     def machine_spread(self, p: Any, a: str, b: str, key: str) -> Optional[float]:
         """How far ``a − b`` in ``key`` moves between machines and thread counts, where measured for this comparison
         and protocol (``runner.MACHINE_SPREADS``); None where not: a difference within it is never called."""
@@ -311,9 +321,11 @@ def row_notes(c: Comparison, p: Any, rows: list[dict[str, Any]], summary: list[d
 
     parts = [collapsed_note(rows, c.difference_keys[0], unit(c.difference_keys[0]))]
     pairs = c.pairs(p, summary)
-    for key in c.difference_keys if pairs else ():
-        header = next((col.header for col in c.columns if col.key == key), key)
-        parts.append(paired_section(rows, pairs, key, header, unit(key), lambda a, b, k=key: c.machine_spread(p, a, b, k)))
+    for where, group in c.difference_groups(p, c.judged_rows(p, rows)) if pairs else ():
+        for key in c.difference_keys:
+            header = next((col.header for col in c.columns if col.key == key), key)
+            spread = lambda a, b, k=key: c.machine_spread(p, a, b, k)  # noqa: E731
+            parts.append(paired_section(group, pairs, key, header, unit(key), spread, where))
     return "\n\n".join(x for x in parts if x)
 
 

@@ -249,6 +249,21 @@ class Inverse(Comparison):
     def pairs(self, p: InverseProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
         return comparison.neighbours_and_best(summary)
 
+    def judged_rows(self, p: InverseProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """CT and MRI: seed s draws phantom s, so each seed is a signal of its own. Super-resolution without noise:
+        every seed measures the same image the same way, so a classical row's per-seed copies are one seedless row
+        (the networks' seeds are then averaged against it: one image, one pair)."""
+        task = p.measurement.task
+        if task in ("ct", "mri"):
+            return [{**r, "signal": f"phantom {r['seed']}"} if r.get("seed") is not None else r for r in rows]
+        if task == "superres" and not p.measurement.noise:
+            first = {}
+            for r in rows:
+                if r["kind"] == "baseline":
+                    first.setdefault((r["method"], r.get("signal")), {**r, "seed": None})
+            return [r for r in rows if r["kind"] != "baseline"] + list(first.values())
+        return rows
+
     def baselines(self, p: InverseProtocol, data: MeasurementDataModule) -> list[Baseline]:
         op, y, channels, n = data.operator.cpu(), data.measurements, data.out_channels, p.solver_iterations
         name, make = problems.classical(p.measurement.task, data)

@@ -170,6 +170,7 @@ class LearnedInit(Comparison):
     def protocol(self, args: Any) -> Study:
         kind = KINDS[args.kind]
         self.columns = columns_of(args.kind)
+        self.difference_keys = (f"{kind.metric}_2", kind.metric)  # after 2 steps and at the full count
         if args.paper:
             raise InputError("--paper: learned_init runs at 64² (shapes 32³) on a CPU; give --resolution and --steps")
         for flag, value in (("--train-signals", args.train_signals), ("--test-signals", args.test_signals)):
@@ -311,6 +312,16 @@ class LearnedInit(Comparison):
             s for a in dict.fromkeys((p.angles, p.few_angles)) for s in summarise([r for r in rows if r.get("angles") == a], keys)
         ]
 
+    def pairs(self, p: Study, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Each learned init against the paper's, the paper's against PyTorch's, and the best row at the full count
+        against each baseline: judged by the rule of docs/results.md, paired per test signal."""
+        return init_pairs(summary, KINDS[p.kind].metric)
+
+    def difference_groups(self, p: Study, rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+        if p.kind != "ct":
+            return [("", rows)]
+        return [(f"at {a} angles", [r for r in rows if r.get("angles") == a]) for a in dict.fromkeys((p.angles, p.few_angles))]
+
     def title(self, p: Study) -> str:
         sides = "³" if p.kind == "shape" else "²"
         return f"learned initialisations: {p.kind} at {p.resolution}{sides}, {p.steps} steps, mean ± std over {p.test_signals} test signals"
@@ -390,6 +401,26 @@ class StepScores(L.Callback):
     def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, *args: Any) -> None:
         if trainer.global_step in self.marks:
             self.measure(trainer, module)
+
+
+def init_pairs(summary: list[dict[str, Any]], metric: str) -> list[tuple[str, str]]:
+    """The pairs whose differences the study's notes judge: each learned init against the paper's, the paper's against
+    PyTorch's, and the model row best at the full count (over every summary row of it) against each baseline.
+
+    Example:
+        >>> s = [{"method": "reptile", "kind": "model", "psnr": 26.0}, {"method": "paper", "kind": "model", "psnr": 26.5},
+        ...      {"method": "torch", "kind": "model", "psnr": 24.0}, {"method": "bicubic", "kind": "baseline", "psnr": 25.0}]
+        >>> init_pairs(s, "psnr")
+        [('reptile', 'paper'), ('paper', 'torch'), ('paper', 'bicubic')]
+    """
+    present = list(dict.fromkeys(r["method"] for r in summary))
+    pairs = [(name, "paper") for name in LEARNED if name in present and "paper" in present]
+    pairs += [("paper", "torch")] if {"paper", "torch"} <= set(present) else []
+    scored = [r for r in summary if r["kind"] == "model" and isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
+    if scored:
+        best = max(scored, key=lambda r: r[metric])["method"]
+        pairs += [(best, name) for name in dict.fromkeys(r["method"] for r in summary if r["kind"] == "baseline")]
+    return pairs
 
 
 def columns_of(kind: str) -> tuple[Column, ...]:

@@ -156,7 +156,7 @@ def rates_table(trials: int, seed: int, pairs: Sequence[int] = PAIRS) -> str:
     for name, noise in {**NOISES, **SKEWED}.items():
         for n in pairs:
             new, old = false_call_rate(noise, n, trials, seed)
-            lines.append(f"| {name} | {n} | {100 * new:.1f} % | {100 * old:.1f} % | {smallest_sign_flip_p(n):.3g} |")
+            lines.append(f"| {name} | {n} | {100 * new:.2f} % | {100 * old:.2f} % | {smallest_sign_flip_p(n):.3g} |")
     return "\n".join(lines)
 
 

@@ -86,9 +86,13 @@ def test_one_run_measures_every_row_on_both_sets(codec_cli, tmp_path, sets, init
     assert [(r["signal"], r["target_bpp"]) for r in results.summary][:5] == [("a", 1.0)] * 5
     assert iio.imread(out / "rd.png").shape[0] > 100
     # the learned init's gain, paired per image, in the notes; and the same across two runs' files
-    gains = table.split("The learned init's gain at the same 5 steps:\n")[1].splitlines()
+    gains = table.split("The learned init's gain at the same 5 steps (paired per image; two-sided paired t-test")[1]
+    gains = gains.split("):\n", 1)[1].splitlines()
     assert len(gains) == 2 * len(RATES) and all(
-        re.match(r"- [ab], [12] bpp: siren\+init (above|below) siren by", g) for g in gains
+        re.match(r"- [ab], [12] bpp: siren\+init − siren: [+-]\d+\.\d\d", g) for g in gains
+    )
+    assert all(" pairs from 2 signals" in g for g in gains if g.startswith("- a")) and all(
+        "one pair from 1 signal: level" in g for g in gains if g.startswith("- b")
     )
     assert compare_runs(out / "results.json", "siren+init", out / "results.json", "siren").splitlines() == gains
 

@@ -49,7 +49,7 @@ def test_two_seeds_give_two_phantoms_and_a_mean_with_its_spread(tmp_path, capsys
     assert written == printed.strip() and paper_row("ct") in written
     # the paired differences under the table: neighbouring mappings, then the best mapping against each baseline
     assert "\n- basic − none: " in written and "\n- gaussian − positional: " in written
-    assert " dB, 2 pairs from 1 signal: level (a difference needs 3 pairs)" in written
+    assert " dB, 2 pairs from 2 signals: level (a difference needs 3 pairs)" in written  # seed s: phantom s
     assert "TV weight λ = " in written and "(chosen on phantom seed 1000)" in written  # held out: not a test phantom
     assert "init paper (each seed's own draw), output bias init" in written  # the paper's stax initialisation
     results = json.loads((tmp_path / "results.json").read_text())
