@@ -160,29 +160,45 @@ def rates_table(trials: int, seed: int, pairs: Sequence[int] = PAIRS) -> str:
     return "\n".join(lines)
 
 
-def judge(mean: float, std: float, n: int, machine: Optional[float] = None) -> str:
+def judge(mean: float, std: float, n: int, machine: Optional[float] = None, signals: Optional[int] = None) -> str:
     """A page's difference, mean ± std over ``n`` pairs, judged by the rule (``runner.called``'s): the t-test's p and
-    the verdict.
+    the verdict. ``signals``: the pairs are the seeds of that many signals (the same count each) against a row without
+    seeds, which the rule takes as one pair per signal; a summary does not give those pairs' spread, but bounds it:
+    Σ (d − mean)² over all pairs ≥ r · Σ (m_k − mean)² over the signals' means m_k (r seeds each), so their std is at
+    most std · √((n − 1) / (r (K − 1))), and p at most the t-test's at that std.
 
     Example:
         >>> judge(0.43, 0.85, 3)
         '+0.43 ± 0.85 over 3 pairs: t-test p = 0.47: level'
         >>> judge(0.28, 0.26, 24, machine=0.73)
         '+0.28 ± 0.26 over 24 pairs: t-test p = 2.4e-05; machine spread 0.73: level (within the machine spread)'
+        >>> judge(1.75, 0.58, 24, signals=8)  # 8 images × 3 seeds against bicubic interpolation
+        '+1.75 ± 0.58 over 24 pairs, as 8 pairs (one per signal; std ≤ 0.61): t-test p ≤ 8.1e-05: called'
+        >>> judge(0.55, 0.13, 3, signals=1)  # three seeds of one image against its interpolation
+        '+0.55 ± 0.13 over 3 pairs, as 1 pair (one per signal): level (a difference needs 3 pairs)'
     """
     from inr.experiments.runner import MIN_PAIRS  # the rule's other half lives with the rows it reads
 
+    head, bound = f"{mean:+.2f} ± {std:.2f} over {n} pairs", ""
+    if signals is not None and signals < n:
+        seeds = n / signals
+        if not seeds.is_integer():
+            raise ValueError(f"{n} pairs are not the same number of seeds of {signals} signals")
+        if signals < 2:
+            return f"{head}, as {signals} pair (one per signal): level (a difference needs {MIN_PAIRS} pairs)"
+        std = std * math.sqrt((n - 1) / (seeds * (signals - 1)))
+        head, bound, n = f"{head}, as {signals} pairs (one per signal; std ≤ {std:.2f})", "≤ ", signals
     p = paired_t(mean, std, n)
     spread = f"; machine spread {machine:.2f}" if machine is not None else ""
     if n < MIN_PAIRS:
         verdict = f"level (a difference needs {MIN_PAIRS} pairs)"
     elif not p < LEVEL:
-        verdict = "level"
+        verdict = "undecided from the summary (p is a bound)" if bound else "level"
     elif machine is not None and abs(mean) <= machine:
         verdict = "level (within the machine spread)"
     else:
         verdict = "called"
-    return f"{mean:+.2f} ± {std:.2f} over {n} pairs: t-test p = {p:.2g}{spread}: {verdict}"
+    return f"{head}: t-test p {bound or '= '}{p:.2g}{spread}: {verdict}"
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -199,12 +215,23 @@ def main(argv: Optional[list[str]] = None) -> None:
         "--judge", type=float, nargs=3, metavar=("MEAN", "STD", "N"), default=None, help="judge a mean ± std over N pairs"
     )
     parser.add_argument("--machine", type=float, default=None, help="with --judge: the machine spread where measured")
+    parser.add_argument(
+        "--signals",
+        type=int,
+        default=None,
+        help="with --judge: the N pairs are seeds of this many signals against a seedless row (one pair per signal)",
+    )
     args = parser.parse_args(argv)
     if args.judge is not None:
         mean, std, n = args.judge
         if not float(n).is_integer() or n < 1 or std < 0:
             parser.error(f"--judge {mean:g} {std:g} {n:g}: N must be a whole number ≥ 1 and STD ≥ 0")
-        print(judge(mean, std, int(n), args.machine))
+        if args.signals is not None and not 1 <= args.signals <= n:
+            parser.error(f"--signals {args.signals}: between 1 and N ({n:g})")
+        try:
+            print(judge(mean, std, int(n), args.machine, args.signals))
+        except ValueError as exc:
+            parser.error(f"--signals: {exc}")
         return
     try:
         pairs = tuple(int(x) for x in args.pairs.split(",") if x.strip())

@@ -172,3 +172,23 @@ def test_the_image_comparison_prints_the_rules_lines_under_its_table(tmp_path, c
     best = max(("none", "gaussian"), key=lambda m: np.mean([r["psnr"] for r in rows if r["method"] == m]))
     against = difference_note(rows, best, "bicubic", "psnr", "dB")
     assert f"- {against}" in out and ", one pair from 1 signal, " in against
+
+
+def test_a_summary_bounds_the_per_signal_pairs_it_does_not_keep():
+    """``stats.judge(..., signals=K)`` re-judges a page's mean ± std over K signals × r seeds against a seedless row:
+    the per-signal pairs the rule reads have the same mean, a std at most the bound, so a p at most the bound's."""
+    for trial in range(20):
+        rng = np.random.default_rng(trial)
+        per_signal = rng.normal(0.3, 0.5, (8, 1)) + rng.normal(0, rng.uniform(0.01, 1.0), (8, 3))  # (signals, seeds)
+        rows = [
+            {"method": "x", "signal": k, "seed": s, "psnr": 20.0 + float(per_signal[k, s])} for k in range(8) for s in range(3)
+        ]
+        rows += [{"method": "b", "signal": k, "seed": None, "psnr": 20.0} for k in range(8)]
+        every = per_signal.ravel()
+        d = paired(rows, "x", "b", "psnr")
+        assert (d.n, d.signals) == (8, 8) and d.mean == pytest.approx(every.mean())
+        bound = every.std(ddof=1) * math.sqrt(23 / (3 * 7))
+        assert d.std <= bound + 1e-12 and d.p <= stats.paired_t(every.mean(), bound, 8) + 1e-12
+        line = stats.judge(float(every.mean()), float(every.std(ddof=1)), 24, signals=8)
+        if line.endswith(": called"):
+            assert called(d)  # a call from the bound is a call of the rule on the rows
