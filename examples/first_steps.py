@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import torch
-from jsonargparse import ArgumentParser
+from jsonargparse import ActionConfigFile, ArgumentParser
 
 from inr.experiments.comparison import Member, parse
 from inr.experiments.inverse import Inverse
@@ -67,6 +67,7 @@ def trace(
 
 def main(argv: Optional[list[str]] = None) -> dict[str, dict[str, Any]]:
     parser = ArgumentParser(prog="python examples/first_steps.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", action=ActionConfigFile, help="a YAML file of these options (--print_config writes one)")
     parser.add_argument("--task", default="mri", help="an inverse problem of inr.experiments.problems")
     parser.add_argument("--resolution", type=int, default=32)
     parser.add_argument("--seed", type=int, default=3, help="the problem's seed (phantom, mask)")

@@ -190,3 +190,35 @@ def test_the_kodak_script_estimates_without_running(tmp_path):
     text = run.stdout + run.stderr
     assert "expected time of learning the inits: about" in text and "for 40 outer steps" in text
     assert "expected time: about" in text and not out.exists()
+
+
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if p.stem != "__init__")
+# the examples that are LightningCLI's train.py with a config of their own: --print_config is the whole run config
+AS_TRAIN = {"sdf_eikonal.py", "poisson_image.py"}
+
+
+def test_every_documented_script_is_checked_here():
+    shown = set()
+    for page in PAGES:
+        shown |= set(re.findall(r"python (examples/\w+\.py|benchmarks/\w+\.py)", page.read_text()))
+    checked = {f"examples/{p.name}" for p in EXAMPLES} | {f"benchmarks/{p.name}" for p in BENCHMARKS}
+    assert shown and shown - checked == set()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_answers_help_and_prints_its_config(script, monkeypatch, capsys, tmp_path):
+    monkeypatch.syspath_prepend(str(ROOT))
+    printed = []
+    for argv in (["--help"], ["--print_config"], ["--config", str(tmp_path / "options.yaml"), "--print_config"]):
+        if script.name in AS_TRAIN and argv[0] == "--config":
+            break  # a run config: train.py's own reading of it is tested with train.py
+        monkeypatch.setattr(sys, "argv", [str(script), *argv])
+        with pytest.raises(SystemExit) as stop:
+            runpy.run_path(str(script), run_name="__main__")
+        assert stop.value.code in (0, None)
+        printed.append(capsys.readouterr().out)
+        if argv == ["--print_config"]:
+            (tmp_path / "options.yaml").write_text(printed[-1])
+    assert printed[0].startswith("usage: ") and isinstance(yaml.safe_load(printed[1]), dict)
+    assert script.name in AS_TRAIN or printed[2] == printed[1]
