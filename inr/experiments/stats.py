@@ -160,7 +160,9 @@ def rates_table(trials: int, seed: int, pairs: Sequence[int] = PAIRS) -> str:
     return "\n".join(lines)
 
 
-def judge(mean: float, std: float, n: int, machine: Optional[float] = None, signals: Optional[int] = None) -> str:
+def judge(
+    mean: float, std: float, n: int, machine: Optional[float] = None, signals: Optional[int] = None, digits: int = 2
+) -> str:
     """A page's difference, mean ± std over ``n`` pairs, judged by the rule (``runner.called``'s): the t-test's p and
     the verdict. ``signals``: the pairs are the seeds of that many signals (the same count each) against a row without
     seeds, which the rule takes as one pair per signal; a summary does not give those pairs' spread, but bounds it:
@@ -179,7 +181,8 @@ def judge(mean: float, std: float, n: int, machine: Optional[float] = None, sign
     """
     from inr.experiments.runner import MIN_PAIRS  # the rule's other half lives with the rows it reads
 
-    head, bound = f"{mean:+.2f} ± {std:.2f} over {n} pairs", ""
+    f = f".{digits}f"
+    head, bound = f"{mean:+{f}} ± {std:{f}} over {n} pairs", ""
     if signals is not None and signals < n:
         seeds = n / signals
         if not seeds.is_integer():
@@ -187,9 +190,9 @@ def judge(mean: float, std: float, n: int, machine: Optional[float] = None, sign
         if signals < 2:
             return f"{head}, as {signals} pair (one per signal): level (a difference needs {MIN_PAIRS} pairs)"
         std = std * math.sqrt((n - 1) / (seeds * (signals - 1)))
-        head, bound, n = f"{head}, as {signals} pairs (one per signal; std ≤ {std:.2f})", "≤ ", signals
+        head, bound, n = f"{head}, as {signals} pairs (one per signal; std ≤ {std:{f}})", "≤ ", signals
     p = paired_t(mean, std, n)
-    spread = f"; machine spread {machine:.2f}" if machine is not None else ""
+    spread = f"; machine spread {machine:{f}}" if machine is not None else ""
     if n < MIN_PAIRS:
         verdict = f"level (a difference needs {MIN_PAIRS} pairs)"
     elif not p < LEVEL:
@@ -215,6 +218,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         "--judge", type=float, nargs=3, metavar=("MEAN", "STD", "N"), default=None, help="judge a mean ± std over N pairs"
     )
     parser.add_argument("--machine", type=float, default=None, help="with --judge: the machine spread where measured")
+    parser.add_argument("--digits", type=int, default=2, help="with --judge: decimals of the figures (3 for IoU)")
     parser.add_argument(
         "--signals",
         type=int,
@@ -229,7 +233,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         if args.signals is not None and not 1 <= args.signals <= n:
             parser.error(f"--signals {args.signals}: between 1 and N ({n:g})")
         try:
-            print(judge(mean, std, int(n), args.machine, args.signals))
+            print(judge(mean, std, int(n), args.machine, args.signals, args.digits))
         except ValueError as exc:
             parser.error(f"--signals: {exc}")
         return
