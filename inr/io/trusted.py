@@ -131,9 +131,7 @@ def _search_entries() -> list[Path]:
     return entries
 
 
-def resolve_grants(
-    trust: Union[str, Iterable[str], None] = None, run_dir: Union[str, Path, None] = None
-) -> tuple[Grant, ...]:
+def resolve_grants(trust: Union[str, Iterable[str], None] = None, run_dir: Union[str, Path, None] = None) -> tuple[Grant, ...]:
     """Each granted name resolved once to the file it will be imported from, refusing a place a downloaded run
     controls. A name is looked up as ``import`` would (``sys.path``, then the working directory); refused when
     the module found lies inside ``run_dir`` (the run being loaded), or in the working directory while the run
@@ -311,7 +309,9 @@ class _UntrustedImportGuard(importlib.abc.MetaPathFinder):
         where = Path(origin).resolve()
         if grant is not None:
             if not grant.holds(where):
-                raise InputError(f"{self.source}: {fullname} would be imported from {where}, outside {top} as granted ({grant.origin})")
+                raise InputError(
+                    f"{self.source}: {fullname} would be imported from {where}, outside {top} as granted ({grant.origin})"
+                )
             return None
         if not any(where.is_relative_to(root) for root in self.roots):
             raise InputError(

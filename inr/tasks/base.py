@@ -50,12 +50,12 @@ from inr.io.trusted import refuse_untrusted_imports, run_directory, trusted_impo
 from inr.metrics.local import not_distributed
 from inr.modes import eval_mode
 from inr.networks import MLP, NetworkFactory
+from inr.tasks.buildable import check_saved_config
 from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.init_from import INIT_KEY, architecture, load_init
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
-from inr.tasks.buildable import check_saved_config
 from inr.tasks.parts import build_parts, import_class, init_arguments
 
 # Lightning's all_gather goes through torch's autograd collective, which torch 2.14 reports as deprecated; the gathered

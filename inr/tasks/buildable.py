@@ -17,7 +17,7 @@ task of ``MetaLearning``), is checked as a class path.
 
 | slot (key)                          | kind                                   | its modules in inr, torch, lightning |
 |-------------------------------------|----------------------------------------|--------------------------------------|
-| model, task                         | ``inr.tasks.INRModule``                | inr.tasks                            |
+| model, task                         | ``lightning.LightningModule`` (the loaders then ask for ``INRModule``) | inr.tasks |
 | encoder, member_encoders            | ``inr.encoders.Encoder``               | inr.encoders                         |
 | network                             | ``torch.nn.Module``                    | inr.networks                         |
 | optimizer                           | ``torch.optim.Optimizer``              | torch.optim                          |
@@ -71,15 +71,10 @@ class Slot:
         return f"{self.noun} slot builds only subclasses of {self.kind.__module__}.{self.kind.__qualname__} (from {', '.join(self.modules)})"
 
 
-def _task() -> type:
-    from inr.tasks.base import INRModule  # the base module imports this one: a cycle otherwise
-
-    return INRModule
-
-
 def slots() -> dict[str, Slot]:
     """The slots that take classes, by key (module docstring's table)."""
-    task = Slot("a task", _task(), ("inr.tasks",))
+    # a LightningModule of inr.tasks; the loaders then require their own base (INRModule, or the class called)
+    task = Slot("a task", L.LightningModule, ("inr.tasks",))
     encoder = Slot("an encoder", Encoder, ("inr.encoders",))
     return {
         "model": task,
@@ -165,7 +160,9 @@ class SlotChecker:
     def class_path(self, node: dict, key: str, where: str) -> None:
         stray = [k for k in node if k not in CLASS_KEYS]
         if stray:
-            raise InputError(f"{self.source}: {where} has {stray[0]!r} beside its class_path; only {', '.join(CLASS_KEYS)} may stand there")
+            raise InputError(
+                f"{self.source}: {where} has {stray[0]!r} beside its class_path; only {', '.join(CLASS_KEYS)} may stand there"
+            )
         self.check_class(node["class_path"], key, f"{where}.class_path")
         for part in ("init_args", "dict_kwargs"):
             arguments = node.get(part)

@@ -13,9 +13,9 @@ import torch
 import yaml
 
 from inr.errors import InputError
+from inr.io.trusted import refuse_untrusted_imports
 from inr.run.model_loader import load_model
 from inr.tasks import INRModule
-from inr.io.trusted import refuse_untrusted_imports
 from inr.tasks.buildable import SlotChecker, check_buildable, slots
 
 HUBCONF = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\n\ndef evil(*a, **k):\n    return None\n"
@@ -115,15 +115,46 @@ def test_the_mesh_command_refuses_the_optimizer_that_runs_a_command(crafted):
 @pytest.mark.parametrize(
     "section,match",
     [
-        ({"class_path": "inr.tasks.ImageFitting", "init_args": {"render_chunk": {"class_path": "inr.networks.MLP"}}}, "holds data"),
+        (
+            {"class_path": "inr.tasks.ImageFitting", "init_args": {"render_chunk": {"class_path": "inr.networks.MLP"}}},
+            "holds data",
+        ),
         ({"class_path": "inr.tasks.ImageFitting", "init_args": {"network": "torch.utils.collect_env.run"}}, "dotted name"),
-        ({"class_path": "inr.tasks.ImageFitting", "init_args": {"encoder": {"class_path": "inr.encoders.GaussianEncoding", "__path__": "x.yaml"}}}, "'__path__'"),
-        ({"class_path": "inr.tasks.ImageFitting", "init_args": {"network": {"class_path": "torch.nn.Linear"}}}, "refused before import"),
-        ({"class_path": "inr.tasks.ImageFitting", "init_args": {"encoder": {"class_path": "inr.encoders.fourier_features"}}}, "not a class|does not import"),
-        ({"class_path": "inr.tasks.ImageFitting", "init_args": {"optimizer": {"class_path": "torch.optim.lr_scheduler.StepLR"}}}, "class of another kind"),
+        (
+            {
+                "class_path": "inr.tasks.ImageFitting",
+                "init_args": {"encoder": {"class_path": "inr.encoders.GaussianEncoding", "__path__": "x.yaml"}},
+            },
+            "'__path__'",
+        ),
+        (
+            {"class_path": "inr.tasks.ImageFitting", "init_args": {"network": {"class_path": "torch.nn.Linear"}}},
+            "refused before import",
+        ),
+        (
+            {"class_path": "inr.tasks.ImageFitting", "init_args": {"encoder": {"class_path": "inr.encoders.fourier_features"}}},
+            "not a class|does not import",
+        ),
+        (
+            {
+                "class_path": "inr.tasks.ImageFitting",
+                "init_args": {"optimizer": {"class_path": "torch.optim.lr_scheduler.StepLR"}},
+            },
+            "class of another kind",
+        ),
         ({"class_path": "inr.tasks.MetaLearning", "init_args": {"task": "torch.utils.collect_env.run"}}, "a task slot"),
-        ({"class_path": "inr.tasks.ImageFitting", "init_args": {"encoder": {"class_path": "inr.encoders.AffineEncoding",
-          "init_args": {"encoder": {"class_path": "inr.networks.MLP"}}}}}, "an encoder slot"),
+        (
+            {
+                "class_path": "inr.tasks.ImageFitting",
+                "init_args": {
+                    "encoder": {
+                        "class_path": "inr.encoders.AffineEncoding",
+                        "init_args": {"encoder": {"class_path": "inr.networks.MLP"}},
+                    }
+                },
+            },
+            "an encoder slot",
+        ),
     ],
 )
 def test_class_paths_outside_their_slots_kind_are_refused(section, match):
@@ -154,7 +185,7 @@ def _callables() -> list[str]:
     importlib.import_module("inr.run.mesh")
     names = set()
     for module_name, module in list(sys.modules.items()):
-        if not module_name.split(".")[0] in ("torch", "lightning", "inr") or module is None:
+        if module_name.split(".")[0] not in ("torch", "lightning", "inr") or module is None:
             continue
         for attr, value in list(vars(module).items()):
             if attr.startswith("_") or not callable(value):
