@@ -104,7 +104,7 @@ def band_figure(errors: Mapping[str, Mapping[int, Sequence[float]]], edges: Sequ
 
 def ntk_figure(spectra: Mapping[str, Mapping[str, Any]], energy: Sequence[float], title: str) -> Figure:
     """Left: the NTK's eigenvalues (largest first) per initialisation; right: its energy per band D_b, with the
-    class's power per band (grey, right axis)."""
+    power per band of the signals ``energy`` was computed on (grey, right axis; the study's: its test signals)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.0))
     for colour, (name, s) in enumerate(spectra.items()):
         values = np.asarray(s["eigenvalues"])
@@ -123,9 +123,9 @@ def ntk_figure(spectra: Mapping[str, Mapping[str, Any]], energy: Sequence[float]
     right.grid(alpha=0.3, which="both")
     twin = right.twinx()
     edges = np.asarray(next(iter(spectra.values()))["edges"])
-    twin.plot(0.5 * (edges[:-1] + edges[1:]), energy, color="0.6", linestyle="--", label="class power")
+    twin.plot(0.5 * (edges[:-1] + edges[1:]), energy, color="0.6", linestyle="--", label="signals' power")
     twin.set_yscale("log")
-    twin.set_ylabel("the class's power per band", color="0.4")
+    twin.set_ylabel("the test signals' power per band", color="0.4")
     right.legend(fontsize=8, loc="lower left")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

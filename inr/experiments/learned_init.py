@@ -20,7 +20,8 @@ std over the test signals; classical baselines (bicubic interpolation, filtered 
 interpolation) are scored the same way. CT rows are fitted at the paper's 20 angles and at ``--few-angles`` (the
 prior's effect where measurements are few), each summarised apart. ``finish`` measures why (``init_analysis``):
 the residual per frequency band at step 0 and after 2 steps per init (``bands.png``), and the empirical NTK's
-eigenvalues and energy per band at each init against the class's power per band (``ntk.png``, ``why.json``).
+eigenvalues and energy per band at each init against the test signals' mean power per band (``ntk.png``,
+``why.json``).
 """
 
 from __future__ import annotations
