@@ -340,7 +340,7 @@ def paired_section(
 ) -> str:
     """The paired differences of ``key`` for every pair (a, b), one ``runner.difference_note`` line each, under a line
     naming the test and whether a machine spread applies (``spread(a, b)``: the measured one, or None); ``where``: the
-    rows' group (a set and rate), in the heading.
+    rows' group (CT's angle count), in the heading.
 
     Example:
         >>> rows = [{"method": m, "signal": g, "seed": 0, "psnr": v + g} for g in range(3) for m, v in (("x", 25.0), ("y", 24.0))]

@@ -55,7 +55,15 @@ def test_ct_rows_at_two_angle_counts_are_summarised_apart(tmp_path):
     summary = [(s["method"], s["angles"], s["n"]) for s in results["summary"]]
     assert summary[:2] == [("reptile", 6.0, 2), ("paper", 6.0, 2)]
     assert ("reptile", 3.0, 2) in summary and ("filtered back-projection", 3.0, 2) in summary
-    assert "| row | angles | PSNR @0 |" in (out / "results.md").read_text()
+    text = (out / "results.md").read_text()
+    assert "| row | angles | PSNR @0 |" in text
+    # the rule's verdicts at each angle count apart: the learned init against the paper's, after 2 steps and at the end
+    for angles in (6, 3):
+        assert (
+            f"Paired differences of PSNR @2 at {angles} angles" in text
+            and f"Paired differences of PSNR full at {angles} angles" in text
+        )
+    assert "- reptile − paper: " in text and " pairs from 2 signals" in text
 
 
 @pytest.mark.parametrize(

@@ -139,3 +139,24 @@ def test_the_inverse_problems_judge_a_seed_as_its_phantom_and_one_superresolutio
     text = row_notes(INVERSE, superres, rows_for("superres"), summary)
     assert "+1.10 dB, one pair from 1 signal, each signal's seeds averaged against bicubic interpolation" in text
     assert text.strip().endswith(": level (a difference needs 3 pairs)")
+
+
+def test_the_image_comparison_applies_the_machine_spread_measured_at_its_protocol():
+    """compare_encoders at 256², 300 steps, the paper's natural settings: Gaussian features' 0.73 dB applies to any
+    pair with them, and the verdict says so; at 128² nothing was measured and nothing applies."""
+    from inr.experiments.compare_encoders import Encoders
+
+    c = Encoders()
+    rows = []
+    for k in range(4):  # four images, one seed: Gaussian 0.5 dB above positional on every one
+        for method, value in (("positional", 26.0 + k / 10), ("gaussian", 26.5 + k / 10 + (k % 2) / 100)):
+            rows.append({"method": method, "kind": "model", "signal": f"image {k}", "seed": 0, "psnr": value})
+    summary = [{"method": "positional", "kind": "model", "psnr": 26.2}, {"method": "gaussian", "kind": "model", "psnr": 26.7}]
+    argv = ["--image", "data/astronaut.png", "--steps", "300"]
+    at256 = c.protocol(parse(c, [*argv, "--resolution", "256"]))
+    text = row_notes(c, at256, rows, summary)
+    assert "machine spread applied where measured" in text
+    assert "; machine spread 0.73 dB): level: within the machine spread (0.73 dB)" in text
+    at128 = c.protocol(parse(c, [*argv, "--resolution", "128"]))
+    text = row_notes(c, at128, rows, summary)
+    assert "no machine spread measured for these rows" in text and text.strip().endswith(": gaussian above positional")
