@@ -252,6 +252,11 @@ class Views(Comparison):
             for r in rows
         ]
 
+    def pairs(self, p: ViewsProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Neighbouring network rows and the best against each baseline, paired per seed by the rule of
+        docs/results.md (a baseline draws nothing: the seeds of the scene are one pair against it)."""
+        return comparison.neighbours_and_best(summary)
+
     def notes(self, p: ViewsProtocol, summary: list[dict[str, Any]]) -> str:
         """The paper's row (the notebook's lego run), and what its positional number is."""
         return (

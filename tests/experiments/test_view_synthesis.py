@@ -120,6 +120,9 @@ def test_seeds_train_every_network_row_per_seed_and_report_mean_and_std_over_the
     std = abs(models[2]["psnr"] - models[3]["psnr"]) / math.sqrt(2)  # sample std of two values
     line = next(ln for ln in out.splitlines() if ln.startswith("| gaussian |"))
     assert f"{mean:.2f} ± {std:.2f}" in line
+    # the rule's lines under the table: the mappings paired per seed, the best against a baseline once per scene
+    assert "- gaussian − none: " in out and " dB, 2 pairs from 1 signal: level (a difference needs 3 pairs)" in out
+    assert ", one pair from 1 signal, each signal's seeds averaged against " in out
 
 
 def test_seed_zero_is_the_row_a_single_seed_run_trains():
