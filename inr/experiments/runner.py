@@ -31,7 +31,7 @@ import torch
 
 from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
 from inr.experiments.results import SCORES, json_safe
-from inr.experiments.stats import LEVEL, paired_t
+from inr.experiments.stats import LEVEL, MIN_PAIRS, paired_t
 from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write
 from inr.io.progress import advance, reporting
@@ -230,8 +230,7 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column])
 
 
 # --- the rule for calling a difference (docs/results.md, "Calling a difference") -----------------------------
-# fewer paired runs than this give no spread to read a difference against
-MIN_PAIRS = 3
+# its test and its least number of pairs (MIN_PAIRS) are inr.experiments.stats'
 
 
 @dataclass(frozen=True)

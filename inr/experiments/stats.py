@@ -1,17 +1,14 @@
 """Summaries of a measurement repeated over random seeds (the mean and its Student-t confidence interval), and the
 test behind every called difference: the two-sided paired t-test at ``LEVEL``, with its false-call rate measured by
-simulation where no difference exists.
+simulation where no difference exists (``python -m inr.experiments.false_calls`` prints it).
 
-    python -m inr.experiments.stats                                 # the simulated false-call rates (docs/results.md)
-    python -m inr.experiments.stats --judge 0.43 0.85 3             # a page's mean ± std over n pairs, judged
-    python -m inr.experiments.stats --judge 0.28 0.26 24 --machine 0.73
-
-A paired difference d_i = a_i − b_i over n pairs is called when the t-test's two-sided p, from t = mean / (s / √n)
-with n − 1 degrees of freedom, is below ``LEVEL`` (5 %); the rule around it (at least 3 pairs, the machine spread,
-one pair per signal against a seedless row) is ``inr.experiments.runner``'s. The t-test is chosen over the exact
-sign-flip permutation test because that test's smallest two-sided p over n pairs is 1/2^(n−1) (0.25 at 3 pairs,
-0.125 at 4, 0.0625 at 5): at 5 % it calls nothing below 6 pairs, where most of this project's comparisons sit (3
-seeds, 4 images); and because a page's mean ± std over n pairs is all it needs, so summaries can be re-judged.
+A paired difference d_i = a_i − b_i over n pairs is called when there are at least ``MIN_PAIRS`` and the t-test's
+two-sided p, from t = mean / (s / √n) with n − 1 degrees of freedom, is below ``LEVEL`` (5 %); the rest of the rule
+(the machine spread, one pair per signal against a seedless row, the verdict's line) is ``inr.experiments.runner``'s.
+The t-test is chosen over the exact sign-flip permutation test because that test's smallest two-sided p over n pairs
+is 1/2^(n−1) (0.25 at 3 pairs, 0.125 at 4, 0.0625 at 5): at 5 % it calls nothing below 6 pairs, where most of this
+project's comparisons sit (3 seeds, 4 images); and because a page's mean ± std over n pairs is all it needs, so
+summaries can be re-judged (``judge``).
 """
 
 from __future__ import annotations
@@ -25,6 +22,8 @@ from scipy import stats
 
 # the false-call rate every called difference is held to: two-sided, where no true difference exists
 LEVEL = 0.05
+# fewer paired runs than this give no spread to read a difference against
+MIN_PAIRS = 3
 # the noises the false-call rate is simulated under: no true difference, symmetric about it (the t-test's level holds
 # for these), and one skewed (where it does not: docs/results.md gives the rates)
 NOISES: dict[str, Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]] = {
@@ -179,8 +178,6 @@ def judge(
         >>> judge(0.55, 0.13, 3, signals=1)  # three seeds of one image against its interpolation
         '+0.55 ± 0.13 over 3 pairs, as 1 pair (one per signal): level (a difference needs 3 pairs)'
     """
-    from inr.experiments.runner import MIN_PAIRS  # the rule's other half lives with the rows it reads
-
     f = f".{digits}f"
     head, bound = f"{mean:+{f}} ± {std:{f}} over {n} pairs", ""
     if signals is not None and signals < n:
@@ -202,50 +199,3 @@ def judge(
     else:
         verdict = "called"
     return f"{head}: t-test p {bound or '= '}{p:.2g}{spread}: {verdict}"
-
-
-def main(argv: Optional[list[str]] = None) -> None:
-    """``python -m inr.experiments.stats``: the table of simulated false-call rates, or ``--judge``."""
-    from inr.experiments.runner import ExperimentParser
-
-    parser = ExperimentParser(__name__, __doc__)
-    parser.add_argument("--trials", type=int, default=200_000, help="simulated comparisons per noise and number of pairs")
-    parser.add_argument("--seed", type=int, default=0, help="the simulation's random seed")
-    parser.add_argument(
-        "--pairs", type=str, default=",".join(map(str, PAIRS)), help="comma-separated numbers of pairs (each ≥ 2)"
-    )
-    parser.add_argument(
-        "--judge", type=float, nargs=3, metavar=("MEAN", "STD", "N"), default=None, help="judge a mean ± std over N pairs"
-    )
-    parser.add_argument("--machine", type=float, default=None, help="with --judge: the machine spread where measured")
-    parser.add_argument("--digits", type=int, default=2, help="with --judge: decimals of the figures (3 for IoU)")
-    parser.add_argument(
-        "--signals",
-        type=int,
-        default=None,
-        help="with --judge: the N pairs are seeds of this many signals against a seedless row (one pair per signal)",
-    )
-    args = parser.parse_args(argv)
-    if args.judge is not None:
-        mean, std, n = args.judge
-        if not float(n).is_integer() or n < 1 or std < 0:
-            parser.error(f"--judge {mean:g} {std:g} {n:g}: N must be a whole number ≥ 1 and STD ≥ 0")
-        if args.signals is not None and not 1 <= args.signals <= n:
-            parser.error(f"--signals {args.signals}: between 1 and N ({n:g})")
-        try:
-            print(judge(mean, std, int(n), args.machine, args.signals, args.digits))
-        except ValueError as exc:
-            parser.error(f"--signals: {exc}")
-        return
-    try:
-        pairs = tuple(int(x) for x in args.pairs.split(",") if x.strip())
-    except ValueError:
-        parser.error(f"--pairs {args.pairs!r}: comma-separated whole numbers")
-    if not pairs or min(pairs) < 2 or args.trials < 1:
-        parser.error("--pairs: each at least 2; --trials: at least 1")
-    print(f"False-call rates over {args.trials:,} simulated comparisons each (seed {args.seed}), two-sided, level {LEVEL:g}:\n")
-    print(rates_table(args.trials, args.seed, pairs))
-
-
-if __name__ == "__main__":
-    main()

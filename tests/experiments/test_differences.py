@@ -131,14 +131,16 @@ def test_the_normal_case_matches_the_t_distribution():
         assert abs(old - expected) <= 4 * math.sqrt(expected * (1 - expected) / trials)
 
 
-def test_the_stats_command_prints_the_rates_and_judges_a_summary(capsys):
-    stats.main(["--trials", "2000", "--pairs", "3,24"])
+def test_the_false_calls_command_prints_the_rates_and_judges_a_summary(capsys):
+    from inr.experiments.false_calls import main
+
+    main(["--trials", "2000", "--pairs", "3,24"])
     out = capsys.readouterr().out
     assert "| normal | 3 |" in out and "| Cauchy (heavier) | 24 |" in out and "log-normal" in out
-    stats.main(["--judge", "0.43", "0.85", "3"])
+    main(["--judge", "0.43", "0.85", "3"])
     assert capsys.readouterr().out.strip() == "+0.43 ± 0.85 over 3 pairs: t-test p = 0.47: level"
     with pytest.raises(SystemExit) as exc:
-        stats.main(["--judge", "0.4", "0.8", "2.5"])
+        main(["--judge", "0.4", "0.8", "2.5"])
     assert exc.value.code == 2
 
 
