@@ -59,7 +59,7 @@ COMMANDS = {
                 f"inr.experiments.{name}"
                 for name in (
                     "compare_encoders inverse compare_fields view_synthesis shapes learned_init table1 codec methods "
-                    "conv_autoencoder baselines conv_bottlenecks band_timeline ntk_1d conv_shift"
+                    "conv_autoencoder baselines conv_bottlenecks band_timeline ntk_1d conv_shift false_calls"
                 ).split()
             ),
         ]
