@@ -31,10 +31,11 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import lightning as L
 import torch
@@ -396,8 +397,7 @@ def not_joined(message: str, who: str, where: str, limit: timedelta, world: int,
     rank 0's store counts the processes that joined it)."""
     if "address already in use" in message.lower():
         return (
-            f"{who}: the port of {where} is in use on this node (another run's?); give the processes another "
-            f"MASTER_PORT {HELP}"
+            f"{who}: the port of {where} is in use on this node (another run's?); give the processes another MASTER_PORT {HELP}"
         )
     joined = re.search(r"(\d+)/(\d+) clients joined", message)
     count = (
