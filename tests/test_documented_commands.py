@@ -4,8 +4,9 @@ A documented line (indented 4 spaces, starting with ``python``, ``.venv/bin/pyth
 run in a dry form: ``train.py`` / ``inr-train`` lines with ``--print_config`` appended (the config, its keys and
 classes are all resolved and checked; nothing trains); ``python -m ...``, ``inr-mesh``, benchmark and example
 scripts up to their argument parsing (every documented option must exist and its value parse). Synopsis lines
-(``[--seed S | --seeds ...]``) and commands reading a config an earlier command wrote (``--config runs/...``)
-are skipped.
+(``[--seed S | --seeds ...]``) and commands reading a config an earlier command wrote (``--config runs/...``, or a
+file an earlier line of the page redirected its output to) are skipped; a redirection (``> options.yaml``) is not
+part of the command.
 """
 
 import argparse
@@ -34,6 +35,7 @@ def documented_commands() -> list[tuple[str, str]]:
     found = []
     for path in DOCS:
         lines = path.read_text().splitlines()
+        written: set[str] = set()  # files the page's commands redirect their output to
         i = 0
         while i < len(lines):
             line = lines[i]
@@ -43,8 +45,12 @@ def documented_commands() -> list[tuple[str, str]]:
                     i += 1
                     text = text.rstrip()[:-1] + " " + lines[i].strip()
                 text = re.sub(r"\s+#.*$", "", text).strip()
+                if " > " in text:
+                    text, _, target = text.partition(" > ")
+                    written.add(target.strip())
+                reads_written = any(f"--config {name}" in text for name in written)
                 # a synopsis, or a command reading what an earlier documented command wrote (a run's own config)
-                if "[--" not in text and " | " not in text and "--config runs/" not in text:
+                if "[--" not in text and " | " not in text and "--config runs/" not in text and not reads_written:
                     found.append((f"{path.relative_to(ROOT)}:{start + 1}", text))
             i += 1
     return found
@@ -86,7 +92,8 @@ def test_documented_command_parses(where, command, monkeypatch, tmp_path, capsys
 
     monkeypatch.setattr(jsonargparse.ArgumentParser, "parse_args", config_parse_and_stop)
     monkeypatch.setattr(sys, "argv", [words[0], *words[1:]])
-    with pytest.raises(Parsed):
+    # --print_config prints the parsed options and stops (exit 0) inside the parse: parsed too
+    with pytest.raises(SystemExit if "--print_config" in words else Parsed) as stopped:
         if words[0] == "-m" or words[0] in SCRIPTS:
             module, argv = (words[1], words[2:]) if words[0] == "-m" else (SCRIPTS[words[0]], words[1:])
             importlib.import_module(module).main(argv)
@@ -101,6 +108,8 @@ def test_documented_command_parses(where, command, monkeypatch, tmp_path, capsys
             monkeypatch.setattr(sys, "argv", words)
             monkeypatch.syspath_prepend(str(ROOT / Path(words[0]).parent))
             runpy.run_path(str(ROOT / words[0]), run_name="__main__")
+    if isinstance(stopped.value, SystemExit):
+        assert stopped.value.code == 0, capsys.readouterr().err[-2000:]
 
 
 def documented(fragment: str) -> list[str]:
