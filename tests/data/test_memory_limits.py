@@ -208,9 +208,11 @@ def test_under_a_real_address_space_limit_a_nifti_is_refused_before_it_is_read(t
     assert child.returncode == 0, child.stderr[-2000:]
     result = json.loads(child.stdout.splitlines()[-1])
     decided = min(result["limits"], key=lambda limit: limit[0])
-    if decided[1] != "address-space limit, ulimit -v":
-        pytest.skip(f"another limit is tighter here than the 1 GiB left of the address space: {decided}")
+    # refused from the header, before any voxel is read, whichever limit is tightest on this machine
     assert result["outcome"].startswith(f"{path}: a 640×640×640 uint8 NIfTI volume (its header) needs an estimated 4.2 GiB")
-    assert result["outcome"].endswith(
-        "iB this process may allocate (address-space limit, ulimit -v); crop or downsample the scan first"
-    ), result["outcome"]
+    if decided[1] == "address-space limit, ulimit -v":  # as on a machine without a tighter cgroup or SLURM bound
+        assert result["outcome"].endswith(
+            "iB this process may allocate (address-space limit, ulimit -v); crop or downsample the scan first"
+        ), result["outcome"]
+    else:
+        assert decided[1] in result["outcome"], (decided, result["outcome"])
