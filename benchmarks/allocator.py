@@ -5,7 +5,7 @@
 
 Each measurement is a fresh child process (the setting must be made before the tensors exist and cannot be
 undone), alternating default / retained, ``--repeats`` times per row. A child builds one row of the encoder
-comparison (``inr.experiments.methods.METHODS`` resolved by ``compare_encoders`` at the 256² CPU protocol: its
+comparison (``inr.methods.registry.METHODS`` resolved by ``compare_encoders`` at the 256² CPU protocol: its
 encoder and network, 128² = 16384 training pixels, full batch, Adam) and times ``--steps`` steps after two
 warm-up steps: the median step and the
 minor page faults per step (``getrusage``; each is one 4 KiB page zero-filled by the kernel). Printed: per

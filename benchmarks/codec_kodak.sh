@@ -43,7 +43,7 @@ PYTHON=${PYTHON:-python}
 
 # the network widths the comparison picks at these rates for the images' sizes, and their shorter side:
 # the inits are learned for exactly those networks
-read -r SIDE WIDTHS < <("$PYTHON" -m inr.codec.sizes "$KODAK" --bpp "$RATES")
+read -r SIDE WIDTHS < <("$PYTHON" -m inr.experiments.codec_sizes "$KODAK" --bpp "$RATES")
 echo "images' shorter side $SIDE; SIREN widths at $RATES bpp: $WIDTHS"
 
 if [ "$ESTIMATE_ONLY" = 1 ]; then
@@ -68,14 +68,14 @@ if [ "$ESTIMATE_ONLY" = 1 ]; then
     echo "expected time of learning the inits: about $total s for $META_STEPS outer steps ($step s a step, measured" \
         "as (3 steps − 1 step) / 2 = ($three − $one) s / 2; the start-up $one s once)"
     mv "$PROBE/inits3" "$PROBE/inits"
-    "$PYTHON" -m inr.codec compare "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$PROBE/inits" \
+    "$PYTHON" -m inr.experiments.codec --images "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$PROBE/inits" \
         --methods siren,siren+init,jpeg,webp,avif --out "$PROBE/compare" --estimate-only
     echo "the whole run: both estimates above, one after the other"
     exit 0
 fi
 "$PYTHON" -m inr.codec learn-init "$PHOTOS" -o "$OUT/inits" --width "$WIDTHS" --resolution "$SIDE" \
     --steps "$META_STEPS" --inner-steps "$INNER_STEPS"
-"$PYTHON" -m inr.codec compare "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$OUT/inits" \
+"$PYTHON" -m inr.experiments.codec --images "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$OUT/inits" \
     --methods siren,siren+init,jpeg,webp,avif --out "$OUT" --estimate-only
-"$PYTHON" -m inr.codec compare "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$OUT/inits" \
+"$PYTHON" -m inr.experiments.codec --images "$KODAK" --whole --bpp "$RATES" --steps "$STEPS" --init "$OUT/inits" \
     --methods siren,siren+init,jpeg,webp,avif --out "$OUT"

@@ -38,8 +38,8 @@ import torch.nn.functional as F
 from lightning.pytorch.callbacks import ProgressBar
 
 from inr.encoders import GaussianEncoding
-from inr.experiments.runner import quiet_trainer, silence_lightning
 from inr.io.allocator import retain_freed_memory
+from inr.methods.training import quiet_trainer, silence_lightning
 from inr.networks import MLP
 from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.run.gpu_probe import skip_failing_gpu_probe

@@ -27,8 +27,8 @@ import lightning as L
 import torch
 from common import HandStep, as_train_py, instantiate, quiet
 
-from inr.experiments.runner import quiet_trainer
 from inr.io.command_line import CommandParser
+from inr.methods.training import quiet_trainer
 from inr.metrics import psnr
 
 MODELS = {"Gaussian": [], "SIREN": ["--config", "methods/siren.yaml"], "hash grid": ["--config", "methods/hashgrid.yaml"]}

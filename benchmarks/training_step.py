@@ -58,8 +58,8 @@ from common import (
     set_threads,
 )
 
-from inr.experiments.runner import quiet_trainer
 from inr.io.command_line import CommandParser
+from inr.methods.training import quiet_trainer
 
 # --tiny: a network and batch so small that the step's tensor work is negligible, so the framework's fixed
 # per-step cost (loop, hooks, logging, metrics) stands out against the hand loop's

@@ -67,8 +67,8 @@ from common import (
     whole_run,
 )
 
-from inr.experiments.runner import quiet_trainer
 from inr.io.command_line import CommandParser
+from inr.methods.training import quiet_trainer
 from inr.run.cli import cli_main, resolve_config_names
 
 ISOLATED = ["--trainer.callbacks", "null", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"]

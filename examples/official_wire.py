@@ -27,7 +27,7 @@ from torch import nn
 from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.compare_encoders import Encoders
-from inr.experiments.methods import METHODS, Resolved
+from inr.methods.registry import METHODS, Resolved
 from inr.networks.layers import UnitToSymmetric
 from inr.tasks.image import ImageFitting
 

@@ -2,7 +2,7 @@
 
 The subpackages load on first use (``inr.tasks``, ``inr.data``, ...), so a command imports only what it needs.
 ``inr.fit(signal_or_path, method="gaussian", steps=300)`` fits a signal, image or volume in one call and returns
-the trained model (``inr.experiments.fitting``).
+the trained model (``inr.methods.fitting``).
 """
 
 import importlib
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):
     if name == "fit":  # on first use: the registry, the tasks and Lightning load only then
-        from inr.experiments.fitting import fit
+        from inr.methods.fitting import fit
 
         return fit
     if name in __all__:

@@ -11,6 +11,9 @@ raise ``SystemExit`` with their own codes otherwise: docs/reliability.md).
 
 from __future__ import annotations
 
+import sys
+from typing import Optional
+
 
 def train() -> None:
     from inr.run.launch_env import refuse_bad_environment
@@ -33,7 +36,14 @@ def compare() -> None:
     main()
 
 
-def codec() -> None:
+def codec(argv: Optional[list[str]] = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["compare"]:  # the rate–distortion comparison stands above the codec (inr.experiments.codec)
+        from inr.experiments.codec import main as compare
+
+        rest = argv[1:]
+        compare(["--images", *rest] if rest and not rest[0].startswith("-") else rest)
+        return
     from inr.codec.cli import main
 
-    main()
+    main(argv)

@@ -16,7 +16,7 @@ import pytest
 import torch
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from inr.experiments import runner
+from inr.methods import training
 
 ROOT = Path(__file__).resolve().parents[1]
 # written by Python and pytest themselves, not by the code under test
@@ -152,13 +152,13 @@ def diverging_at() -> Callable[..., L.LightningModule]:
 @pytest.fixture(scope="session")
 def quiet_trainer() -> Callable[..., L.Trainer]:
     """``quiet_trainer(steps=-1, logger=False, callbacks=(), **overrides)``: the experiments' quiet Trainer
-    (``inr.experiments.runner.quiet_trainer``): no progress bar, model summary, checkpoints, validation or
+    (``inr.methods.training.quiet_trainer``): no progress bar, model summary, checkpoints, validation or
     sanity pass, no logger unless given, one device. ``steps`` is ``max_steps`` (-1: bounded by ``max_epochs``
     instead); any Trainer argument overrides, e.g. ``enable_checkpointing=True``, or ``limit_val_batches=1.0``
     (with ``num_sanity_val_steps=2``, Lightning's own sanity pass) to validate."""
 
     def make(steps: int = -1, logger: Any = False, callbacks: Sequence[L.Callback] = (), **overrides: Any) -> L.Trainer:
-        return runner.quiet_trainer(steps, logger=logger, callbacks=callbacks, **overrides)
+        return training.quiet_trainer(steps, logger=logger, callbacks=callbacks, **overrides)
 
     return make
 

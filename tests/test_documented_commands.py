@@ -192,7 +192,7 @@ def test_the_python_fit_lines_run_as_written(monkeypatch, capsys):
     """docs/usage.md's "Fitting in Python" block, executed as written, with each ``inr.fit`` call shortened (16²,
     10 steps, a narrower network) so that it runs in a second."""
     import inr
-    from inr.experiments.fitting import fit
+    from inr.methods.fitting import fit
 
     usage = (ROOT / "docs" / "usage.md").read_text().split("## Fitting in Python", 1)[1]
     code = re.search(r"```python\n(.*?)```", usage, re.S).group(1)

@@ -18,8 +18,8 @@ from tensorboard.plugins.hparams import plugin_data_pb2
 import inr
 from inr.encoders import GaussianEncoding
 from inr.errors import InputError
-from inr.experiments.fitting import fit
-from inr.experiments.methods import METHODS, Setting
+from inr.methods.fitting import fit
+from inr.methods.registry import METHODS, Setting
 from inr.run.cli import cli_main
 from inr.tasks import ImageFitting, SignalFitting, VolumeFitting
 

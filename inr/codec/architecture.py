@@ -1,4 +1,4 @@
-"""The network a codec file describes: a method of the registry (``inr.experiments.methods``) at a size, rebuilt
+"""The network a codec file describes: a method of the registry (``inr.methods.registry``) at a size, rebuilt
 identically by the encoder and the decoder, and the list of tensors the file stores.
 
 A file names the method and five integers: the network's width and depth (they replace the registry's where its
@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from inr.errors import InputError
-from inr.experiments.methods import METHODS, Component, Resolved, Setting
+from inr.methods.registry import METHODS, Component, Resolved, Setting
 
 # What a file may ask a decoder to build (the worst case within these bounds is about 17 M parameters, 68 MB)
 MAX_WIDTH, MAX_DEPTH = 1024, 16

@@ -27,12 +27,13 @@ from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.coding import decode, read_file
 from inr.codec.cost import MAX_DECODE_WORK
 from inr.codec.encode import Target, arch_label, default_depth, encode_images, read_codec_image
-from inr.codec.search import Choice, ladder, size_for_budget
+from inr.codec.search import Choice, ladder, parse_rates, size_for_budget
 from inr.errors import EXIT_INPUT, InputError
 from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write, refuse_overwriting
 from inr.io.progress import reporting
 from inr.io.threads import torch_threads
+from inr.run.command import command
 
 OUTPUT_EXTENSIONS = {"decode": (".png",), "encode": (".inr",)}
 ENCODE_EPILOG = """time and quality:
@@ -150,8 +151,6 @@ def learn_command(args: argparse.Namespace) -> None:
     settings.check()
     rungs = ladder(args.method, depth, args.seed)
     if args.bpp is not None:
-        from inr.experiments.codec import parse_rates
-
         side = args.resolution
         archs = [size_for_budget(rungs, rate * side * side, side, 3) for rate in parse_rates(args.bpp)]
     else:
@@ -190,9 +189,7 @@ def build_parser() -> Parser:
     target.add_argument("--bpp", type=float, help="at most this many bits per pixel (file size × 8 / pixels)")
     target.add_argument("--psnr", type=float, help="the smallest file reaching this PSNR (dB)")
     target.add_argument("--params", type=float, help="a network of at most this many weights")
-    enc.add_argument(
-        "--method", default="siren", help="a method of the registry (python -m inr.experiments.methods; default: %(default)s)"
-    )
+    enc.add_argument("--method", default="siren", help="a method of the registry (python -m inr.methods; default: %(default)s)")
     enc.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's, 4 for siren)")
     enc.add_argument("--steps", type=int, default=1000, help="full-batch training steps per network (default: %(default)s)")
     enc.add_argument("--bits", type=int, default=None, help="bits per weight (default: searched, 4…16)")
@@ -245,15 +242,13 @@ def build_parser() -> Parser:
 
 def main(argv: Optional[list[str]] = None) -> None:
     """Parse, run the subcommand; ``InputError`` -> one ``error:`` line and exit 2."""
-    from inr.experiments.runner import command
-
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["compare"]:  # the comparison has its own command line (inr.experiments.codec)
-        from inr.experiments.codec import main as compare
-
-        rest = argv[1:]
-        compare(["--images", *rest] if rest and not rest[0].startswith("-") else rest)
-        return
+    if argv[:1] == ["compare"]:  # the comparison stands above the codec: inr.commands hands it on
+        print(
+            "inr-codec: error: compare is the comparison's command: inr-codec compare, or python -m inr.experiments.codec",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_INPUT)
     args = build_parser().parse_args(argv)
     if args.threads is not None:
         if args.threads < 1:

@@ -79,7 +79,7 @@ def check_decode_work(header: Header, source: str, max_work: float = MAX_DECODE_
     work = decode_work(header)
     if work <= max_work:
         return
-    from inr.experiments.runner import format_seconds
+    from inr.io.progress import format_seconds
 
     raise InputError(
         f"{source}: decoding {header.width}×{header.height} pixels through {header.arch.label()} takes an estimated "

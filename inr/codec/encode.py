@@ -29,8 +29,8 @@ from inr.codec.init import Init, file_name, init_in, init_matching
 from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee, ladder, rungs_for_budget, weights_of
 from inr.data.image import convert_channels, read_image
 from inr.errors import InputError
-from inr.experiments.methods import METHODS, Setting
-from inr.experiments.runner import format_seconds
+from inr.io.progress import format_seconds
+from inr.methods.registry import METHODS, Setting
 
 # a rate target decodes and scores the files of this many bit depths per quantiser: the deepest within the budget
 SCORED_PER_QUANTISER = 2

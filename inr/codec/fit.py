@@ -35,8 +35,7 @@ from inr.data.grid import Grid
 from inr.data.module import GridDataModule
 from inr.encoders.stacked import stack_encoders
 from inr.errors import InputError
-from inr.experiments.estimate import step_seconds
-from inr.experiments.runner import fit_row, silence_lightning
+from inr.methods.training import fit_row, silence_lightning, step_seconds
 from inr.networks.stacked import stackable_problem
 from inr.tasks import ImageFitting
 
@@ -158,7 +157,7 @@ def step_cost(arch: Architecture, image: Tensor, overhead: float = 0.0) -> StepC
 def trainer_overhead(arch: Architecture, image: Tensor) -> float:
     """Seconds a fit's step costs beyond its arithmetic (Lightning's loop, hooks and callbacks; tens of ms on a busy
     CPU, more than the arithmetic of a small image): the median step of the real Trainer
-    (``inr.experiments.estimate.step_seconds``) on a corner of ``OVERHEAD_SIDE``² pixels, where the arithmetic is
+    (``inr.methods.training.step_seconds``) on a corner of ``OVERHEAD_SIDE``² pixels, where the arithmetic is
     nothing."""
     silence_lightning()
     height, width, channels = image.shape

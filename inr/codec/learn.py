@@ -40,9 +40,9 @@ from inr.data.image import read_image
 from inr.data.signal_classes import directory_files, photograph, signal_hash
 from inr.data.signal_sets import SignalSet
 from inr.errors import InputError
-from inr.experiments.runner import fit_row, silence_lightning
 from inr.io.bounded import read_json
 from inr.io.files import atomic_write
+from inr.methods.training import fit_row, silence_lightning
 from inr.tasks.init_from import PARTS, read_init
 from inr.tasks.meta import MetaLearning
 

@@ -163,3 +163,19 @@ def knee(options: Sequence[Choice], tolerance: float = KNEE_DB) -> Choice:
     """The smallest file within ``tolerance`` dB of the best PSNR among ``options``."""
     best = max(c.psnr for c in options)
     return smallest_reaching(options, best - tolerance)
+
+
+def parse_rates(text: str) -> tuple[float, ...]:
+    """``0.1,0.3`` -> (0.1, 0.3), each in (0, 24].
+
+    Example:
+        >>> parse_rates("0.1, 0.3,1")
+        (0.1, 0.3, 1.0)
+    """
+    try:
+        rates = tuple(float(r) for r in text.split(",") if r.strip())
+    except ValueError:
+        raise InputError(f"--bpp {text!r}: comma-separated numbers, e.g. 0.1,0.3,1") from None
+    if not rates or any(not 0 < r <= 24 or not np.isfinite(r) for r in rates):
+        raise InputError(f"--bpp {text!r}: every rate must lie in (0, 24] bits per pixel")
+    return tuple(dict.fromkeys(rates))

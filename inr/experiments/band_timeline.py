@@ -22,7 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from inr.experiments.progress import first_reach
-from inr.experiments.runner import ExperimentParser
+from inr.run.command import ExperimentParser
 
 
 def first_below(steps: Sequence[int], errors: Sequence[Sequence[Optional[float]]], threshold: float) -> list[Optional[int]]:

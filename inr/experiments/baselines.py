@@ -24,8 +24,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from inr.errors import InputError
-from inr.experiments.runner import ExperimentParser
 from inr.metrics import psnr, ssim
+from inr.run.command import ExperimentParser
 from inr.spectral import aliased_energy_fraction, spectral_summary
 
 

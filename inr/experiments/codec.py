@@ -38,41 +38,27 @@ from inr.codec.coding import decode
 from inr.codec.encode import SCORED_PER_QUANTISER, arch_label, default_depth, read_codec_image
 from inr.codec.fit import Fitted, Pixels, fit_task, stacks
 from inr.codec.init import Init, init_in
-from inr.codec.search import best_under, choices, ladder, size_for_budget
+from inr.codec.search import best_under, choices, ladder, parse_rates, size_for_budget
 from inr.data.image_sets import image_folder, natural_set
 from inr.errors import InputError
 from inr.experiments.comparison import Baseline, Comparison, Member, chosen_methods, loaded, parse
 from inr.experiments.comparison import main as run_main
-from inr.experiments.estimate import step_seconds
-from inr.experiments.methods import Resolved
 from inr.experiments.results import load_results
-from inr.experiments.runner import Column, command, difference_note, format_seconds, paired, silence_lightning, summarise
+from inr.experiments.runner import Column, difference_note, paired, summarise
 from inr.experiments.stats import LEVEL
 from inr.io.allocator import retain_freed_memory
 from inr.io.files import atomic_write
+from inr.io.progress import format_seconds
 from inr.io.threads import torch_threads
+from inr.methods.registry import Resolved
+from inr.methods.training import silence_lightning, step_seconds
 from inr.metrics import psnr
+from inr.run.command import command
 
 MS_SSIM_SIDE = 161  # five scales of an 11-pixel window need a side above (11 − 1) · 2⁴
 INIT_SUFFIX = "+init"  # a row trained from the learned init of its size: siren+init
 COLOUR_PHOTOGRAPHS = ("astronaut", "cat", "immunohistochemistry", "motorcycle_left")
 TARGET_RATE = 0.3  # the target: above JPEG at rates up to this (COIN's claim)
-
-
-def parse_rates(text: str) -> tuple[float, ...]:
-    """``0.1,0.3`` -> (0.1, 0.3), each in (0, 24].
-
-    Example:
-        >>> parse_rates("0.1, 0.3,1")
-        (0.1, 0.3, 1.0)
-    """
-    try:
-        rates = tuple(float(r) for r in text.split(",") if r.strip())
-    except ValueError:
-        raise InputError(f"--bpp {text!r}: comma-separated numbers, e.g. 0.1,0.3,1") from None
-    if not rates or any(not 0 < r <= 24 or not np.isfinite(r) for r in rates):
-        raise InputError(f"--bpp {text!r}: every rate must lie in (0, 24] bits per pixel")
-    return tuple(dict.fromkeys(rates))
 
 
 def base_method(name: str) -> str:

@@ -1,4 +1,4 @@
-"""Encoder comparison on one image, one command: every method of the registry (``inr.experiments.methods``) trained with the 2D image
+"""Encoder comparison on one image, one command: every method of the registry (``inr.methods.registry``) trained with the 2D image
 protocol of Tancik et al. 2020, beside the classical baselines, as a Markdown table and spectral-bias heatmaps.
 
     python -m inr.experiments.compare_encoders --image data/astronaut.png    # CPU-sized defaults (128², 300 steps)
@@ -32,8 +32,8 @@ from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Member
 from inr.experiments.heldout import HeldOut, HeldOutComparison
-from inr.experiments.methods import ENCODER_ROWS, METHODS
-from inr.experiments.protocols import KINDS, MAPPINGS, PROTOCOLS
+from inr.methods.protocols import KINDS, MAPPINGS, PROTOCOLS
+from inr.methods.registry import ENCODER_ROWS, METHODS
 from inr.run.program import program_name
 from inr.tasks.image import ImageFitting
 

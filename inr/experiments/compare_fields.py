@@ -1,4 +1,4 @@
-"""Architecture comparison on a 1D signal or a 3D volume, one command: every method of the registry (``inr.experiments.methods``) defined in the dimension trained
+"""Architecture comparison on a 1D signal or a 3D volume, one command: every method of the registry (``inr.methods.registry``) defined in the dimension trained
 with the every_other protocol, beside the classical baselines, band by band.
 
     python -m inr.experiments.compare_fields --signal              # power-law signal, 1024 samples, 1000 steps
@@ -32,9 +32,9 @@ from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Member
 from inr.experiments.heldout import COLUMNS, HeldOut, HeldOutComparison
-from inr.experiments.methods import METHODS, Resolved
-from inr.experiments.protocols import PROTOCOLS
 from inr.experiments.results import DETAILS
+from inr.methods.protocols import PROTOCOLS
+from inr.methods.registry import METHODS, Resolved
 from inr.tasks import SignalFitting, VolumeFitting
 
 # Swept on the training samples alone (--sweep): the paper's natural-image values (σ = 10, scale 6) among them

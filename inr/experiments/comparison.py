@@ -1,6 +1,6 @@
 """One shape for every comparison: a ``Comparison`` holds the science in hooks; ``run`` and ``main`` are written once.
 
-A comparison trains methods of the registry (``inr.experiments.methods``) over signals and seeds, beside baselines
+A comparison trains methods of the registry (``inr.methods.registry``) over signals and seeds, beside baselines
 that train nothing, scores both with one ``score`` and reports mean ± std per method. Its command line:
 
     python -m inr.experiments.<name> --methods a,b --seeds N [--seed S] [--steps N] [--resolution R] [--out DIR]
@@ -44,8 +44,6 @@ from jsonargparse import ActionConfigFile, ArgumentParser, DefaultHelpFormatter
 
 import inr
 from inr.errors import EXIT_INPUT, InputError
-from inr.experiments.estimate import step_seconds
-from inr.experiments.methods import METHODS, Resolved, Setting
 from inr.experiments.ranks import ONE, Ranks, local_metrics, quiet
 from inr.experiments.results import load_results, results_record
 from inr.experiments.runner import (
@@ -53,21 +51,20 @@ from inr.experiments.runner import (
     RowProgress,
     cell,
     collapsed_note,
-    command,
     difference_note,
-    fit_row,
-    format_seconds,
     machine_spread,
     markdown_table,
     prepare_out,
-    silence_lightning,
     summarise,
-    trained_numbers,
     write_results,
 )
 from inr.experiments.stats import LEVEL
 from inr.io.allocator import retain_freed_memory
+from inr.io.progress import format_seconds
 from inr.io.threads import torch_threads
+from inr.methods.registry import METHODS, Resolved, Setting
+from inr.methods.training import fit_row, silence_lightning, step_seconds, trained_numbers
+from inr.run.command import command
 
 # --seed + --seeds stay within the seeds Lightning and numpy accept (0 … 2^32 − 1); more seeds than this is a typo
 MAX_SEEDS = 10_000

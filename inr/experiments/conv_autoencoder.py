@@ -39,11 +39,11 @@ from inr.experiments.conv.patch_metrics import (
     resample_reconstruct,
 )
 from inr.experiments.conv.patches import PatchSet
-from inr.experiments.runner import ExperimentParser
 from inr.experiments.stats import mean_interval
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.metrics import psnr
+from inr.run.command import ExperimentParser
 
 IMAGES = (DEFAULT_IMAGE, DEFAULT_IMAGE.parent / "camera.png")
 STAGES = 2  # two ×2 upsampling stages: the code is the patch / 4

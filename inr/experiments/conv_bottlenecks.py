@@ -36,10 +36,10 @@ from inr.conv_decoders import (
 from inr.data.grid import grid_coordinates
 from inr.data.image import DEFAULT_IMAGE, read_image, resize_image
 from inr.experiments.conv.training import first_below, fit
-from inr.experiments.runner import ExperimentParser
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.networks import MLP, ConvDecoder
+from inr.run.command import ExperimentParser
 from inr.spectral.plots import draw_heatmap, error_norm
 
 SIZE, CHANNELS, BANDS = (32, 32), 8, 16

@@ -27,11 +27,11 @@ from matplotlib.figure import Figure
 
 from inr.experiments.conv.training import best_filter_error, fit, modulate
 from inr.experiments.conv_bottlenecks import gray
-from inr.experiments.runner import ExperimentParser
 from inr.experiments.stats import format_interval, mean_interval
 from inr.io.allocator import retain_freed_memory
 from inr.io.threads import torch_threads
 from inr.networks import ConvDecoder
+from inr.run.command import ExperimentParser
 
 SIZE, WIDTH, DEPTH, KERNEL = 32, 16, 4, 3
 

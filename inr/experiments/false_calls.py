@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from inr.experiments.runner import ExperimentParser
 from inr.experiments.stats import LEVEL, PAIRS, judge, rates_table
+from inr.run.command import ExperimentParser
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -25,10 +25,10 @@ from inr.callbacks.spectral import SpectralBiasCallback
 from inr.errors import InputError
 from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Member, neighbours_and_best
-from inr.experiments.methods import Setting
 from inr.experiments.progress import HeldOutPSNRHistory
-from inr.experiments.protocols import MappingSettings, given_bands
 from inr.experiments.runner import Column
+from inr.methods.protocols import MappingSettings, given_bands
+from inr.methods.registry import Setting
 from inr.spectral.plots import comparison_figure
 
 # Δ: relative errors of inr.spectral (DC apart; low/high = the lower/upper half of the bands), on the held-out

@@ -11,7 +11,7 @@ Prints a Markdown table ``method | PSNR (dB) | SSIM | DC error | low-band error 
 (for CT and MRI followed by the paper's Table 1 row of the same task): rows none, basic, positional, gaussian (a
 3×256 ReLU MLP + sigmoid with the paper's stax initialisation, fitted through the operator, the paper's mappings
 and learning rates per task — Tancik et al. 2020 2d_CT / 3d_MRI / 2d_image_regression notebooks — with σ and the
-positional scale following the grid by the registry's rule, ``inr.experiments.methods``) and the baselines, all
+positional scale following the grid by the registry's rule, ``inr.methods.registry``) and the baselines, all
 from the same measurements (``inr.experiments.problems``): the task's direct classical reconstruction (CT:
 filtered back-projection; MRI: the zero-filled inverse FFT, its real part; inpainting and super-resolution: cubic
 interpolation), box-constrained least squares and TV-regularised least squares through the operator
@@ -51,10 +51,10 @@ from inr.errors import InputError
 from inr.experiments import comparison, problems
 from inr.experiments.comparison import Baseline, Comparison, Member
 from inr.experiments.figures import reconstruction_grid
-from inr.experiments.methods import MAPPING_METHODS, Setting
 from inr.experiments.problems import Measurement
-from inr.experiments.protocols import PAPER_SETTINGS, PROTOCOLS, given_bands, paper_row
 from inr.experiments.runner import Column
+from inr.methods.protocols import PAPER_SETTINGS, PROTOCOLS, given_bands, paper_row
+from inr.methods.registry import MAPPING_METHODS, Setting
 from inr.operators import baselines
 from inr.tasks.inverse import InverseFitting
 

@@ -46,10 +46,11 @@ from inr.experiments import comparison
 from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Member
 from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
-from inr.experiments.methods import METHODS, Component, Resolved, Setting
-from inr.experiments.protocols import PROTOCOLS, MappingSettings
-from inr.experiments.runner import Column, fit_row, summarise
+from inr.experiments.runner import Column, summarise
 from inr.io.files import atomic_write
+from inr.methods.protocols import PROTOCOLS, MappingSettings
+from inr.methods.registry import METHODS, Component, Resolved, Setting
+from inr.methods.training import fit_row
 from inr.metrics import iou
 from inr.modes import eval_mode
 from inr.operators.baselines import filtered_back_projection

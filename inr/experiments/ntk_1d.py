@@ -25,8 +25,8 @@ from torch import Tensor, nn
 
 from inr.data.signal import power_law_signal
 from inr.encoders import BasicEncoding, Encoder, GaussianEncoding, IdentityEncoding, PositionalEncoding
-from inr.experiments.runner import ExperimentParser
 from inr.ntk import NTKMLP, analytic_ntk, circulant_spectrum, empirical_ntk, kernel_eigh, predict_gd_mse
+from inr.run.command import ExperimentParser
 
 
 @dataclass(frozen=True)

@@ -1,106 +1,30 @@
-"""The toolkit under every comparison: a quiet trainer and one fit per row, progress lines, mean ± std over seeds,
-Markdown tables, the output directory's checks and writer, the command wrapper (errors, signals).
+"""The toolkit under every comparison: progress lines, mean ± std over seeds, Markdown tables, the paired
+difference and its verdict, the output directory's checks and writer.
 
 Rows repeated over seeds or signals are summarised per method as mean ± sample standard deviation (``summarise``);
 ``markdown_table`` writes either form with the same ``Column`` list; ``write_results`` writes ``results.md`` and
 ``results.json`` (the layout of ``inr.experiments.results``) into a directory that ``prepare_out`` checked and
-created before the first row trained. ``command`` runs a comparison's body with the package's error style (bad
-input: one ``error:`` line, exit 2) and signal handling (SIGTERM / Ctrl-C: the rows finished so far are printed,
-exit 143 / 130). The loop over methods and seeds that uses them is ``inr.experiments.comparison``.
+created before the first row trained. Training a row is ``inr.methods.training``; the command wrapper (errors,
+signals) is ``inr.run.command``. The loop over methods and seeds that uses them is ``inr.experiments.comparison``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import math
-import signal
 import statistics
 import sys
 import time
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
-import lightning as L
-import torch
-
-from inr.errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, InputError
+from inr.errors import InputError
 from inr.experiments.results import SCORES, json_safe
 from inr.experiments.stats import LEVEL, MIN_PAIRS, paired_t
-from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write
-from inr.io.progress import advance, reporting
-
-
-# --- training a row -------------------------------------------------------------------------------------
-def quiet_trainer(steps: int, logger: Any = False, callbacks: Sequence[L.Callback] = (), **kwargs: Any) -> L.Trainer:
-    """A Trainer for ``steps`` optimiser steps that writes nothing of its own: no checkpoints, validation,
-    progress bar or model summary (``logger`` False unless given), on one device."""
-    settings = dict(
-        max_steps=steps,
-        logger=logger,
-        callbacks=list(callbacks),
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        num_sanity_val_steps=0,
-        devices=1,
-    )
-    settings.update(kwargs)
-    return L.Trainer(**settings)
-
-
-class StepProgress(L.Callback):
-    """Tells the open progress report (``inr.io.progress``) how many of the run's steps are done."""
-
-    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
-        advance(trainer.global_step, trainer.max_steps)
-
-
-def fit_row(
-    model: L.LightningModule,
-    datamodule: L.LightningDataModule,
-    steps: int,
-    callbacks: Sequence[L.Callback] = (),
-    logger: Any = False,
-    label: Optional[str] = None,
-    **trainer_kwargs: Any,
-) -> float:
-    """Train one row through ``quiet_trainer``; returns the fit's wall seconds and leaves the model in eval mode.
-    ``label``: the row's name in a progress line on stderr every few seconds while it trains (steps, ETA)."""
-    trainer = quiet_trainer(steps, logger=logger, callbacks=[*callbacks, StepProgress()], **trainer_kwargs)
-    start = time.perf_counter()
-    with reporting(f"{label}: training" if label else "training"):
-        trainer.fit(model, datamodule=datamodule)
-    seconds = time.perf_counter() - start
-    model.eval()
-    return seconds
-
-
-def trained_numbers(module: torch.nn.Module) -> int:
-    """How many real numbers training adjusts: a complex parameter counts two (Re, Im), a frozen one none —
-    so a network written with complex tensors (WIRE's released code) and one written with (Re, Im) pairs count
-    alike.
-
-    Example:
-        >>> trained_numbers(torch.nn.Linear(2, 3, dtype=torch.cfloat)), trained_numbers(torch.nn.Linear(2, 3))
-        (18, 9)
-    """
-    return sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters() if p.requires_grad)
-
-
-def silence_lightning() -> None:
-    """Rows train many Trainers: keep Lightning's per-fit notices and warnings out of the comparison's output."""
-    for name in ("lightning.pytorch", "lightning.fabric"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", module="lightning")
-    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+from inr.io.progress import format_seconds
 
 
 class RowProgress:
@@ -116,20 +40,6 @@ class RowProgress:
         left = elapsed / self.done * (self.total - self.done)
         eta = f"; about {format_seconds(left)} left" if self.done < self.total else f"; {format_seconds(elapsed)} in all"
         print(f"[{self.done}/{self.total}] {name}: {summary}{eta}", file=self.stream, flush=True)
-
-
-def format_seconds(seconds: float) -> str:
-    """``42 s``, ``3.5 min``, ``1.2 h``.
-
-    Example:
-        >>> format_seconds(42.4), format_seconds(210), format_seconds(9000)
-        ('42 s', '3.5 min', '2.5 h')
-    """
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 # --- rows, summaries and tables -----------------------------------------------------------------------
@@ -500,70 +410,3 @@ def write_results(out: Path, table: str, results: Mapping[str, Any], stem: str =
         f.write(table.rstrip() + "\n")
     with atomic_write(out / f"{stem}.json", "w") as f:
         f.write(json.dumps(json_safe(results), indent=1, allow_nan=False))
-
-
-# --- the command wrapper ----------------------------------------------------------------------------------
-class ExperimentParser(CommandParser):
-    """The argument parser of every ``python -m inr.experiments.<name>``: its usage names that command, its
-    description is the module docstring's first paragraph (whole), defaults are shown, ``--config FILE`` and
-    ``--print_config`` as every command takes them, and a bad argument is one line on stderr, exit 2 (argparse's
-    own error prints the usage block first)."""
-
-    def __init__(self, module: str, doc: Optional[str], prog: Optional[str] = None, **kwargs: Any) -> None:
-        if module == "__main__":  # run as python -m: the module's own name is in its spec
-            module = getattr(sys.modules["__main__"].__spec__, "name", module)
-        name = module.rpartition(".")[2]
-        first = " ".join((doc or "").strip().split("\n\n")[0].split())
-        super().__init__(
-            prog=prog or f"python -m inr.experiments.{name}",
-            description=first,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-            **kwargs,
-        )
-
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT)
-
-
-class Stopped(BaseException):
-    """A signal stopped the comparison between or during rows."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-@contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGINT raise ``Stopped`` in the main thread, so the comparison can keep what it finished."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise Stopped(signum)
-
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    for s in previous:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
-def command(body: Callable[[], Any], partial_rows: Optional[Callable[[], str]] = None) -> Any:
-    """Run a comparison's ``body`` as a command: ``InputError`` -> one ``error:`` line and exit 2; SIGTERM or
-    Ctrl-C -> the table of the rows finished so far (``partial_rows()``, if any) and exit 143 / 130."""
-    try:
-        with stop_on_signals():
-            return body()
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT) from None
-    except Stopped as exc:
-        name = "SIGTERM" if exc.signum == signal.SIGTERM else "SIGINT"
-        text = partial_rows() if partial_rows is not None else ""
-        if text:
-            print(text)
-        print(f"stopped by {name}: the rows above finished; the one in progress was dropped", file=sys.stderr)
-        raise SystemExit(EXIT_SIGTERM if exc.signum == signal.SIGTERM else EXIT_SIGINT) from None

@@ -53,13 +53,14 @@ from inr.data.mesh import MeshDataModule
 from inr.errors import InputError, check_memory
 from inr.experiments import comparison
 from inr.experiments.comparison import Baseline, Comparison, Member
-from inr.experiments.methods import SHAPE_ROWS, SHAPE_SETTINGS, Resolved, Setting
-from inr.experiments.protocols import PROTOCOLS, paper_row
-from inr.experiments.runner import Column, summarise, trained_numbers
+from inr.experiments.runner import Column, summarise
 from inr.export.normal_map import normal_map
 from inr.geometry.level_set import level_set_mesh
 from inr.geometry.sampling import sample_surface
 from inr.geometry.surface_metrics import surface_distances
+from inr.methods.protocols import PROTOCOLS, paper_row
+from inr.methods.registry import SHAPE_ROWS, SHAPE_SETTINGS, Resolved, Setting
+from inr.methods.training import trained_numbers
 from inr.metrics import iou
 from inr.tasks.shape import SURFACE_SAMPLE_SEED, ShapeFitting
 

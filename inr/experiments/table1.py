@@ -7,7 +7,7 @@
     python -m inr.experiments.table1 --kind natural --paper --estimate-only   # 512², 2000 steps: for a GPU
 
 Images: each mapping (none, basic, positional, Gaussian; the registry's settings for the kind,
-``inr.experiments.methods``) trains once, as one stacked model whose members are every image × every seed
+``inr.methods.registry``) trains once, as one stacked model whose members are every image × every seed
 (``ImageFitting(member_encoders=..., member_seeds=...)``: member k is exactly the single run of its image and
 seed), with the 2D image protocol (train on pixels [::2, ::2], score the held-out [1::2, 1::2]). Bilinear and
 bicubic interpolation of the same training pixels are scored over the same images. CT: each phantom's 20
@@ -36,9 +36,9 @@ from inr.errors import InputError
 from inr.experiments import comparison, problems
 from inr.experiments.baselines import interpolations, score_prediction
 from inr.experiments.comparison import Baseline, Comparison, Member
-from inr.experiments.methods import MAPPING_METHODS, METHODS, Setting
-from inr.experiments.protocols import PROTOCOLS, paper_row
 from inr.experiments.runner import Column, prepare_out
+from inr.methods.protocols import PROTOCOLS, paper_row
+from inr.methods.registry import MAPPING_METHODS, METHODS, Setting
 from inr.tasks import ImageFitting, InverseFitting
 
 # CPU-sized defaults: the image comparison's 128² and 300 steps; CT at 128², where the mappings separate

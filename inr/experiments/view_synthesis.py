@@ -53,12 +53,12 @@ from inr.data.rays import camera_distance, view_nyquist
 from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Baseline, Comparison, Member
-from inr.experiments.methods import Setting
-from inr.experiments.protocols import PROTOCOLS, paper_row
 from inr.experiments.results import DETAILS
 from inr.experiments.runner import Column
 from inr.io.files import atomic_write
 from inr.io.progress import reporting
+from inr.methods.protocols import PROTOCOLS, paper_row
+from inr.methods.registry import Setting
 from inr.metrics import psnr, ssim
 from inr.run.cli import build_cli, condense_config_error, resolve_config_names
 from inr.spectral import spectral_summary

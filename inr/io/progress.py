@@ -32,6 +32,20 @@ def amount(n: float) -> str:
     return f"{n:g}"
 
 
+def format_seconds(seconds: float) -> str:
+    """``42 s``, ``3.5 min``, ``1.2 h``.
+
+    Example:
+        >>> format_seconds(42.4), format_seconds(210), format_seconds(9000)
+        ('42 s', '3.5 min', '2.5 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 class Report:
     """The open report: what is being done, when it started, when it last printed."""
 

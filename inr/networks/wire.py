@@ -168,7 +168,7 @@ class WIRE(nn.Sequential):
     ω₀ = 20, s₀ = 30 for image representation and 4, 4 for denoising. Coordinates in [−1, 1] (linspace(−1, 1)
     in the released scripts; ``rescale_input`` maps the task's [0, 1) there). The released scripts use Adam
     lr 5e-3 – 2e-2 (FINER's sweep peaks at 5e-3 and collapses to ≈12 dB from 2e-2 on); on this framework's
-    default image 5e-3 already stalls near 10.5 dB and the registry (``inr.experiments.methods``, ``configs/methods/wire.yaml``) uses 1e-3.
+    default image 5e-3 already stalls near 10.5 dB and the registry (``inr.methods.registry``, ``configs/methods/wire.yaml``) uses 1e-3.
     WIRE's super-resolution script uses ω₀ = 8, s₀ = 6 (``wire_SISR.py``).
 
     When to use: signals with sharp, localised features, denoising and inverse problems, where a global sine

@@ -45,7 +45,7 @@ def test_hand_step_trains_as_the_framework_on_a_full_batch(common):
     """Both built from image.yaml (seed 0, so the same initial weights), 5 full-batch Adam steps each: the
     framework's ``Trainer.fit`` and ``HandStep``. The same loss on the same batch through the same optimizer
     gives the same weights, to float32 rounding."""
-    from inr.experiments.runner import quiet_trainer
+    from inr.methods.training import quiet_trainer
 
     model, dm, _ = common.instantiate("image.yaml", TINY)
     hand_model, hand_dm, _ = common.instantiate("image.yaml", TINY)

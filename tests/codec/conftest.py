@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from inr.codec.architecture import Architecture
-from inr.codec.cli import main
 from inr.codec.coding import encode_network
 from inr.codec.fit import fit
 from inr.codec.init import TRAINED_ON_KEY
+from inr.commands import codec as main
 from inr.resources import DATA_DIR
 from inr.tasks.init_from import INIT_KEY, architecture
 

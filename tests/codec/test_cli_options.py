@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from inr.experiments import runner
 from inr.io import progress
+from inr.methods import training
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_a_quality_search_past_its_budget_is_refused_before_its_first_network(tm
 
 
 def test_the_encode_prints_its_expected_time_then_which_network_of_how_many(tmp_path, codec_cli, crop_png, monkeypatch):
-    monkeypatch.setattr(runner, "reporting", functools.partial(progress.reporting, interval=0.0))  # every step's line
+    monkeypatch.setattr(training, "reporting", functools.partial(progress.reporting, interval=0.0))  # every step's line
     outcome = codec_cli(["encode", crop_png, "-o", tmp_path / "x.inr", "--bpp", "2", "--steps", "3"])
     assert outcome.code == 0, outcome.stderr
     lines = outcome.stderr.splitlines()

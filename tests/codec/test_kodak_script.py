@@ -1,5 +1,5 @@
 """benchmarks/codec_kodak.sh (the full Kodak run, meant for a GPU) on the CPU at toy sizes: the widths it learns
-inits for are the ones the comparison trains at those rates for those images (``inr.codec.sizes``), so every
+inits for are the ones the comparison trains at those rates for those images (``inr.experiments.codec_sizes``), so every
 learned row finds its init, and one run holds the random draw, the learned init and the classical codecs."""
 
 import json
@@ -12,9 +12,9 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from inr.codec.sizes import main as sizes_main
-from inr.codec.sizes import widths_for
 from inr.experiments.codec import CodecComparison
+from inr.experiments.codec_sizes import main as sizes_main
+from inr.experiments.codec_sizes import widths_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,9 @@ def test_the_widths_are_the_comparisons_own(tmp_path, capsys):
 def test_images_of_two_shorter_sides_are_refused(tmp_path):
     noise_images(tmp_path / "images", [(16, 24), (20, 24)])
     run = subprocess.run(
-        [sys.executable, "-m", "inr.codec.sizes", str(tmp_path / "images"), "--bpp", "4"], capture_output=True, text=True
+        [sys.executable, "-m", "inr.experiments.codec_sizes", str(tmp_path / "images"), "--bpp", "4"],
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 2 and "shorter sides [16, 20]" in run.stderr and "Traceback" not in run.stderr
 

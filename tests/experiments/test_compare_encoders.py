@@ -10,12 +10,12 @@ import torch
 import yaml
 
 from inr.encoders import IdentityEncoding
-from inr.experiments import methods
 from inr.experiments.compare_encoders import Encoders, main
 from inr.experiments.comparison import Member, parse
 from inr.experiments.heldout import COLUMNS
-from inr.experiments.methods import INSTANT_NGP_ADAM, METHODS, Component, Method
 from inr.experiments.results import load_results
+from inr.methods import registry as methods
+from inr.methods.registry import INSTANT_NGP_ADAM, METHODS, Component, Method
 from inr.networks import BACON, FINER, MFN, WIRE, GaussMLP
 from inr.networks.mlp import MLP
 

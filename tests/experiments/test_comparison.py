@@ -193,7 +193,7 @@ def test_a_results_file_of_another_layout_is_refused_in_one_line(sines, tmp_path
 
 def test_the_docs_new_method_is_offered_by_a_comparison(tmp_path, monkeypatch, capsys):
     from inr.experiments import compare_encoders
-    from inr.experiments.methods import METHODS
+    from inr.methods.registry import METHODS
 
     section = EXTENDING.read_text().split("## A new method", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)

@@ -1,4 +1,4 @@
-"""Every ``python -m inr.experiments.<name>`` explains itself: usage under its command name, its docstring's first
+"""Every ``python -m inr.experiments.<name>`` (and ``python -m inr.methods``) explains itself: usage under its command name, its docstring's first
 paragraph whole, every option with a help text; and a bad argument is one line, exit 2."""
 
 import importlib
@@ -8,24 +8,25 @@ import pytest
 
 import inr.experiments
 from inr.experiments.comparison import ComparisonParser
-from inr.experiments.runner import ExperimentParser
+from inr.run.command import ExperimentParser
 
 COMMANDS = sorted(
-    m.name
+    f"inr.experiments.{m.name}"
     for m in pkgutil.iter_modules(inr.experiments.__path__)
     if m.name not in ("runner", "comparison")
     and not m.ispkg
     and hasattr(importlib.import_module(f"inr.experiments.{m.name}"), "main")
-)
+) + ["inr.methods.__main__"]
 
 
 def test_the_commands_are_found():
-    assert {"compare_encoders", "compare_fields", "inverse", "view_synthesis", "ntk_1d", "methods", "shapes"} <= set(COMMANDS)
+    names = {"compare_encoders", "compare_fields", "inverse", "view_synthesis", "ntk_1d", "shapes"}
+    assert {f"inr.experiments.{n}" for n in names} | {"inr.methods.__main__"} <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_help_names_the_command_and_documents_every_option(name, monkeypatch, capsys):
-    module = importlib.import_module(f"inr.experiments.{name}")
+    module = importlib.import_module(name)
     parsers = []
     for kind in (ExperimentParser, ComparisonParser):  # the toolkit's commands, and the comparisons (jsonargparse)
 
@@ -40,9 +41,9 @@ def test_help_names_the_command_and_documents_every_option(name, monkeypatch, ca
     out = capsys.readouterr().out
     (parser,) = parsers
     # usage under the command's name: python -m inr.experiments.<name>, or the console command that runs it
-    assert parser.prog == f"python -m inr.experiments.{name}" or parser.prog.startswith("inr-")
+    assert parser.prog == f"python -m {name.removesuffix('.__main__')}" or parser.prog.startswith("inr-")
     assert out.startswith(f"usage: {parser.prog}")
-    doc = (module.main.__doc__ if name == "methods" else module.__doc__).strip().split("\n\n")[0]
+    doc = (module.main.__doc__ if name == "inr.methods.__main__" else module.__doc__).strip().split("\n\n")[0]
     assert parser.description == " ".join(doc.split())  # the whole first paragraph, not its first line
     undocumented = [a.dest for a in parser._actions if a.dest != "help" and not (a.help or "").strip()]
     assert undocumented == []

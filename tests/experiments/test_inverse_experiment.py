@@ -11,9 +11,9 @@ import torch
 from inr.experiments import comparison
 from inr.experiments.comparison import Member, parse
 from inr.experiments.inverse import Inverse, main
-from inr.experiments.methods import METHODS, Setting
-from inr.experiments.protocols import PROTOCOLS, paper_row
 from inr.experiments.results import load_results
+from inr.methods.protocols import PROTOCOLS, paper_row
+from inr.methods.registry import METHODS, Setting
 
 INVERSE = Inverse()
 

@@ -10,10 +10,11 @@ import yaml
 
 from inr.encoders import GaussianEncoding, PositionalEncoding
 from inr.errors import InputError
-from inr.experiments import compare_encoders, compare_fields, methods, view_synthesis
+from inr.experiments import compare_encoders, compare_fields, view_synthesis
 from inr.experiments.comparison import Member, parse
-from inr.experiments.methods import IMAGE_SETTING, METHODS, OVERLAYS, SHAPE_SETTINGS, Setting, method_names, overlay_text
-from inr.experiments.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
+from inr.methods import registry as methods
+from inr.methods.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
+from inr.methods.registry import IMAGE_SETTING, METHODS, OVERLAYS, SHAPE_SETTINGS, Setting, method_names, overlay_text
 from inr.networks import MLP, WIRE
 from inr.run.cli import cli_main
 
@@ -152,7 +153,7 @@ def test_settings_that_follow_the_grid_and_the_dimension():
 def test_every_overlay_file_is_generated_from_the_registry(relative):
     # a hand edit of configs/methods/*.yaml (or a registry change without regenerating) fails here
     assert (CONFIGS / "methods" / relative).read_text() == overlay_text(relative), (
-        "regenerate with: python -m inr.experiments.methods --write-configs configs"
+        "regenerate with: python -m inr.methods --write-configs configs"
     )
 
 

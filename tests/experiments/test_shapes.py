@@ -16,9 +16,9 @@ import yaml
 
 from inr.data.mesh import MeshDataModule
 from inr.experiments.comparison import Member, parse
-from inr.experiments.protocols import MAPPINGS, PROTOCOLS
 from inr.experiments.shapes import Shapes, main, nearest_point_field, voxel_grid_field
 from inr.geometry.procedural import torus_mesh
+from inr.methods.protocols import MAPPINGS, PROTOCOLS
 
 PAPER_IOU = PROTOCOLS["shape"].test_iou
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

@@ -1,5 +1,5 @@
 """Every task config's model block is the registry's gaussian method at that config's own grid
-(inr/experiments/methods.py), or its header says where and why it differs: each differing setting named as
+(inr/methods/registry.py), or its header says where and why it differs: each differing setting named as
 ``<key> <config value> (registry <registry value>)``, and nothing else named so. Settings left out of a block are
 compared at their class's defaults."""
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from inr.experiments.methods import METHODS, SHAPE_SETTINGS, Setting
 from inr.experiments.problems import Measurement
-from inr.experiments.protocols import PROTOCOLS
+from inr.methods.protocols import PROTOCOLS
+from inr.methods.registry import METHODS, SHAPE_SETTINGS, Setting
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -12,7 +12,7 @@ import pytest
 
 from inr.experiments.compare_encoders import Encoders
 from inr.experiments.comparison import Member, parse, train_row
-from inr.experiments.protocols import PAPER_SETTINGS
+from inr.methods.protocols import PAPER_SETTINGS
 
 ENCODERS = Encoders()
 TEXT = ["--text", "--resolution", "64", "--steps", "100", "--width", "64"]

@@ -14,9 +14,9 @@ from inr.data.cameras import Intrinsics, look_at
 from inr.data.posed_images import write_blender
 from inr.data.rays import view_nyquist
 from inr.experiments.comparison import Member, parse
-from inr.experiments.methods import METHODS
-from inr.experiments.protocols import PROTOCOLS
 from inr.experiments.view_synthesis import ENCODINGS, NERF_NYQUIST, Views, main, nerf_setting
+from inr.methods.protocols import PROTOCOLS
+from inr.methods.registry import METHODS
 
 VIEWS = Views()
 

@@ -47,7 +47,8 @@ COMMANDS = {
     "inr-codec encode": ("inr.codec.cli:main", ["encode"]),
     "inr-codec decode": ("inr.codec.cli:main", ["decode"]),
     "inr-codec learn-init": ("inr.codec.cli:main", ["learn-init"]),
-    "inr-codec compare": ("inr.codec.cli:main", ["compare"]),
+    "inr-codec compare": ("inr.commands:codec", ["compare"]),
+    "python -m inr.methods": ("inr.methods.__main__:main", []),
     **{
         f"python -m {m}": (f"{m}:main", [])
         for m in [
@@ -55,10 +56,11 @@ COMMANDS = {
             "inr.run.turntable",
             "inr.run.export_member",
             "inr.data.text",
+            "inr.experiments.codec_sizes",
             *(
                 f"inr.experiments.{name}"
                 for name in (
-                    "compare_encoders inverse compare_fields view_synthesis shapes learned_init table1 codec methods "
+                    "compare_encoders inverse compare_fields view_synthesis shapes learned_init table1 codec "
                     "conv_autoencoder baselines conv_bottlenecks band_timeline ntk_1d conv_shift false_calls"
                 ).split()
             ),

@@ -28,7 +28,7 @@ def make(seed: int, width: int = 16, **kwargs) -> ImageFitting:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A model trained 5 steps on a 16² image, and its checkpoint."""
-    from inr.experiments.runner import quiet_trainer
+    from inr.methods.training import quiet_trainer
 
     path = tmp_path_factory.mktemp("init") / "a.ckpt"
     model, data = make(0), ImageDataModule(resolution=16)

@@ -5,7 +5,7 @@ A method is an input mapping and a network with its optimiser (and, where the pr
 the learning rate, its scheduler). Its settings can depend on where it runs — the dimension of the coordinates,
 the training grid (a hash grid's finest level, BACON's band limit, and the band of every frequency setting by the
 grid rule below), the task's protocol (the paper's learning rate and scale per mapping and task,
-``inr.experiments.protocols``), the output activation the target needs, the seed, the run's length — so each
+``inr.methods.protocols``), the output activation the target needs, the seed, the run's length — so each
 method resolves, for a ``Setting``, into a ``Resolved``: ``class_path``/``init_args`` of its encoder, network,
 optimiser and scheduler, exactly as a config gives them.
 
@@ -23,7 +23,7 @@ grid, and their bands stay as given. Why a cap and not a ratio (scaling every ba
     encoder, network, optimizer = spec.build()   # the objects a task takes
 
 Sources of each setting are in the comments beside it and in each class's docstring (docs/architectures.md).
-``python -m inr.experiments.methods`` prints the registry; ``--write-configs`` regenerates the overlays.
+``python -m inr.methods`` prints the registry; ``--write-configs`` regenerates the overlays.
 """
 
 from __future__ import annotations
@@ -33,13 +33,11 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, Optional
 
 import yaml
 
-from inr.experiments.protocols import PROTOCOLS, MappingSettings
-from inr.experiments.runner import ExperimentParser
+from inr.methods.protocols import PROTOCOLS, MappingSettings
 
 # Instant-NGP's Adam: β₁ = 0.9, β₂ = 0.99, ε = 1e-15 (Müller et al. 2022, sec. 4), lr 1e-2 as its image runs.
 INSTANT_NGP_ADAM = {"betas": [0.9, 0.99], "eps": 1e-15}
@@ -529,31 +527,7 @@ def overlay_text(relative: str) -> str:
     header = (
         f"# {METHODS[name].summary}: {spec.describe or 'as the paper'}.\n"
         f"# Overlay: train.py --config {base} --config methods/{relative}\n"
-        "# Generated from inr/experiments/methods.py (python -m inr.experiments.methods --write-configs); edit it there.\n"
+        "# Generated from inr/methods/registry.py (python -m inr.methods --write-configs); edit it there.\n"
     )
     body = {"model": {"init_args": spec.overlay()}, "trainer": {"logger": {"init_args": {"name": run_name}}}}
     return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=120)
-
-
-def main(argv: Optional[list[str]] = None) -> None:
-    """``python -m inr.experiments.methods``: print every method and its settings for the image protocol."""
-    parser = ExperimentParser(__name__, main.__doc__)
-    parser.add_argument("--write-configs", type=Path, default=None, metavar="DIR", help="write the overlays under DIR/methods/")
-    args = parser.parse_args(argv)
-    if args.write_configs is not None:
-        for relative in OVERLAYS:
-            path = args.write_configs / "methods" / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(overlay_text(relative))
-        print(f"{len(OVERLAYS)} overlays -> {args.write_configs / 'methods'}")
-        return
-    for name, method in METHODS.items():
-        if 2 not in method.dims:
-            print(f"{name:16s} {method.summary}; {', '.join(f'{d}-D' for d in method.dims)} only")
-            continue
-        spec = method.resolve(IMAGE_SETTING)
-        print(f"{name:16s} {method.summary}; image.yaml: lr {spec.lr:g}, {spec.describe or '-'}")
-
-
-if __name__ == "__main__":
-    main()

@@ -8,7 +8,7 @@ tasks, data modules and Lightning Trainer that the command line and the comparis
 
 What it builds: the data module of the input (``ImageDataModule`` for an image file, ``SignalDataModule`` for a
 .wav, ``VolumeDataModule`` in density mode for a volume file or a scan; an array as given, ``ArrayDataModule``), the
-method resolved by the registry for that grid (``inr.experiments.methods``: the grid rule and the protocol's
+method resolved by the registry for that grid (``inr.methods.registry``: the grid rule and the protocol's
 learning rate — the paper's natural-image settings for images, the ``signal`` and ``volume`` protocols otherwise),
 the task (``ImageFitting``, ``SignalFitting``, ``VolumeFitting``) and the experiments' quiet Trainer
 (``runner.fit_row``: ``steps`` optimizer steps, no checkpoints or logs unless ``logger`` is given). The training
@@ -41,9 +41,9 @@ from inr.data.paths import resolve_data_path
 from inr.data.signal import WAV_EXTENSIONS, SignalDataModule
 from inr.data.volume import VolumeDataModule, read_volume_array
 from inr.errors import InputError
-from inr.experiments.methods import METHODS, Setting
-from inr.experiments.protocols import PROTOCOLS
-from inr.experiments.runner import fit_row
+from inr.methods.protocols import PROTOCOLS
+from inr.methods.registry import METHODS, Setting
+from inr.methods.training import fit_row
 from inr.run.cli import DropAdvertisements  # noqa: F401 - importing it keeps Lightning's advertisements out, as in the command
 from inr.tasks import ImageFitting, INRModule, SignalFitting, VolumeFitting
 
@@ -175,7 +175,7 @@ def fit(
     Args:
         signal: a path (image, .wav, .npy/.npz, multi-page TIFF with ``kind="volume"``, NIfTI/DICOM/fastMRI scan) or
             an array (numpy or torch, channels last).
-        method: a name of ``inr.experiments.methods.METHODS`` (``none``, ``basic``, ``positional``, ``gaussian``,
+        method: a name of ``inr.methods.registry.METHODS`` (``none``, ``basic``, ``positional``, ``gaussian``,
             ``siren``, ``hashgrid``, ``wire``, ...).
         steps: optimizer steps (full batch unless ``batch_size``).
         kind: ``signal``, ``image`` or ``volume``, where the input does not say (an (N, C) array is a signal).

@@ -1,7 +1,7 @@
 """The networks a codec comparison trains for a folder of whole images at given rates, so that their inits can be
 learned first (``benchmarks/codec_kodak.sh``):
 
-    python -m inr.codec.sizes KODAK/ --bpp 0.1,0.2,0.3,0.5,1        # prints: 512 40,56,64,80,128
+    python -m inr.experiments.codec_sizes KODAK/ --bpp 0.1,0.2,0.3,0.5,1        # prints: 512 40,56,64,80,128
 
 prints the images' shorter side and the widths, comma-separated — the ``--resolution`` and ``--width`` of
 ``inr-codec learn-init``. The width at a rate r for an H × W image is the search's one network per rate
@@ -10,19 +10,18 @@ prints the images' shorter side and the widths, comma-separated — the ``--reso
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Optional
 
 from inr.codec.encode import read_codec_image
+from inr.codec.search import parse_rates
 from inr.data.image_sets import image_folder
 from inr.errors import InputError
+from inr.experiments.codec import CodecComparison
+from inr.run.command import ExperimentParser, command
 
 
 def widths_for(directory: str, rates: str, method: str = "siren") -> tuple[int, list[int]]:
     """(the images' shorter side, the sorted distinct widths of ``method`` the comparison trains at ``rates``)."""
-    from inr.experiments.codec import CodecComparison, parse_rates
-
     shapes = {tuple(read_codec_image(path).shape) for path in image_folder(directory)}  # (H, W, C) each
     sides = {min(shape[:2]) for shape in shapes}
     if len(sides) > 1:
@@ -33,9 +32,7 @@ def widths_for(directory: str, rates: str, method: str = "siren") -> tuple[int, 
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    from inr.experiments.runner import command
-
-    parser = argparse.ArgumentParser(prog="python -m inr.codec.sizes", description=__doc__.split("\n\n")[0])
+    parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("images", help="a directory of the images to code")
     parser.add_argument("--bpp", required=True, help="rates in bits per pixel, comma-separated")
     parser.add_argument("--method", default="siren", help="a method of the registry")
@@ -49,4 +46,4 @@ def main(argv: Optional[list[str]] = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

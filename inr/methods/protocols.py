@@ -22,7 +22,7 @@ from its released notebooks (repository tancik/fourier-feature-networks, ``Exper
 Positional frequencies are 2^linspace(0, scale, n) − 1 on each axis (n = ``positional_per_axis``); Gaussian
 B ~ N(0, σ²) with m = ``num_features`` rows. The signal and volume protocols are this package's own (chosen
 on the training samples alone: docs/benchmark.md), and so is the shape protocol at CPU size (docs/shapes.md). The methods that use these settings are
-``inr.experiments.methods``.
+``inr.methods.registry``.
 """
 
 from __future__ import annotations
