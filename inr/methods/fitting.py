@@ -11,7 +11,7 @@ What it builds: the data module of the input (``ImageDataModule`` for an image f
 method resolved by the registry for that grid (``inr.methods.registry``: the grid rule and the protocol's
 learning rate — the paper's natural-image settings for images, the ``signal`` and ``volume`` protocols otherwise),
 the task (``ImageFitting``, ``SignalFitting``, ``VolumeFitting``) and the experiments' quiet Trainer
-(``runner.fit_row``: ``steps`` optimizer steps, no checkpoints or logs unless ``logger`` is given). The training
+(``inr.methods.training.fit_row``: ``steps`` optimizer steps, no checkpoints or logs unless ``logger`` is given). The training
 split is the paper's ``every_other`` (``split="all"`` trains on every sample); the closing evaluation
 (``evaluate()``, on the device that trained) is ``model.summary``. The model comes back on the CPU in eval mode,
 its data attached: ``render()`` without a shape renders the data's grid, and ``evaluate()`` scores it again.

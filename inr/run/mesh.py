@@ -17,19 +17,19 @@ from pathlib import Path
 from typing import Optional, Union
 
 from inr.errors import EXIT_INPUT, InputError
-from inr.export.mesh import MESH_EXTENSIONS, POINT_EXTENSIONS, extract_mesh, mesh_report, write_mesh, write_points
-from inr.export.radiance_mesh import is_radiance_field, radiance_mesh, radiance_points
-from inr.export.turntable import turntable_frames
 from inr.io.command_line import CommandParser
 from inr.io.files import refuse_overwriting
 from inr.io.progress import reporting
-from inr.io.video import ENCODERS, WRITABLE, require_pyav, write_video
-from inr.run.model_loader import load_model
 from inr.run.program import add_trust_argument, program_name
+
+# The meshing, video and checkpoint-loading modules (torch, Lightning) load in main once the arguments are read,
+# so that --help and a refused argument answer in a moment.
 
 
 def check_video_target(path: Union[str, Path], frames: int) -> None:
     """Refuse a turntable request that could only fail after meshing: its extension, the extra, the frame count."""
+    from inr.io.video import ENCODERS, WRITABLE, require_pyav
+
     suffix = Path(path).suffix.lower()
     if suffix not in WRITABLE:
         raise InputError(
@@ -67,6 +67,12 @@ def main(argv: Optional[list[str]] = None) -> Path:
     args = parser.parse_args(argv)
     if args.out is None and args.points is None:
         parser.error("give --out (a mesh) or --points (a radiance field's point cloud)")
+    from inr.export.mesh import MESH_EXTENSIONS, POINT_EXTENSIONS, extract_mesh, mesh_report, write_mesh, write_points
+    from inr.export.radiance_mesh import is_radiance_field, radiance_mesh, radiance_points
+    from inr.export.turntable import turntable_frames
+    from inr.io.video import write_video
+    from inr.run.model_loader import load_model
+
     written = []
     try:
         if args.out is not None and Path(args.out).suffix.lower() not in MESH_EXTENSIONS:
