@@ -1,19 +1,18 @@
-"""One-command reproductions, each a module run with ``python -m inr.experiments.<name>``.
+"""Comparisons and studies, each a module run with ``python -m inr.experiments.<name>``. What a method is and how
+it trains (the registry, the protocols, the trainer helpers, ``inr.fit``) lies on the floor below, ``inr.methods``;
+the command wrapper and parser, in ``inr.run.command``.
 
 What every comparison shares:
 
-- ``methods``: the one registry of every method (the paper's four mappings, SIREN, hash grids, WIRE, Gaussian
-  activations, FINER, BACON, MFN) and its settings, resolved for where it runs; ``configs/methods/*.yaml``
-  are generated from it; ``problems``: the inverse problems by name (measurement, held-out signal, classical
-  reconstruction, Nyquist, the paper's runs, scores);
-- ``protocols``: each task's mapping settings (the paper's, read from its notebooks) and its Table 1 rows;
+- ``problems``: the inverse problems by name (measurement, held-out signal, classical reconstruction, Nyquist, the
+  paper's runs, scores);
 - ``comparison``: ``Comparison``, whose hooks hold a study's science, and the one ``run`` (methods × signals ×
   seeds, stacked where the task allows, baselines scored alike, results written after every row and resumed)
   and ``main`` (one command-line dialect, ``--config``/``--print_config``); ``results``: the one row vocabulary
-  and ``results.json`` layout with its typed loader; ``runner``: the quiet trainer, one fit per row, mean ± std
-  over seeds, tables, the output directory, errors and signals; ``heldout``: what the every_other comparisons
-  share; ``baselines``: interpolation baselines and their scores; ``progress``, ``estimate``, ``stats``: held-out
-  PSNR over time, expected run time, confidence intervals.
+  and ``results.json`` layout with its typed loader; ``runner``: mean ± std over seeds, tables, the paired
+  difference and its verdict, the output directory; ``stats``: the paired test; ``heldout``: what the every_other
+  comparisons share; ``baselines``: interpolation baselines and their scores; ``progress``: held-out PSNR over
+  time; ``ranks``: one process per device.
 
 The comparisons, each a ``Comparison`` declaration that imports no other:
 
@@ -22,11 +21,13 @@ The comparisons, each a ``Comparison`` declaration that imports no other:
   ``inverse``: CT, MRI, inpainting and super-resolution against the classical reconstructions; ``table1``: the
   paper's Table 1 over a set of signals and seeds; ``view_synthesis``: radiance fields from posed views;
   ``shapes``: 3D shape occupancy from a mesh, beside a voxel grid and the nearest training point; ``codec``: the
-  image codec's rate–distortion comparison; ``band_timeline``: when each band was learned.
+  image codec's rate–distortion comparison (``codec_sizes``: the widths it trains, for learning inits first);
+  ``band_timeline``: when each band was learned.
 - ``ntk_1d``: the 1D NTK figures: kernel profiles and spectra of the encodings, and the training and test
   loss of a wide network under gradient descent against the kernel's closed-form prediction.
 - ``conv_bottlenecks``: gains, padding and upsampling of randomly initialised conv decoders, and per-band
   error while fitting one image; ``conv_shift``: the cost of fitting a frequency-shifted target, over seeds;
   ``conv_autoencoder``: trained conv auto-encoders on image patches (the study's pieces: ``conv/``), per
   frequency band, against PCA and interpolation with a code of the same size.
+- ``false_calls``: the paired test's false-call rate, simulated with no true difference.
 """
