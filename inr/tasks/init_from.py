@@ -10,7 +10,8 @@ differ in name or shape. A stacked model (``members``) takes a single model's in
 stacked checkpoint of as many members member by member.
 
 The file is data: it is read with ``torch.load(weights_only=True)`` after its archive entries are sized (a
-deflated entry could stand for any size), so a checkpoint can run no code.
+deflated entry could stand for any size), so a checkpoint can run no code (``inr.io.checkpoint``; the record:
+``inr.networks.record``).
 
 Example:
     >>> import tempfile, pathlib
@@ -26,87 +27,20 @@ Example:
 from __future__ import annotations
 
 import sys
-import zipfile
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Union
+from typing import Union
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 
-from inr.errors import InputError, check_memory
-from inr.networks.stacked import StackedLinear
+from inr.errors import InputError
 
-# the checkpoint entry that names the architecture of its weights (``architecture``)
-INIT_KEY = "inr_architecture"
-# the parts of a task whose tensors make its field
-PARTS = ("encoder.", "network.")
-# torch.save stores a checkpoint's entries uncompressed: their sizes add up to the file's, less than this more
-ZIP_SLACK = 1 << 20
+# the reading and the record live below the tasks, where a decoder of learned inits reads them without Lightning;
+# their names stay importable from here, the task's own module
+from inr.io.checkpoint import INIT_KEY, PARTS, read_init
+from inr.networks.record import architecture, first_difference, layer_text
 
-
-def layer_text(layer: nn.Module) -> str:
-    """One layer as the architecture records it; a stacked linear layer as the single layer of each member.
-
-    Example:
-        >>> layer_text(nn.Linear(4, 3)), layer_text(nn.ReLU())
-        ('Linear(4, 3, bias=True)', 'ReLU()')
-    """
-    if isinstance(layer, (nn.Linear, StackedLinear)):
-        return f"Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})"
-    return repr(layer)
-
-
-def architecture(task: nn.Module) -> dict[str, Any]:
-    """What a task's field is made of, independently of its weights and of stacking: the encoder's class and
-    widths, and each layer of its network (one entry for a network that is not a sequence of layers)."""
-    encoder = task.stack.encoders[0] if task.stack is not None else task.encoder
-    network = task.network
-    layers = [layer_text(layer) for layer in network] if isinstance(network, nn.Sequential) else [repr(network)]
-    return {"encoder": f"{type(encoder).__name__}({encoder.in_dim} -> {encoder.out_dim})", "network": layers}
-
-
-def read_init(path: Union[str, Path]) -> tuple[dict[str, Tensor], Any]:
-    """The field's tensors of a checkpoint (``encoder.*``, ``network.*``) and its recorded architecture (None
-    when it records none); ``InputError`` with one line for a missing, unreadable or foreign file."""
-    path = Path(path)
-    where = f"model.init_from {path}"
-    if not path.is_file():
-        raise InputError(f"{where}: file not found")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            expanded = sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise InputError(f"{where}: not a readable checkpoint (truncated, damaged or not a checkpoint)") from None
-    if expanded > path.stat().st_size + ZIP_SLACK:
-        raise InputError(f"{where}: its entries expand beyond the file's size; torch.save did not write it (nothing inflated)")
-    check_memory(f"checkpoint {path}", expanded, advice="load it on a machine with more memory")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # the unpickler raises many types for damaged or unsafe files; nothing in them ran
-        raise InputError(f"{where}: not a readable checkpoint (damaged, or holding more than tensors and plain data)") from None
-    state = checkpoint.get("state_dict") if isinstance(checkpoint, dict) else None
-    if not isinstance(state, Mapping):
-        raise InputError(f"{where}: not a training checkpoint (it has no state_dict)")
-    tensors = {k: v for k, v in state.items() if k.startswith(PARTS) and isinstance(v, Tensor)}
-    if not any(k.startswith("network.") for k in tensors):
-        raise InputError(f"{where}: it holds no network weights (network.*)")
-    return tensors, checkpoint.get(INIT_KEY)
-
-
-def first_difference(recorded: Any, here: Mapping[str, Any]) -> str:
-    """The first way a recorded architecture differs from the model's, as a phrase ('' when they agree)."""
-    if not isinstance(recorded, Mapping):
-        return "its recorded architecture is not readable"
-    if recorded.get("encoder") != here["encoder"]:
-        return f"its encoder is {recorded.get('encoder')}, the model's {here['encoder']}"
-    theirs, ours = list(recorded.get("network") or []), here["network"]
-    for i, (a, b) in enumerate(zip(theirs, ours)):
-        if a != b:
-            return f"network layer {i} is {a} there and {b} here"
-    if len(theirs) != len(ours):
-        return f"its network has {len(theirs)} layers, the model's {len(ours)}"
-    return ""
+__all__ = ["INIT_KEY", "PARTS", "architecture", "first_difference", "layer_text", "load_init", "read_init"]
 
 
 def load_init(task: nn.Module, path: Union[str, Path]) -> None:
