@@ -56,6 +56,7 @@ COMMANDS = {
             "inr.run.turntable",
             "inr.run.export_member",
             "inr.data.text",
+            "inr.callbacks.ntk_figure",
             "inr.experiments.codec_sizes",
             *(
                 f"inr.experiments.{name}"
