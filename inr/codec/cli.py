@@ -140,7 +140,8 @@ def decode_command(args: argparse.Namespace) -> None:
 
 
 def learn_command(args: argparse.Namespace) -> None:
-    from inr.codec.learn import MetaSettings, learn_inits
+    from inr.codec.learn import learn_inits
+    from inr.methods.meta import MetaSettings
 
     if args.method not in codec_methods():
         raise InputError(f"--method {args.method!r}: unknown; an image network is one of {', '.join(codec_methods())}")
@@ -217,6 +218,9 @@ def build_parser() -> Parser:
         "%(default).0e, a few minutes here; the refusal gives the file's estimate)",
     )
     dec.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    from inr.methods.meta import MetaSettings  # the meta-training's settings, stated once: its defaults are these flags'
+
+    meta = MetaSettings()
     learn = sub.add_parser("learn-init", help="meta-learn inits the encoder and decoder share (one per network size)")
     learn.add_argument("photos", help="a directory of photographs to crop (none of the images you will code)")
     learn.add_argument("-o", "--output", required=True, help="the directory of inits to write (one file per size)")
@@ -227,14 +231,24 @@ def build_parser() -> Parser:
     learn.add_argument("--method", default="siren", help="a method of the registry (default: %(default)s)")
     learn.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's)")
     learn.add_argument(
-        "--resolution", type=int, default=192, help="crop side R: the side of the images to code (default: %(default)s)"
+        "--resolution",
+        type=int,
+        default=meta.resolution,
+        help="crop side R: the side of the images to code (default: %(default)s)",
     )
-    learn.add_argument("--steps", type=int, default=200, help="outer (Reptile) steps per init (default: %(default)s)")
+    learn.add_argument("--steps", type=int, default=meta.steps, help="outer (Reptile) steps per init (default: %(default)s)")
     learn.add_argument(
-        "--inner-steps", type=int, default=10, help="steps of the codec's fit per crop and outer step (default: %(default)s)"
+        "--inner-steps",
+        type=int,
+        default=meta.inner_steps,
+        help="steps of the codec's fit per crop and outer step (default: %(default)s)",
     )
-    learn.add_argument("--outer-lr", type=float, default=1e-3, help="the outer Adam's learning rate (default: %(default)g)")
-    learn.add_argument("--seed", type=int, default=0, help="seed of the networks and of the crops drawn (default: %(default)s)")
+    learn.add_argument(
+        "--outer-lr", type=float, default=meta.outer_lr, help="the outer Adam's learning rate (default: %(default)g)"
+    )
+    learn.add_argument(
+        "--seed", type=int, default=meta.seed, help="seed of the networks and of the crops drawn (default: %(default)s)"
+    )
     learn.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
     sub.add_parser("compare", help="rate–distortion beside JPEG, WebP and AVIF: inr-codec compare DIR --help", add_help=False)
     return parser

@@ -8,12 +8,14 @@ the project's ``MetaLearning`` (Reptile), written as a file the encoder and the 
 The signals are ``SignalSet(kind="natural")`` crops of the photographs in PHOTOS (a square of R to 2R pixels
 resized to R, R = ``--resolution``), and held-out crops of ``--test``'s photographs (default: scikit-image's
 ``HELD_OUT``) scored as the outer loop runs.
-The inner loop is the codec's own fit — the registry's optimiser at its learning rate (SIREN: Adam at 5e-4) — for
-``inner_steps`` full-batch steps on a crop's [::2, ::2] pixels; Reptile's outer Adam (rate ``outer_lr``) moves θ₀
-towards the adapted weights (``inr.tasks.meta``). Each file is ``init.file_name`` of its network in the output
-directory, and records the digest of every photograph of PHOTOS (``init.TRAINED_ON_KEY``), so an image the init
-was learned on is refused as a test of it. A record beside it (``<name>.json``: the settings, the seconds and the
-held-out PSNR after 0 and ``inner_steps`` steps) lets the same command keep an init made with the same settings.
+The meta-training is the project's one driver (``inr.methods.meta.meta_train``) with the codec's settings
+(``MetaSettings``' defaults, which the command's flags take): Reptile whose inner loop is the codec's own fit — the
+registry's optimiser at its learning rate (SIREN: Adam at 5e-4) — for ``inner_steps`` full-batch steps on a crop's
+[::2, ::2] pixels; the outer Adam (rate ``outer_lr``) moves θ₀ towards the adapted weights (``inr.tasks.meta``).
+Each file is ``init.file_name`` of its network in the output directory, holds the field's tensors only, and records
+the digest of every photograph of PHOTOS (``init.TRAINED_ON_KEY``), so an image the init was learned on is refused
+as a test of it. A record beside it (``<name>.json``: the settings, the seconds and the held-out PSNR after 0 and
+``inner_steps`` steps) lets the same command keep an init made with the same settings.
 A file of those names that the command did not write (a user's own ``siren_4x24.ckpt``) is refused before any
 training, never replaced.
 """
@@ -21,16 +23,11 @@ training, never replaced.
 from __future__ import annotations
 
 import dataclasses
-import json
-import sys
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import imageio.v3 as iio
-import lightning as L
 import numpy as np
 import torch
 
@@ -42,38 +39,12 @@ from inr.data.signal_sets import SignalSet
 from inr.errors import InputError
 from inr.io.bounded import read_json
 from inr.io.files import atomic_write
-from inr.methods.training import fit_row, silence_lightning
-from inr.tasks.init_from import PARTS, read_init
-from inr.tasks.meta import MetaLearning
+from inr.methods.meta import MetaSettings, meta_train
+from inr.tasks.init_from import read_init
 
 # the default held-out photographs: scikit-image's colour ones that none of the codec's sets codes
 HELD_OUT = ("coffee", "rocket")
-# the registry's optimisers as the inner loop names them
-INNER = {torch.optim.Adam: "adam", torch.optim.SGD: "sgd"}
 SETTINGS_KEY = "inr_codec_learned"  # the settings an init file was made with (plain values)
-
-
-@dataclass(frozen=True)
-class MetaSettings:
-    """How the inits are meta-learned: ``steps`` outer steps of ``signals_per_step`` crops of ``resolution``² from
-    ``train_signals`` crops of PHOTOS, each adapted by ``inner_steps`` steps of the codec's fit, the outer Adam at
-    ``outer_lr``; ``test_signals`` crops of the test photographs scored."""
-
-    resolution: int = 192
-    steps: int = 200
-    inner_steps: int = 10
-    outer_lr: float = 1e-3
-    signals_per_step: int = 4
-    train_signals: int = 256
-    test_signals: int = 4
-    seed: int = 0
-
-    def check(self) -> None:
-        for key, least in (("resolution", 8), ("steps", 1), ("inner_steps", 1), ("signals_per_step", 1), ("test_signals", 1)):
-            if getattr(self, key) < least:
-                raise InputError(f"--{key.replace('_', '-')} must be ≥ {least}, got {getattr(self, key)}")
-        if not self.outer_lr > 0:
-            raise InputError(f"--outer-lr must be > 0, got {self.outer_lr}")
 
 
 def photograph_digests(directory: str | Path) -> list[str]:
@@ -85,8 +56,6 @@ def learn_init(arch: Architecture, photos: str, test: str, settings: MetaSetting
     """θ₀ of ``arch`` meta-learned over crops of ``photos`` (module docstring), written to ``out``/``file_name(arch)``;
     kept when a file made with the same settings, photographs and network is there already."""
     settings.check()
-    out.mkdir(parents=True, exist_ok=True)
-    path, record_path = out / file_name(arch), out / file_name(arch).replace(SUFFIX, ".json")
     digests = photograph_digests(photos)
     described = {
         "network": dataclasses.asdict(arch),
@@ -94,21 +63,6 @@ def learn_init(arch: Architecture, photos: str, test: str, settings: MetaSetting
         "photographs": digests,
         "test": photograph_digests(test),
     }
-    if path.is_file() and record_path.is_file():
-        try:
-            kept = json.loads(record_path.read_text()).get("described") == described
-        except (OSError, ValueError):
-            kept = False
-        if kept:
-            init_for(path, arch, settings.resolution, 3)  # still a readable init of this network
-            print(f"{path}: an init made with these settings and photographs; kept", file=sys.stderr, flush=True)
-            return path
-    silence_lightning()
-    spec = arch.resolve(settings.resolution, settings.steps)
-    encoder, network, optimizer = spec.build()
-    inner = INNER.get(optimizer.func)
-    if inner is None:
-        raise InputError(f"{arch.method}: its optimiser {optimizer.func.__name__} has no inner loop here (Adam or SGD)")
     data = SignalSet(
         kind="natural",
         train=str(photos),
@@ -117,43 +71,21 @@ def learn_init(arch: Architecture, photos: str, test: str, settings: MetaSetting
         test_signals=settings.test_signals,
         resolution=settings.resolution,
         signals_per_step=settings.signals_per_step,
-        steps_per_epoch=max(1, settings.steps // 2),  # the held-out crops scored halfway and at the end
         seed=settings.seed,
     )
-    L.seed_everything(settings.seed, verbose=False)
-    model = MetaLearning(
-        encoder=encoder,
-        network=network,
-        out_channels=3,
-        optimizer=lambda params: torch.optim.Adam(params, lr=settings.outer_lr),
-        task="inr.tasks.ImageFitting",
-        algorithm="reptile",
-        inner_loop_steps=settings.inner_steps,
-        inner_loop_lr=spec.lr,
-        inner_loop_optimizer=inner,
+    made = {**dataclasses.asdict(settings), "method": arch.method, "width": arch.width, "depth": arch.depth}
+    return meta_train(
+        arch.resolve(settings.resolution, settings.steps),
+        data,
+        settings,
+        out / file_name(arch),
+        {"described": described},
+        label=arch.label(),
         eval_steps=[0, settings.inner_steps],
+        parts_only=True,
+        extra={TRAINED_ON_KEY: digests, SETTINGS_KEY: made},
+        check_kept=lambda path: init_for(path, arch, settings.resolution, 3),  # still a readable init of this network
     )
-    start = time.perf_counter()
-    fit_row(model, data, settings.steps, label=f"{arch.label()}: meta-learning", limit_val_batches=1.0, check_val_every_n_epoch=1)
-    seconds = time.perf_counter() - start
-    checkpoint: dict[str, Any] = {
-        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items() if k.startswith(PARTS)},
-        TRAINED_ON_KEY: digests,
-        SETTINGS_KEY: {**dataclasses.asdict(settings), "method": arch.method, "width": arch.width, "depth": arch.depth},
-    }
-    model.on_save_checkpoint(checkpoint)  # the architecture its weights belong to
-    with atomic_write(path, "wb") as f:
-        torch.save(checkpoint, f)
-    scores = model.evaluate()
-    with atomic_write(record_path, "w") as f:
-        f.write(json.dumps({"described": described, "seconds": seconds, "scores": scores}, indent=1))
-    print(
-        f"wrote {path}: {arch.label()} meta-learned in {seconds:.0f} s; held-out PSNR "
-        + ", ".join(f"{v:.2f} dB after {k.rpartition('@')[2]} steps" for k, v in scores.items() if not k.endswith("/std")),
-        file=sys.stderr,
-        flush=True,
-    )
-    return path
 
 
 def held_out_photographs(directory: Path) -> Path:

@@ -6,8 +6,9 @@ from each, and why.
     python -m inr.experiments.learned_init --kind text --train my_text/ --test my_held_out_text/
 
 First (``prepare``) each learned row meta-trains its init on the class's training signals (``MetaLearning`` on a
-``SignalSet``: ``reptile`` and ``maml``, the settings of ``META`` for the kind), written to ``--out``/meta/ (a
-later run with the same settings reuses it). Then every row fits each held-out test signal with the registry's
+``SignalSet``: ``reptile`` and ``maml``, the settings of ``inr.methods.meta.META`` for the kind, by the project's one
+meta-training driver, ``inr.methods.meta.meta_train``), written to ``--out``/meta/ (a later run with the same
+settings reuses it). Then every row fits each held-out test signal with the registry's
 Gaussian-feature method at the grid (``methods.METHODS["gaussian"]``: the paper's MLP and σ by the grid rule), the
 same network and encoder in every row; the rows differ in their start and their optimiser:
 
@@ -29,8 +30,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -48,15 +47,15 @@ from inr.experiments.comparison import Baseline, Comparison, Member
 from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
 from inr.experiments.runner import Column, summarise
 from inr.io.files import atomic_write
+from inr.methods.meta import META, MetaSettings
+from inr.methods.meta import meta_train as driver
 from inr.methods.protocols import PROTOCOLS, MappingSettings
 from inr.methods.registry import METHODS, Component, Resolved, Setting
-from inr.methods.training import fit_row
 from inr.metrics import iou
 from inr.modes import eval_mode
 from inr.operators.baselines import filtered_back_projection
 from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
 from inr.tasks.init_from import load_init
-from inr.tasks.meta import MetaLearning
 
 # the step counts after which every row is scored (and the protocol's full count)
 MARKS = (0, 1, 2, 5, 10, 100)
@@ -64,20 +63,6 @@ LEARNED = ("reptile", "maml")
 STANDARD = ("paper", "torch")
 # the steps after which the residual per band is compared (bands.png): the start and two steps
 BAND_MARKS = (0, 2)
-
-
-@dataclass(frozen=True)
-class MetaSettings:
-    """How one learned init is meta-trained: n inner steps of ``inner_optimizer`` at ``inner_lr``, the outer Adam at
-    ``outer_lr`` (Reptile's ε), ``steps`` outer steps of ``signals_per_step`` signals."""
-
-    algorithm: str
-    inner_steps: int
-    inner_lr: float
-    inner_optimizer: str
-    outer_lr: float
-    steps: int
-    signals_per_step: int = 4
 
 
 @dataclass(frozen=True)
@@ -99,24 +84,6 @@ KINDS = {
     "text": Kind("text", 1000, 64),
     "ct": Kind("ct", 1000, 64),
     "shape": Kind("volume", 300, 32, ndim=3, metric="iou"),
-}
-# The meta-training of each kind, chosen by short trials on this 2-core CPU (docs/learned_init.md, "How the settings
-# were chosen"): two inner SGD steps; Reptile's outer Adam at 1e-3, MAML's at 1e-4; the inner rate per class (10
-# oscillated on text and diverged on shapes, 1 learned there); outer steps for at most about a quarter of an hour
-# each on this shared CPU with one thread (--threads 1: two threads on its two loaded cores ran a fit 5-10 times
-# slower). MAML's second-order steps cost about twice Reptile's on images, so it gets half as many; through CT's
-# projections they cost about 10 s each against Reptile's 0.9 s, so 60 there.
-META = {
-    kind: {
-        "reptile": MetaSettings("reptile", inner_steps=2, inner_lr=reptile_lr, inner_optimizer="sgd", outer_lr=1e-3, steps=steps),
-        "maml": MetaSettings("maml", inner_steps=2, inner_lr=maml_lr, inner_optimizer="sgd", outer_lr=1e-4, steps=maml_steps),
-    }
-    for kind, reptile_lr, maml_lr, steps, maml_steps in (
-        ("natural", 10.0, 1.0, 2000, 1000),
-        ("text", 1.0, 1.0, 2000, 1000),
-        ("ct", 10.0, 10.0, 600, 60),
-        ("shape", 1.0, 1.0, 600, 300),
-    )
 }
 
 
@@ -186,7 +153,8 @@ class LearnedInit(Comparison):
                 meta = replace(meta, steps=steps if name == "reptile" else max(1, steps // 2))
             if args.inner_steps is not None:
                 meta = replace(meta, inner_steps=checked_count(args.inner_steps, "--inner-steps"))
-            settings[name] = meta
+            signals = {"train_signals": args.train_signals, "test_signals": args.test_signals}
+            settings[name] = replace(meta, resolution=args.resolution or kind.resolution, seed=args.seed_list[0], **signals)
         return Study(
             seeds=args.seed_list,
             steps=args.steps or kind.steps,
@@ -459,50 +427,29 @@ def meta_record(folder: Path, name: str) -> Optional[dict[str, Any]]:
 
 
 def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path) -> Path:
-    """The learned init of one algorithm on the class's training signals: ``folder``/<name>.ckpt, meta-trained now
-    unless a checkpoint of the same settings, data and architecture is there (its record, <name>.json, says)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path, name = folder / f"{meta.algorithm}.ckpt", meta.algorithm
+    """The learned init of one algorithm on the class's training signals, ``folder``/<algorithm>.ckpt, by the project's
+    driver (``inr.methods.meta.meta_train``: the whole checkpoint, and the outer loop's TensorBoard run under
+    ``folder``/tb); kept when its record (<algorithm>.json) states the same settings, data and architecture."""
+    name = meta.algorithm
     settings = {
         **dataclasses.asdict(meta),
         "data": {k: v for k, v in study.record(p).items() if k not in ("reptile", "maml", "steps")},
     }
-    record = meta_record(folder, name)
-    if record is not None and record.get("settings") == settings and path.is_file():
-        print(f"{name}: the learned init in {path} has these settings; kept", file=sys.stderr, flush=True)
-        return path
     member = Member(study.signals(p)[0], p.seeds[0])
     dm = study.signal_set(p, meta.signals_per_step)
     spec = METHODS["gaussian"].resolve(replace(study.setting(p, member, dm), init="paper"))
-    encoder, network, _ = spec.build()
-    task, args = study.task(p, dm)
-    L.seed_everything(p.seeds[0], verbose=False)
-    model = MetaLearning(
-        encoder=encoder,
-        network=network,
-        out_channels=args["out_channels"],
-        optimizer=lambda params: torch.optim.Adam(params, lr=meta.outer_lr),
-        task=f"inr.tasks.{task.__name__}",
-        mode=args.get("mode"),
-        algorithm=meta.algorithm,
-        inner_loop_steps=meta.inner_steps,
-        inner_loop_lr=meta.inner_lr,
-        inner_loop_optimizer=meta.inner_optimizer,
-    )
-    dm.steps_per_epoch_arg = max(1, meta.steps // 10)  # ten validations of the outer loop (TensorBoard curves)
+    task, _ = study.task(p, dm)
     logger = TensorBoardLogger(str(folder / "tb"), name=name, version="")
-    start = time.perf_counter()
-    trainer_args = {"limit_val_batches": 1.0, "check_val_every_n_epoch": 1, "log_every_n_steps": 10}
-    fit_row(model, dm, meta.steps, logger=logger, label=f"{name} meta-training", **trainer_args)
-    seconds = time.perf_counter() - start
-    with atomic_write(path, "wb") as f:
-        checkpoint = {"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams)}
-        model.on_save_checkpoint(checkpoint)
-        torch.save(checkpoint, f)
-    scores = model.evaluate()
-    with atomic_write(folder / f"{name}.json", "w") as f:
-        f.write(json.dumps({"settings": settings, "seconds": seconds, "scores": scores}, indent=1))
-    return path
+    return driver(
+        spec,
+        dm,
+        meta,
+        folder / f"{name}.ckpt",
+        {"settings": settings},
+        label=name,
+        task=f"inr.tasks.{task.__name__}",
+        logger=logger,
+    )
 
 
 def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[str, Any]:

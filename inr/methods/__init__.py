@@ -6,7 +6,9 @@ comparisons alike.
   ``configs/methods/*.yaml`` are generated from it (``python -m inr.methods --write-configs configs``);
 - ``protocols``: each task's mapping settings (the paper's, read from its notebooks) and its Table 1 rows;
 - ``training``: the quiet Trainer, one fit per row with its progress line, a step's seconds for estimates;
-- ``fitting``: ``inr.fit``, a signal, image or volume fitted in one call.
+- ``fitting``: ``inr.fit``, a signal, image or volume fitted in one call;
+- ``meta``: the one meta-training driver of learned inits (the learned-init study's and the codec's learn-init) and
+  ``MetaSettings``, its settings stated once (``META``: the study's; the defaults: the codec's).
 
 Nothing here imports ``inr.codec`` or ``inr.experiments`` (tests/test_layering.py).
 """
