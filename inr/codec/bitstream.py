@@ -8,11 +8,11 @@ Layout of format version 2 (integers unsigned, little-endian; docs/codec.md has 
     channels   1   1 (gray) or 3 (RGB): 8-bit values, the colour space of the input file
     height     2   2 … 16384
     width      2   2 … 16384
-    name       1+n the method's name in the registry (n ≤ 32 ASCII bytes)
+    name       1+n the network's name in the table of this version (``inr.codec.networks``; n ≤ 32 ASCII bytes)
     net width  2   1 … 1024
     depth      1   1 … 16
     seed       2   drawn before the network is built
-    hash levels, hash log2   1 + 1   (0: the registry's)
+    hash levels, hash log2   1 + 1   (0: the table's)
     quantiser  1   bits b (2 … 16) in the low five bits; bit 7: one step per output channel
     init       1+d 0: the weights are coded as they are; 1: as their change from a learned initialisation the
                    decoder is given, named by the next d = 8 bytes (``inr.codec.init.digest``)
@@ -35,19 +35,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
-from inr.codec.architecture import MAX_NAME, Architecture
+from inr.codec.architecture import Architecture
+from inr.codec.bounds import MAX_FILE_BYTES, MAX_NAME, MAX_PIXELS, MAX_SIDE
 from inr.codec.quantise import MAX_BITS, MIN_BITS
 from inr.errors import InputError
 
 MAGIC = b"\x89INR"
+# Each version has its table of the networks its files may name (``networks.TABLES``; 1 and 2 share one)
 VERSION = 2  # what ``pack`` writes
 READABLE = (1, 2)  # what ``read_header`` reads: version 1 is version 2 without the init field
 INIT_DIGEST_BYTES = 8
 NO_INIT, WITH_INIT = 0, 1  # the init field's first byte: no init, or its digest of INIT_DIGEST_BYTES follows
 CHANNELS = (1, 3)
-MAX_SIDE = 16384
-MAX_PIXELS = 2**26  # 64 megapixels
-MAX_FILE_BYTES = 2**28  # 256 MiB: read no larger file into memory
 PER_CHANNEL_FLAG = 0x80
 CRC_BYTES = 4
 
@@ -84,7 +83,7 @@ class Header:
             raise InputError(f"{source}: format version {self.version}; this inr reads {' and '.join(map(str, READABLE))}")
         if self.init is not None and (self.version < 2 or len(self.init) != INIT_DIGEST_BYTES):
             raise InputError(f"{source}: a learned init is named by {INIT_DIGEST_BYTES} bytes in a version-2 file")
-        self.arch.check(source)
+        self.arch.check(source, self.version)
 
 
 @dataclass(frozen=True)

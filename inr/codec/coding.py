@@ -1,15 +1,15 @@
 """A fitted network to a file's bytes (``encode_network``) and a file's bytes to pixels (``decode``).
 
 Decoding reads only the file (and, for a file coded against a learned init, that init: ``inr.codec.init``): the
-registry rebuilds the network the header names (``architecture``), the range decoder gives the integers, the step
-codes turn them into float32 weights (w = q·Δ, or w = θ₀ + q·Δ with the init's θ₀: two IEEE float32 operations,
-the same on every machine), and the network is evaluated on the
-image's grid in float64, chunk by chunk; each value is clamped to [0, 1] and rounded to 8 bits,
-p = round(255 · clamp(f(v), 0, 1)) with ties to even. Every size is checked against the header and the bounds of
-``bitstream`` and ``architecture`` before anything is allocated; the work of evaluating the network at every pixel
-is bounded from the header (``cost``) and the memory of the output checked against what the machine has, both
-before the network is built. The same file gives the same pixels on every call and thread count
-(tests/codec/test_roundtrip.py).
+codec's table of the file's format version rebuilds the network the header names (``networks``, ``architecture``),
+the range decoder gives the integers, the step codes turn them into float32 weights (w = q·Δ, or w = θ₀ + q·Δ with
+the init's θ₀: two IEEE float32 operations, the same on every machine), and the network is evaluated in float64,
+chunk by chunk, on the image's grid (``pixel_coords``: each pixel at its cell's lower corner, as the encoder's
+training grid placed it); each value is clamped to [0, 1] and rounded to 8 bits, p = round(255 · clamp(f(v), 0, 1))
+with ties to even. Every size is checked against the header and the bounds (``bounds``) before anything is
+allocated; the work of evaluating the network at every pixel is bounded from the header (``cost``) and the memory
+of the output checked against what the machine has, both before the network is built. The same file gives the same
+pixels on every call and thread count (tests/codec/test_roundtrip.py, tests/codec/test_golden.py).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from torch import Tensor, nn
 from inr.codec import entropy
 from inr.codec.architecture import Architecture, buffers_crc, linear_weights, stored_tensors
 from inr.codec.bitstream import MAX_FILE_BYTES, Body, Header, Layout, pack, read_body, read_header
-from inr.codec.cost import MAX_DECODE_WORK, check_decode_work
+from inr.codec.bounds import MAX_DECODE_WORK
+from inr.codec.cost import check_decode_work
 from inr.codec.init import Init, check_digest, init_in
 from inr.codec.quantise import Quantised, channel_rows, levels, quantise
-from inr.data.grid import Grid
 from inr.errors import InputError, check_memory
 from inr.io.progress import advance
 
@@ -111,7 +111,7 @@ def init_of(header: Header, init: InitSource, source: str) -> Optional[Init]:
     if init is None:
         raise InputError(f"{source}: coded against a learned init ({header.init.hex()}); give its file or directory with --init")
     if not isinstance(init, Init):
-        init = init_in(init, header.arch, header.side, header.channels)
+        init = init_in(init, header.arch, header.side, header.channels, header.version)
     elif init.arch != header.arch:
         raise InputError(f"{source}: its network is {header.arch.label()}; --init {init.path} is an init of {init.arch.label()}")
     check_digest(init, header.init, source)
@@ -123,12 +123,12 @@ def read_network(data: bytes, source: str = "file", init: InitSource = None) -> 
     ``InputError``."""
     header, reader = read_header(data, source)
     start = init_of(header, init, source)
-    encoder, network = header.arch.build(header.side, header.channels)
+    encoder, network = header.arch.build(header.side, header.channels, header.version)
     body = read_body(reader, layout(encoder, network, header.per_channel))
     if body.buffers_crc != buffers_crc(encoder, network):
         raise InputError(
             f"{source}: this decoder rebuilds the {header.arch.method} network's fixed tensors differently from the "
-            "encoder that wrote the file (another version of the registry or of torch)"
+            "encoder that wrote the file (another version of its network's code or of torch)"
         )
     tensors = stored_tensors(encoder, network)
     rows = tensor_rows(encoder, network, header.per_channel)
@@ -147,17 +147,31 @@ def read_network(data: bytes, source: str = "file", init: InitSource = None) -> 
     return Decoded(header, encoder.eval(), network.eval())
 
 
+def pixel_coords(height: int, width: int, start: int, stop: int) -> Tensor:
+    """v = (row / H, col / W) of pixels ``start`` … ``stop`` − 1 in row-major order, (n, 2) float32: every pixel at
+    its cell's lower corner, the convention of the grid the encoder trains on (``inr.data.grid.Grid``; a test
+    checks they agree), computed here so that a decoder loads no data floor.
+
+    Example:
+        >>> pixel_coords(2, 4, 5, 8).tolist()
+        [[0.5, 0.25], [0.5, 0.5], [0.5, 0.75]]
+    """
+    index = torch.arange(start, stop)
+    rows_cols = torch.stack([torch.div(index, width, rounding_mode="floor"), index % width], dim=-1)  # (n, 2)
+    return rows_cols.to(torch.float32) / torch.tensor([height, width], dtype=torch.float32)
+
+
 @torch.no_grad()
 def render(encoder: nn.Module, network: nn.Module, height: int, width: int, chunk: int = RENDER_CHUNK) -> np.ndarray:
     """The 8-bit image (H, W, C) of a network, evaluated in float64 on the grid v = (row / H, col / W)."""
     encoder64, network64 = copy.deepcopy(encoder).double(), copy.deepcopy(network).double()
-    grid = Grid((height, width))
+    pixels = height * width
     parts = []
-    for start in range(0, grid.numel, chunk):
-        coords = grid.coords(torch.arange(start, min(start + chunk, grid.numel))).double()  # (n, 2)
+    for start in range(0, pixels, chunk):
+        coords = pixel_coords(height, width, start, min(start + chunk, pixels)).double()  # (n, 2)
         values = network64(encoder64(coords)).clamp(0.0, 1.0) * 255.0  # (n, C)
         parts.append(torch.round(values).to(torch.uint8))
-        advance(start + len(coords), grid.numel)
+        advance(start + len(coords), pixels)
     return torch.cat(parts).reshape(height, width, -1).numpy()
 
 

@@ -10,10 +10,10 @@ not of the checkpoint's bytes: the same weights saved again keep their digest; a
 Eight bytes tell inits apart by accident with a chance of 2⁻⁶⁴; they are no defence against a crafted init,
 which the user chooses and which can only change the pixels, never run code.
 
-An init file is a checkpoint with the ``encoder.*`` and ``network.*`` tensors of one network of the registry
+An init file is a checkpoint with the ``encoder.*`` and ``network.*`` tensors of one network of the codec's table
 (``inr-codec learn-init`` writes one per network size, ``inr.codec.learn``; any ``MetaLearning`` checkpoint of
-the same network serves too), read as data (``inr.tasks.init_from.read_init``: ``weights_only``, archive sizes
-checked first). A checkpoint whose tensors, layers or fixed tensors (buffers) are not those of the file's
+the same network serves too), read as data (``inr.io.checkpoint.read_init``: ``weights_only``, archive sizes
+checked first; no Lightning is loaded to read it). A checkpoint whose tensors, layers or fixed tensors (buffers) are not those of the file's
 network is refused in one line. ``TRAINED_ON_KEY`` lists a digest of every photograph the init was
 meta-learned on, so an image it has seen is refused as a test of it (``Init.check_unseen``).
 
@@ -35,9 +35,10 @@ from torch import Tensor, nn
 
 from inr.codec.architecture import Architecture, stored_tensors
 from inr.codec.bitstream import INIT_DIGEST_BYTES
-from inr.data.signal_classes import signal_hash
+from inr.codec.networks import NEWEST
 from inr.errors import InputError
-from inr.tasks.init_from import architecture, first_difference, read_init
+from inr.io.checkpoint import read_init
+from inr.networks.record import architecture, first_difference
 
 TRAINED_ON_KEY = "inr_codec_trained_on"  # the photographs an init was meta-learned on: signal_hash of each, RGB
 SUFFIX = ".ckpt"
@@ -85,6 +86,8 @@ class Init:
 
     def check_unseen(self, image: Tensor, source: str) -> None:
         """Refuse an image (H, W, C in [0, 1]) the init was meta-learned on: coding it would not test the init."""
+        from inr.data.signal_classes import signal_hash  # the encoder's check: a decoder loads no data floor
+
         rgb = image.expand(*image.shape[:2], 3) if image.shape[2] == 1 else image
         if signal_hash(rgb.to(torch.float32)) in self.trained_on:
             raise InputError(f"{source}: --init {self.path} was meta-learned on this image; code images it has not seen")
@@ -127,15 +130,15 @@ def mismatch(tensors: Mapping[str, Tensor], recorded: Any, encoder: nn.Module, n
         if name not in fixed:
             return f"{name} is not in the network"
         if value.shape != fixed[name].shape or not torch.equal(value.to(fixed[name].dtype), fixed[name]):
-            return f"its fixed {name} differs from the one the registry builds"
+            return f"its fixed {name} differs from the one the codec's table builds"
     return ""
 
 
-def init_for(path: Union[str, Path], arch: Architecture, side: int, channels: int) -> Init:
-    """The init a checkpoint holds for ``arch`` (an image of ``channels`` whose shorter side is ``side``); refused
-    in one line when its network is another."""
+def init_for(path: Union[str, Path], arch: Architecture, side: int, channels: int, version: int = NEWEST) -> Init:
+    """The init a checkpoint holds for ``arch`` as format ``version`` builds it (an image of ``channels`` whose
+    shorter side is ``side``); refused in one line when its network is another."""
     tensors, recorded, trained = read_checkpoint(path)
-    encoder, network = arch.build(side, channels)
+    encoder, network = arch.build(side, channels, version)
     different = mismatch(tensors, recorded, encoder, network)
     if different:
         raise InputError(f"--init {path}: an init of another network than {arch.label()} ({different})")
@@ -165,15 +168,16 @@ def init_matching(path: Union[str, Path], candidates: Sequence[Architecture], si
     )
 
 
-def init_in(path: Union[str, Path], arch: Architecture, side: int, channels: int) -> Init:
-    """``arch``'s init from ``path``: the file itself, or in a directory of inits the file named for ``arch``."""
+def init_in(path: Union[str, Path], arch: Architecture, side: int, channels: int, version: int = NEWEST) -> Init:
+    """``arch``'s init from ``path``: the file itself, or in a directory of inits the file named for ``arch``
+    (its network as format ``version`` builds it)."""
     path = Path(path)
     if path.is_dir():
         found = path / file_name(arch)
         if not found.is_file():
             raise InputError(f"--init {path}: no init for {arch.label()} in it ({found.name}); make it with inr-codec learn-init")
         path = found
-    return init_for(path, arch, side, channels)
+    return init_for(path, arch, side, channels, version)
 
 
 def check_digest(init: Init, expected: bytes, source: str) -> None:
