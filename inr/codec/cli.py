@@ -9,6 +9,9 @@
 
 Bad input (a missing image, a target no file can meet, an unwritable output, a damaged file) is one ``error:``
 line and exit 2, before any training where it can be known then; outputs are written whole or not at all.
+
+Each subcommand imports what it runs when it runs: ``--help`` loads no torch, and ``decode`` no Lightning and no
+training (``benchmarks/startup.py`` measures both; tests/codec/test_golden.py checks what a decode imports).
 """
 
 from __future__ import annotations
@@ -18,24 +21,24 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn, Optional
-
-import imageio.v3 as iio
-import numpy as np
+from typing import TYPE_CHECKING, NoReturn, Optional
 
 from inr.codec.architecture import Architecture, codec_methods
-from inr.codec.coding import decode, read_file
-from inr.codec.cost import MAX_DECODE_WORK
-from inr.codec.encode import Target, arch_label, default_depth, encode_images, read_codec_image
-from inr.codec.search import Choice, ladder, parse_rates, size_for_budget
+from inr.codec.bounds import MAX_DECODE_WORK
+from inr.codec.sizes import default_depth, ladder, parse_rates, size_for_budget
 from inr.errors import EXIT_INPUT, InputError
 from inr.io.command_line import CommandParser
 from inr.io.files import atomic_write, refuse_overwriting
 from inr.io.progress import reporting
-from inr.io.threads import torch_threads
 from inr.run.command import command
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from inr.codec.search import Choice
+
 OUTPUT_EXTENSIONS = {"decode": (".png",), "encode": (".inr",)}
+LEARN_HELP = "meta-learn inits the encoder and decoder share (one per network size)"
 ENCODE_EPILOG = """time and quality:
   Each network trains --steps full-batch steps over every pixel, so the time grows with steps × pixels × the
   network's size: a --bpp target trains up to three widths, --psnr trains wider ones until one reaches it,
@@ -80,6 +83,8 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 def png_bytes(pixels: np.ndarray) -> bytes:
     """An 8-bit PNG of (H, W, C) pixels (a gray image as one channel)."""
+    import imageio.v3 as iio
+
     return iio.imwrite("<bytes>", pixels[:, :, 0] if pixels.shape[2] == 1 else pixels, extension=".png")
 
 
@@ -89,11 +94,13 @@ def describe(choice: Choice, pixels: int) -> str:
     init = f", the change from the learned init {choice.init.digest.hex()}" if choice.init is not None else ""
     return (
         f"{len(choice.data):,} bytes = {choice.size_bits / pixels:.4f} bpp, PSNR {choice.psnr:.2f} dB; "
-        f"{arch_label(choice.arch)} at {choice.bits} bits, {quantiser}{init}"
+        f"{choice.arch.label()} at {choice.bits} bits, {quantiser}{init}"
     )
 
 
 def encode_command(args: argparse.Namespace) -> None:
+    from inr.codec.encode import Target, encode_images, read_codec_image  # the training: Lightning loads here
+
     kinds = [(k, v) for k, v in (("bpp", args.bpp), ("psnr", args.psnr), ("params", args.params)) if v is not None]
     target = Target(*kinds[0])
     target.check()
@@ -125,6 +132,8 @@ def encode_command(args: argparse.Namespace) -> None:
 
 
 def decode_command(args: argparse.Namespace) -> None:
+    from inr.codec.coding import decode, read_file  # torch, the table's classes and the range coder; no training
+
     out = Path(args.output)
     check_output(out, "decode")
     refuse_overwriting(out, [args.file, args.init])
@@ -174,7 +183,9 @@ def parse_widths(text: str) -> list[int]:
     return widths
 
 
-def build_parser() -> Parser:
+def build_parser(learn_options: bool = True) -> Parser:
+    """The command's parser; ``learn_options``: with the learn-init subcommand's options (``main`` leaves them out
+    of a command line that does not name it, so that a decode or a ``--help`` imports no meta-training)."""
     parser = Parser(prog="inr-codec", description="Images to .inr files (a fitted network, quantised and range-coded) and back.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     enc = sub.add_parser(
@@ -190,7 +201,9 @@ def build_parser() -> Parser:
     target.add_argument("--bpp", type=float, help="at most this many bits per pixel (file size × 8 / pixels)")
     target.add_argument("--psnr", type=float, help="the smallest file reaching this PSNR (dB)")
     target.add_argument("--params", type=float, help="a network of at most this many weights")
-    enc.add_argument("--method", default="siren", help="a method of the registry (python -m inr.methods; default: %(default)s)")
+    enc.add_argument(
+        "--method", default="siren", help=f"a network a file may name: {', '.join(codec_methods())} (default: %(default)s)"
+    )
     enc.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's, 4 for siren)")
     enc.add_argument("--steps", type=int, default=1000, help="full-batch training steps per network (default: %(default)s)")
     enc.add_argument("--bits", type=int, default=None, help="bits per weight (default: searched, 4…16)")
@@ -218,17 +231,27 @@ def build_parser() -> Parser:
         "%(default).0e, a few minutes here; the refusal gives the file's estimate)",
     )
     dec.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    if learn_options:
+        add_learn_init(sub)
+    else:  # another subcommand runs: learn-init's name and help line only, nothing of the meta-training loaded
+        sub.add_parser("learn-init", help=LEARN_HELP, add_help=False)
+    sub.add_parser("compare", help="rate–distortion beside JPEG, WebP and AVIF: inr-codec compare DIR --help", add_help=False)
+    return parser
+
+
+def add_learn_init(sub: argparse._SubParsersAction) -> None:
+    """The learn-init subcommand and its options."""
     from inr.methods.meta import MetaSettings  # the meta-training's settings, stated once: its defaults are these flags'
 
     meta = MetaSettings()
-    learn = sub.add_parser("learn-init", help="meta-learn inits the encoder and decoder share (one per network size)")
+    learn = sub.add_parser("learn-init", help=LEARN_HELP)
     learn.add_argument("photos", help="a directory of photographs to crop (none of the images you will code)")
     learn.add_argument("-o", "--output", required=True, help="the directory of inits to write (one file per size)")
     sizes = learn.add_mutually_exclusive_group(required=True)
     sizes.add_argument("--bpp", type=str, help="the sizes inr-codec compare trains at these rates (comma-separated)")
     sizes.add_argument("--width", type=str, help="network widths (comma-separated)")
     learn.add_argument("--test", default=None, help="photographs scored while learning (default: scikit-image's coffee, rocket)")
-    learn.add_argument("--method", default="siren", help="a method of the registry (default: %(default)s)")
+    learn.add_argument("--method", default="siren", help="a network a file may name, as for encode (default: %(default)s)")
     learn.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's)")
     learn.add_argument(
         "--resolution",
@@ -250,8 +273,6 @@ def build_parser() -> Parser:
         "--seed", type=int, default=meta.seed, help="seed of the networks and of the crops drawn (default: %(default)s)"
     )
     learn.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
-    sub.add_parser("compare", help="rate–distortion beside JPEG, WebP and AVIF: inr-codec compare DIR --help", add_help=False)
-    return parser
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -263,11 +284,13 @@ def main(argv: Optional[list[str]] = None) -> None:
             file=sys.stderr,
         )
         raise SystemExit(EXIT_INPUT)
-    args = build_parser().parse_args(argv)
+    args = build_parser(learn_options="learn-init" in argv).parse_args(argv)
     if args.threads is not None:
         if args.threads < 1:
             print(f"inr-codec: error: --threads {args.threads}: at least 1", file=sys.stderr)
             raise SystemExit(EXIT_INPUT)
     body = {"encode": encode_command, "decode": decode_command, "learn-init": learn_command}[args.command]
+    from inr.io.threads import torch_threads  # torch: past the parse, so that --help never loads it
+
     with torch_threads(args.threads):
         command(lambda: body(args))

@@ -22,15 +22,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from inr.codec.architecture import Architecture, codec_methods
+from inr.codec.architecture import Architecture
 from inr.codec.coding import read_network
 from inr.codec.fit import Fitted, StepCost, finetune, fit, step_cost, trainer_overhead
 from inr.codec.init import Init, file_name, init_in, init_matching
-from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee, ladder, rungs_for_budget, weights_of
+from inr.codec.search import BITS, Choice, best_under, choices, first_reaching, knee
+from inr.codec.sizes import default_depth, ladder, rungs_for_budget, weights_of
 from inr.data.image import convert_channels, read_image
 from inr.errors import InputError
 from inr.io.progress import format_seconds
-from inr.methods.registry import METHODS, Setting
 
 # a rate target decodes and scores the files of this many bit depths per quantiser: the deepest within the budget
 SCORED_PER_QUANTISER = 2
@@ -68,13 +68,6 @@ def read_codec_image(path: Union[str, Path]) -> Tensor:
     image = read_image(path, "keep").numpy()
     channels = "gray" if image.shape[2] in (1, 2) else "rgb"
     return torch.from_numpy(convert_channels(image, channels, str(path)))
-
-
-def default_depth(method: str) -> int:
-    """The depth of the method's network in the registry (the paper's MLP: 3; SIREN: 4)."""
-    if method not in codec_methods():  # a 3-D-only method (positional_rotated) cannot code an image
-        raise InputError(f"--method {method!r}: not a method for images; choose from {', '.join(codec_methods())}")
-    return int(METHODS[method].resolve(Setting(in_dim=2)).network.init_args.get("depth", 1))
 
 
 class Clock:
