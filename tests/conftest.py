@@ -1,8 +1,11 @@
 """Fixtures shared by the test modules (under ``--import-mode=importlib`` a conftest is not importable, so the
 shared pieces are fixtures): the one quiet Trainer every test builds (the experiments' own), a fit of a few
-steps and a tiny TensorBoard-logged trainer made of it, the command line of a tiny image run; and a suite-wide
-guard: tests write under their tmp_path, never into the repository root or the working directory. Under
-pytest-xdist, each worker takes its share of the cores and the tests marked ``slow`` run first."""
+steps and a tiny TensorBoard-logged trainer made of it; the command lines of tiny runs (an image, a radiance field,
+the built-in sphere, and ``tiny_flags`` for the tests that tune their own), ``cli_main`` in process with its exit
+code, a refusal's one ``error:`` line, the files under a directory, two checkpoints compared bit for bit, a DICOM
+file written; and a suite-wide guard: tests write under their tmp_path, never into the repository root or the
+working directory. Under pytest-xdist, each worker takes its share of the cores and the tests marked ``slow`` run
+first."""
 
 from __future__ import annotations
 
@@ -22,59 +25,67 @@ ROOT = Path(__file__).resolve().parents[1]
 # written by Python and pytest themselves, not by the code under test
 TOOL_FILES = {"__pycache__", ".pytest_cache"}
 
+
+# the settings _flags takes by name, in the order it writes them
+NAMED_FLAGS = {
+    "width": "--model.init_args.network.init_args.width",
+    "features": "--model.init_args.encoder.init_args.num_features",
+    "steps": "--trainer.max_steps",
+    "sanity": "--trainer.num_sanity_val_steps",
+    "bar": "--trainer.enable_progress_bar",
+    "callbacks": "--trainer.callbacks",
+    "save_dir": "--trainer.logger.init_args.save_dir",
+}
+
+
+def _flags(config: str | Sequence[str] | None, resolution: Any, *settings: Any, **named: Any) -> list[str]:
+    """The command line of a tiny run: ``--config`` for each of ``config`` (a name, several, or None), the data at
+    ``resolution`` (None: the config's), ``settings`` (flags and their values, in order), then, where given,
+    ``width`` (the network's), ``features`` (the encoder's), ``steps`` (max_steps), ``sanity`` (sanity-check steps),
+    ``bar`` (the progress bar), ``callbacks`` and ``save_dir`` (the logger's); ``quiet=True`` is no sanity pass,
+    no progress bar and no callbacks (``sanity=0, bar=False, callbacks="null"``)."""
+    if named.pop("quiet", False):
+        named = {"sanity": 0, "bar": False, "callbacks": "null", **named}
+    configs = [config] if isinstance(config, (str, os.PathLike)) else list(config or ())
+    flags = [part for name in configs for part in ("--config", str(name))]
+    if resolution is not None:
+        flags += ["--data.init_args.resolution", str(resolution)]
+    flags += [str(setting) for setting in settings]
+    for key, flag in NAMED_FLAGS.items():
+        value = named.pop(key, None)
+        if value is not None:
+            flags += [flag, str(value).lower() if isinstance(value, bool) else str(value)]
+    assert not named, f"unknown settings of a tiny run: {sorted(named)}"
+    return flags
+
+
 # resolution 16, width 16, 5 steps per epoch, no image/spectral callbacks: a run of 10 steps takes about a second
-TINY_IMAGE_RUN = [
-    "--config",
-    "image.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.steps_per_epoch",
-    "5",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "10",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
+TINY_IMAGE_RUN = _flags("image.yaml", 16, "--data.init_args.steps_per_epoch", 5, width=16, features=16, steps=10, quiet=True)
 
 # nerf.yaml at 8², 4 views (2 held out), width 16, 8 samples a ray, 2 steps: a radiance field's run in seconds
-TINY_NERF_RUN = [
-    "--config",
+TINY_NERF_RUN = _flags(
     "nerf.yaml",
-    "--data.init_args.resolution",
-    "8",
-    "--data.init_args.views",
-    "4",
-    "--data.init_args.heldout_views",
-    "2",
-    "--data.init_args.batch_size",
-    "64",
-    "--data.init_args.steps_per_epoch",
-    "2",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--model.init_args.samples",
-    "8",
-    "--model.init_args.eval_train_views",
-    "1",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
+    8,
+    *("--data.init_args.views", 4, "--data.init_args.heldout_views", 2, "--data.init_args.batch_size", 64),
+    *("--data.init_args.steps_per_epoch", 2, "--model.init_args.samples", 8, "--model.init_args.eval_train_views", 1),
+    width=16,
+    features=16,
+    steps=2,
+    quiet=True,
+)
+
+# volume.yaml's built-in sphere at 16³, a 64-wide network of depth 2 on 32 features, 60 steps: a mesh of the sphere
+TINY_SPHERE_RUN = _flags(
+    "volume.yaml",
+    16,
+    *("--data.init_args.builtin", "sphere", "--data.init_args.batch_size", 1024, "--data.init_args.steps_per_epoch", 10),
+    *("--model.init_args.encoder.init_args.sigma", 1, "--model.init_args.network.init_args.depth", 2),
+    *("--model.init_args.optimizer.init_args.lr", 0.01),
+    width=64,
+    features=32,
+    steps=60,
+    bar=False,
+)
 
 
 def _threads_per_worker() -> int | None:
@@ -113,6 +124,63 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
+def tiny_flags() -> Callable[..., list[str]]:
+    """``tiny_flags(config, resolution, *settings, width=, features=, steps=, sanity=, bar=, callbacks=, save_dir=,
+    quiet=)``: the command line of a tiny run (``_flags`` above), for the tests that tune their own."""
+    return _flags
+
+
+@pytest.fixture(scope="session")
+def tiny_sphere_args() -> Callable[..., list[str]]:
+    """``tiny_sphere_args(save_dir, *extra)``: train.py arguments of a 60-step 16³ occupancy run of the built-in
+    sphere logged under ``save_dir``."""
+
+    def args(save_dir, *extra: str) -> list[str]:
+        return [*TINY_SPHERE_RUN, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+
+    return args
+
+
+@pytest.fixture(scope="session")
+def cli_run() -> Callable[..., tuple[Any, Any]]:
+    """``cli_run(args)``: train.py's ``cli_main`` in this process -> (exit code, the CLI or None)."""
+    from inr.run.cli import cli_main
+
+    def run(args: Sequence[str]) -> tuple[Any, Any]:
+        try:
+            return 0, cli_main(list(args))
+        except SystemExit as exc:
+            return exc.code, None
+
+    return run
+
+
+@pytest.fixture
+def refusal(capsys) -> Callable[..., str]:
+    """``refusal(call, *args)``: ``call(*args)`` exits with code 2 and one ``error:`` line on stderr; -> that line."""
+
+    def refused(call: Callable[..., Any], *args: Any) -> str:
+        with pytest.raises(SystemExit) as exc:
+            call(*args)
+        assert exc.value.code == 2
+        errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, errors
+        return errors[0]
+
+    return refused
+
+
+@pytest.fixture(scope="session")
+def files_under() -> Callable[[Path], list[Path]]:
+    """``files_under(path)``: the files below ``path``, sorted (none where it does not exist)."""
+
+    def files(path: Path) -> list[Path]:
+        return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
+
+    return files
+
+
+@pytest.fixture(scope="session")
 def tiny_nerf_args() -> Callable[..., list[str]]:
     """``tiny_nerf_args(save_dir, *extra)``: train.py arguments of a 2-step 8² radiance-field run under ``save_dir``."""
 
@@ -130,6 +198,52 @@ def tiny_run_args() -> Callable[..., list[str]]:
         return [*TINY_IMAGE_RUN, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
 
     return args
+
+
+@pytest.fixture(scope="session")
+def assert_same_training_state() -> Callable[[dict, dict], None]:
+    """``assert_same_training_state(a, b)``: two loaded checkpoints bit for bit: the step, every entry of the
+    state dict and Adam's moments."""
+
+    def check(a: dict, b: dict) -> None:
+        assert a["global_step"] == b["global_step"]
+        assert a["state_dict"].keys() == b["state_dict"].keys()
+        for key, value in a["state_dict"].items():
+            assert torch.equal(value, b["state_dict"][key]), key
+        moments = lambda c: [s[m] for s in c["optimizer_states"][0]["state"].values() for m in ("exp_avg", "exp_avg_sq")]
+        assert all(torch.equal(x, y) for x, y in zip(moments(a), moments(b), strict=True))
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def write_dicom() -> Callable[..., None]:
+    """``write_dicom(path, rows, columns, frames=None, pixels=b"", instance=None, series="1.2.3", **attributes)``: one
+    CT DICOM file of int16 values (MONOCHROME2); ``pixels`` its PixelData (empty: zeros for every frame), ``frames``
+    its NumberOfFrames (None: not set), ``attributes`` any further elements (``Modality="CT"``, ...)."""
+
+    def write(path, rows, columns, frames=None, pixels=b"", instance=None, series="1.2.3", **attributes) -> None:
+        from pydicom.dataset import Dataset, FileMetaDataset
+        from pydicom.uid import CTImageStorage, ExplicitVRLittleEndian, generate_uid
+
+        meta = FileMetaDataset()
+        meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = CTImageStorage, generate_uid()
+        meta.TransferSyntaxUID = ExplicitVRLittleEndian
+        ds = Dataset()
+        ds.file_meta = meta
+        ds.SOPClassUID, ds.SOPInstanceUID, ds.SeriesInstanceUID = CTImageStorage, meta.MediaStorageSOPInstanceUID, series
+        ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = rows, columns, 1, "MONOCHROME2"
+        ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 16, 15, 1
+        for name, value in attributes.items():
+            setattr(ds, name, value)
+        if instance is not None:
+            ds.InstanceNumber = instance
+        if frames is not None:
+            ds.NumberOfFrames = frames
+        ds.PixelData = pixels or bytes(2 * rows * columns * (frames or 1))
+        ds.save_as(path, enforce_file_format=True)
+
+    return write
 
 
 @pytest.fixture(scope="session")

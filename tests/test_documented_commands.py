@@ -137,31 +137,19 @@ def test_the_fastmri_line_trains_a_2d_slice(tmp_path, capsys):
     assert "full/psnr" in capsys.readouterr().out
 
 
-TINY_RUN = [
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.steps_per_epoch",
-    "5",
-    "--model.init_args.inner_steps",
-    "5",
-    "--model.init_args.network.init_args.width",
-    "8",
-    "--trainer.max_steps",
-    "10",
-    "--trainer.enable_progress_bar",
-    "false",
-]
+# 5 steps an epoch, 5 optimizer steps per Lightning step
+INNER_STEPS = ("--data.init_args.steps_per_epoch", 5, "--model.init_args.inner_steps", 5)
 
 
 @pytest.mark.slow
-def test_the_mlflow_line_keeps_each_run_in_one_directory(tmp_path, monkeypatch):
+def test_the_mlflow_line_keeps_each_run_in_one_directory(tmp_path, monkeypatch, tiny_flags):
     """docs/usage.md's MLflow line (sqlite store, the trackers extra), shortened: the database and every file of
     a run under runs/mlflow/ (the run directory is the MLflow run's artifact directory), nothing in the working
     directory, the closing metrics and the parameters in MLflow, a second run beside the first."""
     from mlflow.tracking import MlflowClient
 
     monkeypatch.chdir(tmp_path)
-    args = [*documented("--trainer.logger MLFlowLogger"), *TINY_RUN]
+    args = [*documented("--trainer.logger MLFlowLogger"), *tiny_flags(None, 16, *INNER_STEPS, width=8, steps=10, bar=False)]
     cli = cli_main(args)
     logger = cli.trainer.logger
     run = Path(cli.trainer.checkpoint_callback.dirpath).parent

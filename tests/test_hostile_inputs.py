@@ -188,6 +188,7 @@ def hdf5_bomb(p: Path) -> None:
 
 def dicom_frames(p: Path) -> None:
     """One DICOM file declaring 2³¹ − 1 frames of 65535² int16 values and holding 16 bytes of them."""
+    # the file tests/conftest.py's write_dicom writes, written here: CASES is built at import, which no fixture reaches
     from pydicom.dataset import Dataset, FileMetaDataset
     from pydicom.uid import CTImageStorage, ExplicitVRLittleEndian, generate_uid
 

@@ -19,20 +19,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("inr", "configs", "data", "setup.py", "pyproject.toml", "README.md")
-TINY = [
-    "--config",
-    "image.yaml",
-    "--trainer.max_steps",
-    "2",
-    "--data.init_args.resolution",
-    "16",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.enable_progress_bar",
-    "false",
-]
 
 
 def _copy_sources(target: Path, run_name: str) -> Path:
@@ -153,7 +139,7 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-def test_the_wheel_ships_configs_and_data_and_its_commands_run_from_an_empty_directory(wheel, tmp_path):
+def test_the_wheel_ships_configs_and_data_and_its_commands_run_from_an_empty_directory(wheel, tmp_path, tiny_flags):
     import zipfile
 
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -168,7 +154,8 @@ def test_the_wheel_ships_configs_and_data_and_its_commands_run_from_an_empty_dir
     _pip(env, "install", str(wheel))
     empty = tmp_path / "empty"
     empty.mkdir()
-    train = _start(env, [str(env / "bin" / "inr-train"), *TINY], empty)
+    tiny = tiny_flags("image.yaml", 16, width=16, features=16, steps=2, bar=False)  # 2 steps at 16², a 16-wide network
+    train = _start(env, [str(env / "bin" / "inr-train"), *tiny], empty)
     scripts = {name: str(env / "bin" / name) for name in ("inr-mesh", "inr-compare")}
     helps = _start(env, [str(env / "bin" / "python"), "-c", HELP_OF_EACH_SCRIPT, *scripts.values()], empty)
 

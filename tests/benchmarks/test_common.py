@@ -14,15 +14,12 @@ import pytest
 import torch
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-# a 16² image, a 16-wide network: a few steps take well under a second
-TINY = [
-    "--data.init_args.resolution",
-    "16",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-]
+
+
+@pytest.fixture
+def tiny(tiny_flags):
+    """A 16² image, a 16-wide network on 16 features: a few steps take well under a second."""
+    return tiny_flags(None, 16, width=16, features=16)
 
 
 @pytest.fixture
@@ -41,14 +38,14 @@ def test_examples_in_common_hold(common):
     assert result.attempted >= 4 and result.failed == 0
 
 
-def test_hand_step_trains_as_the_framework_on_a_full_batch(common):
+def test_hand_step_trains_as_the_framework_on_a_full_batch(common, tiny):
     """Both built from image.yaml (seed 0, so the same initial weights), 5 full-batch Adam steps each: the
     framework's ``Trainer.fit`` and ``HandStep``. The same loss on the same batch through the same optimizer
     gives the same weights, to float32 rounding."""
     from inr.methods.training import quiet_trainer
 
-    model, dm, _ = common.instantiate("image.yaml", TINY)
-    hand_model, hand_dm, _ = common.instantiate("image.yaml", TINY)
+    model, dm, _ = common.instantiate("image.yaml", tiny)
+    hand_model, hand_dm, _ = common.instantiate("image.yaml", tiny)
     assert dm.batch_size is None  # the full batch this test is about
     initial = [p.detach().clone() for p in model.network.parameters()]
     assert all(torch.equal(a, b) for a, b in zip(initial, hand_model.network.parameters()))
@@ -62,8 +59,8 @@ def test_hand_step_trains_as_the_framework_on_a_full_batch(common):
         torch.testing.assert_close(hand_after, after, rtol=1e-5, atol=1e-6)
 
 
-def test_hand_step_encoding_every_step_is_the_same_loss(common):
-    model, dm, _ = common.instantiate("image.yaml", TINY)
+def test_hand_step_encoding_every_step_is_the_same_loss(common, tiny):
+    model, dm, _ = common.instantiate("image.yaml", tiny)
     cached, every = common.HandStep(model, dm), common.HandStep(model, dm, encode_every_step=True)
     assert every.fixed is None
     torch.testing.assert_close(every.loss(), cached.loss(), rtol=1e-6, atol=0)
@@ -91,10 +88,10 @@ def test_step_clock_drains_every_stamp_or_the_window_ends(common, per_step, drai
 
 
 @pytest.mark.slow
-def test_interleaved_probe_joins_a_run_from_its_command_line(common, tmp_path):
+def test_interleaved_probe_joins_a_run_from_its_command_line(common, tmp_path, tiny):
     out = tmp_path / "interleaved.json"
     option = common.interleaved_callback_argument(str(out), every=5, burst=2)
-    extra = [*TINY, "--model.init_args.inner_steps", "1", "--trainer.callbacks", "null", option]
+    extra = [*tiny, "--model.init_args.inner_steps", "1", "--trainer.callbacks", "null", option]
     cli = common.run_command("image.yaml", 12, extra, str(tmp_path))
     (probe,) = [cb for cb in cli.trainer.callbacks if type(cb).__name__ == "InterleavedHandLoop"]
     assert len(probe.hand_steps) == 1  # one burst, after step 10 (every 5th from the 10th on, 12 steps)

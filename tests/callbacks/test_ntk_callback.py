@@ -1,7 +1,6 @@
 """NTKCallback in tiny real Trainers: tags in the event file, the loss prediction under SGD, eval mode,
 a resumed run keeping K₀, and configuration from YAML."""
 
-import textwrap
 from functools import partial
 
 import lightning as L
@@ -15,7 +14,6 @@ from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
 from inr.ntk import empirical_ntk
-from inr.run.cli import cli_main
 from inr.tasks import ImageFitting
 
 
@@ -94,33 +92,9 @@ def test_resumed_run_keeps_its_reference_kernel(tmp_path, tiny_trainer):
     assert second.last["ntk/drift"] > first.last["ntk/drift"] > 0.0
 
 
-def test_configurable_from_yaml(tmp_path):
-    overlay = tmp_path / "ntk.yaml"
-    overlay.write_text(
-        textwrap.dedent(f"""\
-        trainer:
-          logger:
-            class_path: lightning.pytorch.loggers.TensorBoardLogger
-            init_args: {{save_dir: {tmp_path}, name: yaml}}
-          callbacks:
-            - class_path: inr.callbacks.NTKCallback
-              init_args: {{every_n_epochs: 1, num_probes: 24, method: structured, slice_resolution: 8}}
-        """)
-    )
-    args = [
-        "--config",
-        "image.yaml",
-        "--config",
-        str(overlay),
-        "--data.init_args.resolution",
-        "16",
-        "--trainer.max_steps",
-        "10",
-        "--model.init_args.network.init_args.width",
-        "16",
-    ]
-    cli = cli_main(args)
-    cb = [c for c in cli.trainer.callbacks if isinstance(c, NTKCallback)][0]
+def test_configurable_from_yaml(configured_from_yaml):
+    probes = "{every_n_epochs: 1, num_probes: 24, method: structured, slice_resolution: 8}"
+    cb, _ = configured_from_yaml("ntk.yaml", NTKCallback, probes, steps=10, width=16)
     assert cb.num_probes == 24 and cb.k0.shape == (24, 24, 3, 3) and "ntk/drift" in cb.last
 
 

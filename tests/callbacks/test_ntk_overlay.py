@@ -6,27 +6,14 @@ import pytest
 from inr.callbacks import ImageLogger, MonitoringBudget, NTKCallback, SpectralBiasCallback
 from inr.run.cli import cli_main
 
-TINY = [
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.steps_per_epoch",
-    "5",
-    "--model.init_args.inner_steps",
-    "5",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "10",
-    "--trainer.enable_progress_bar",
-    "false",
-]
+# 16², 5 steps an epoch, 5 optimizer steps per Lightning step
+INNER_STEPS = ("--data.init_args.steps_per_epoch", 5, "--model.init_args.inner_steps", 5)
 
 
 @pytest.mark.slow
-def test_the_overlay_keeps_the_base_configs_callbacks_and_counts_every_inner_step(tmp_path):
-    args = ["--config", "image.yaml", "--config", "ntk.yaml", *TINY, "--trainer.logger.init_args.save_dir", str(tmp_path)]
+def test_the_overlay_keeps_the_base_configs_callbacks_and_counts_every_inner_step(tmp_path, tiny_flags):
+    configs = ("image.yaml", "ntk.yaml")
+    args = tiny_flags(configs, 16, *INNER_STEPS, width=16, features=16, steps=10, bar=False, save_dir=tmp_path)
     cli = cli_main(args)
     kinds = [type(c) for c in cli.trainer.callbacks]
     for kind in (MonitoringBudget, ImageLogger, SpectralBiasCallback, NTKCallback):

@@ -4,7 +4,6 @@ second forward pass, train mode restored, memory skip, and the error falling wit
 import os
 import subprocess
 import sys
-import textwrap
 from functools import partial
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from inr.callbacks import SpectralBiasCallback
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
 from inr.networks import MLP
-from inr.run.cli import cli_main
 from inr.spectral import band_relative_error, dc_relative_error, spectral_summary
 from inr.tasks import ImageFitting
 
@@ -158,33 +156,9 @@ def test_resumed_run_continues_the_history(tmp_path, tiny_trainer):
 
 
 @pytest.mark.slow
-def test_configurable_from_yaml(tmp_path):
-    overlay = tmp_path / "spectral.yaml"
-    overlay.write_text(
-        textwrap.dedent(f"""\
-        trainer:
-          logger:
-            class_path: lightning.pytorch.loggers.TensorBoardLogger
-            init_args: {{save_dir: {tmp_path}, name: yaml}}
-          callbacks:
-            - class_path: inr.callbacks.SpectralBiasCallback
-              init_args: {{num_bands: 6, spacing: log, figure_every_n_epochs: 0}}
-        """)
-    )
-    args = [
-        "--config",
-        "image.yaml",
-        "--config",
-        str(overlay),
-        "--data.init_args.resolution",
-        "16",
-        "--trainer.max_steps",
-        "20",
-        "--model.init_args.network.init_args.width",
-        "32",
-    ]
-    cli = cli_main(args)
-    cb = [c for c in cli.trainer.callbacks if isinstance(c, SpectralBiasCallback)][0]
+def test_configurable_from_yaml(configured_from_yaml):
+    bands = "{num_bands: 6, spacing: log, figure_every_n_epochs: 0}"
+    cb, cli = configured_from_yaml("spectral.yaml", SpectralBiasCallback, bands, steps=20, width=32)
     assert cb.spacing == "log" and len(cb.history["edges"]) == 7
     assert os.path.isfile(os.path.join(cli.trainer.log_dir, "spectral_history.npz"))
 

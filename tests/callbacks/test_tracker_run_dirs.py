@@ -10,20 +10,8 @@ import pytest
 
 from inr.run.cli import cli_main
 
-TINY = [
-    "--config",
-    "image.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.steps_per_epoch",
-    "5",
-    "--model.init_args.network.init_args.width",
-    "8",
-    "--trainer.max_steps",
-    "10",
-    "--trainer.enable_progress_bar",
-    "false",
-]
+# image.yaml at 16², 5 steps an epoch, an 8-wide network, 10 steps
+TINY = ("image.yaml", 16, "--data.init_args.steps_per_epoch", 5)
 LOGGERS = {
     "wandb": ["--trainer.logger", "WandbLogger", "--trainer.logger.project", "inr", "--trainer.logger.offline", "true"],
     "mlflow": ["--trainer.logger", "MLFlowLogger", "--trainer.logger.experiment_name", "inr"],
@@ -36,13 +24,18 @@ def files(root: Path) -> dict[str, float]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tracker", list(LOGGERS))
-def test_one_run_directory_per_run(tracker, tmp_path, monkeypatch):
+def test_one_run_directory_per_run(tracker, tmp_path, monkeypatch, tiny_flags):
     pytest.importorskip({"wandb": "wandb", "mlflow": "mlflow"}[tracker])
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    args = [*TINY, *LOGGERS[tracker], "--trainer.logger.save_dir", str(tmp_path / "runs")]
+    args = [
+        *tiny_flags(*TINY, width=8, steps=10, bar=False),
+        *LOGGERS[tracker],
+        "--trainer.logger.save_dir",
+        str(tmp_path / "runs"),
+    ]
     first = cli_main(args)
     run = Path(first.trainer.checkpoint_callback.dirpath).parent
     assert run.parent.parent == tmp_path / "runs"  # save_dir/<project or experiment>/<run id>

@@ -15,8 +15,6 @@ import h5py
 import nibabel as nib
 import numpy as np
 import pytest
-from pydicom.dataset import Dataset, FileMetaDataset
-from pydicom.uid import CTImageStorage, ExplicitVRLittleEndian, generate_uid
 
 import inr.errors
 from inr.data.cameras import MAX_CAMERA_PATH_POSES, read_camera_path
@@ -88,34 +86,18 @@ def test_a_compressed_hdf5_dataset_is_refused_before_it_is_read(tmp_path, little
     assert message.startswith(f"{path}: dataset 'kspace' of 4×2×128×128 complex64 (its header) needs an estimated")
 
 
-def _dicom(path, rows, columns, frames=None, pixels=b"", instance=1):
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = CTImageStorage, generate_uid()
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID, ds.SOPInstanceUID, ds.SeriesInstanceUID = CTImageStorage, meta.MediaStorageSOPInstanceUID, "1.2.3"
-    ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = rows, columns, 1, "MONOCHROME2"
-    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 16, 15, 1
-    ds.InstanceNumber = instance
-    if frames is not None:
-        ds.NumberOfFrames = frames
-    ds.PixelData = pixels or bytes(2 * rows * columns * (frames or 1))
-    ds.save_as(path, enforce_file_format=True)
-
-
-def test_a_dicom_series_is_sized_from_its_headers_before_its_pixels_are_decoded(tmp_path, little_memory):
+def test_a_dicom_series_is_sized_from_its_headers_before_its_pixels_are_decoded(tmp_path, little_memory, write_dicom):
     folder = tmp_path / "series"
     folder.mkdir()
     for k in range(3):
-        _dicom(folder / f"s{k}.dcm", 256, 256, frames=4, instance=k + 1)  # 3 × 4 frames of 256² int16: 1.5 MiB stored
+        write_dicom(folder / f"s{k}.dcm", 256, 256, frames=4, instance=k + 1)  # 3 × 4 frames of 256² int16: 1.5 MiB stored
     message = refused_within(lambda: read_scan(folder), MiB // 2)
     assert message.startswith(f"{folder}: a DICOM series of 12×256×256 values of 2 bytes (its headers) needs an estimated")
 
 
-def test_a_dicom_header_declaring_frames_it_does_not_hold_is_refused_before_decoding(tmp_path):
+def test_a_dicom_header_declaring_frames_it_does_not_hold_is_refused_before_decoding(tmp_path, write_dicom):
     path = tmp_path / "one.dcm"
-    _dicom(path, 65535, 65535, frames=2**31 - 1, pixels=b"\0\0" * 8)  # 9·10¹⁸ bytes declared, 16 held
+    write_dicom(path, 65535, 65535, frames=2**31 - 1, pixels=b"\0\0" * 8, instance=1)  # 9·10¹⁸ bytes declared, 16 held
     message = refused_within(lambda: read_scan(path), 16 * MiB)
     assert message.startswith(f"{path}: a DICOM series of 2147483647×65535×65535 values of 2 bytes (its headers)")
 

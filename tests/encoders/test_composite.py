@@ -55,7 +55,7 @@ def test_bad_layouts_are_refused_with_the_part_named():
 
 
 @pytest.mark.slow
-def test_configured_from_yaml(tmp_path, capsys):
+def test_configured_from_yaml(tmp_path, capsys, tiny_flags):
     # a list of {encoder, dims} in YAML: NeRF on y, a hash grid on x, through the real command line
     overlay = tmp_path / "composite.yaml"
     overlay.write_text(
@@ -63,28 +63,8 @@ def test_configured_from_yaml(tmp_path, capsys):
         "          - encoder: {class_path: inr.encoders.NeRFEncoding, init_args: {in_dim: 1, num_frequencies: 3}}\n            dims: [0]\n"
         "          - encoder: {class_path: inr.encoders.HashGridEncoding, init_args: {in_dim: 1, n_levels: 2, log2_hashmap_size: 6}}\n            dims: [1]\n"
     )
-    cli = cli_main(
-        [
-            "--config",
-            "image.yaml",
-            "--config",
-            str(overlay),
-            "--data.init_args.resolution",
-            "16",
-            "--model.init_args.network.init_args.width",
-            "16",
-            "--trainer.max_steps",
-            "2",
-            "--trainer.enable_progress_bar",
-            "false",
-            "--trainer.callbacks",
-            "[]",
-            "--trainer.logger.init_args.save_dir",
-            str(tmp_path),
-            "--trainer.default_root_dir",
-            str(tmp_path),
-        ]
-    )
+    small = tiny_flags(("image.yaml", overlay), 16, width=16, steps=2, bar=False, callbacks="[]", save_dir=tmp_path)
+    cli = cli_main([*small, "--trainer.default_root_dir", str(tmp_path)])
     enc = cli.model.encoder
     assert isinstance(enc, CompositeEncoding) and enc.dims == [[0], [1]] and enc.out_dim == 7 + 4
     assert isinstance(enc.encoders[1], HashGridEncoding) and "steps 2" in capsys.readouterr().out

@@ -2,7 +2,6 @@
 
 import math
 
-import lightning as L
 import numpy as np
 import pytest
 import torch
@@ -70,21 +69,14 @@ def test_feature_norm_is_constant():
     torch.testing.assert_close(norms, torch.full((100,), 64.0), atol=1e-3, rtol=0)
 
 
-def test_gaussian_b_survives_checkpoint_round_trip(tmp_path):
+def test_gaussian_b_survives_checkpoint_round_trip(tmp_path, quiet_trainer):
     from inr.data import ImageDataModule
 
     def enc(seed):
         return GaussianEncoding(in_dim=2, num_features=16, sigma=10.0, seed=seed)
 
     model = ImageFitting(encoder=enc(7), out_channels=3)
-    trainer = L.Trainer(
-        max_steps=2,
-        logger=False,
-        default_root_dir=tmp_path,
-        enable_progress_bar=False,
-        limit_val_batches=0,
-        enable_model_summary=False,
-    )
+    trainer = quiet_trainer(2, default_root_dir=tmp_path, enable_checkpointing=True)  # its checkpoint under tmp_path
     trainer.fit(model, datamodule=ImageDataModule(resolution=16, steps_per_epoch=2))
     path = next((tmp_path / "checkpoints").glob("*.ckpt"))
     # rebuilt with a differently seeded encoder, the checkpoint restores the trained B

@@ -193,31 +193,12 @@ def test_gradcheck_table_and_coordinates(d):
     assert 0 < touched <= 6 * 3 * 2**d
 
 
-def test_cli_runs_hashgrid_config(tmp_path, capsys):
-    cli_main(
-        [
-            "--config",
-            "image.yaml",
-            "--config",
-            "methods/hashgrid.yaml",
-            "--data.init_args.resolution",
-            "16",
-            "--model.init_args.encoder.init_args.finest_resolution",
-            "16",
-            "--model.init_args.encoder.init_args.n_levels",
-            "4",
-            "--model.init_args.encoder.init_args.log2_hashmap_size",
-            "8",
-            "--trainer.max_steps",
-            "3",
-            "--trainer.enable_progress_bar",
-            "false",
-            "--trainer.logger.init_args.save_dir",
-            str(tmp_path),
-            "--trainer.default_root_dir",
-            str(tmp_path),
-        ]
-    )
+def test_cli_runs_hashgrid_config(tmp_path, capsys, tiny_flags):
+    configs = ("image.yaml", "methods/hashgrid.yaml")
+    encoder = "--model.init_args.encoder.init_args."
+    grid = (encoder + "finest_resolution", 16, encoder + "n_levels", 4, encoder + "log2_hashmap_size", 8)
+    small = tiny_flags(configs, 16, *grid, steps=3, bar=False, save_dir=tmp_path)
+    cli_main([*small, "--trainer.default_root_dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert "summary:" in out and "steps 3" in out
     assert list(Path(tmp_path).glob("image_hashgrid/version_0/config.yaml"))

@@ -75,39 +75,8 @@ def test_bad_mesh_requests_are_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys, monkeypatch):
-    cli_main(
-        [
-            "--config",
-            "volume.yaml",
-            "--data.init_args.builtin",
-            "sphere",
-            "--data.init_args.resolution",
-            "16",
-            "--data.init_args.batch_size",
-            "1024",
-            "--data.init_args.steps_per_epoch",
-            "10",
-            "--model.init_args.encoder.init_args.num_features",
-            "32",
-            "--model.init_args.encoder.init_args.sigma",
-            "1",
-            "--model.init_args.network.init_args.width",
-            "64",
-            "--model.init_args.network.init_args.depth",
-            "2",
-            "--model.init_args.optimizer.init_args.lr",
-            "0.01",
-            "--trainer.max_steps",
-            "60",
-            "--trainer.enable_progress_bar",
-            "false",
-            "--trainer.callbacks",
-            "null",
-            "--trainer.logger.init_args.save_dir",
-            str(tmp_path),
-        ]
-    )
+def test_command_meshes_a_checkpoint_of_a_tiny_run(tmp_path, capsys, monkeypatch, tiny_sphere_args):
+    cli_main(tiny_sphere_args(tmp_path, "--trainer.callbacks", "null"))
     ckpt = tmp_path / "volume/version_0/checkpoints/last.ckpt"
     from inr.io import progress
 

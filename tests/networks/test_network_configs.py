@@ -12,29 +12,10 @@ NETWORKS = {"wire": "WIRE", "gauss": "GaussMLP", "finer": "FINER", "bacon": "BAC
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(NETWORKS))
-def test_config_trains_through_the_cli(tmp_path, capsys, name):
-    cli = cli_main(
-        [
-            "--config",
-            "image.yaml",
-            "--config",
-            f"methods/{name}.yaml",
-            "--data.init_args.resolution",
-            "16",
-            "--model.init_args.network.init_args.width",
-            "16",
-            "--trainer.max_steps",
-            "20",
-            "--trainer.log_every_n_steps",
-            "1",
-            "--trainer.enable_progress_bar",
-            "false",
-            "--trainer.logger.init_args.save_dir",
-            str(tmp_path),
-            "--trainer.default_root_dir",
-            str(tmp_path),
-        ]
-    )
+def test_config_trains_through_the_cli(tmp_path, capsys, name, tiny_flags):
+    configs, log_every_step = ("image.yaml", f"methods/{name}.yaml"), ("--trainer.log_every_n_steps", 1)
+    small = tiny_flags(configs, 16, *log_every_step, width=16, steps=20, bar=False, save_dir=tmp_path)
+    cli = cli_main([*small, "--trainer.default_root_dir", str(tmp_path)])
     assert type(cli.model.network).__name__ == NETWORKS[name]
     out = capsys.readouterr().out
     assert "summary:" in out and "steps 20" in out

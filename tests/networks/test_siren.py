@@ -102,26 +102,10 @@ def test_trainable_omega_is_opt_in_and_learns():
 
 
 @pytest.mark.slow
-def test_cli_runs_siren_config(tmp_path, capsys):
+def test_cli_runs_siren_config(tmp_path, capsys, tiny_flags):
+    configs = ("image.yaml", "methods/siren.yaml")
     cli_main(
-        [
-            "--config",
-            "image.yaml",
-            "--config",
-            "methods/siren.yaml",
-            "--data.init_args.resolution",
-            "16",
-            "--model.init_args.network.init_args.width",
-            "16",
-            "--trainer.max_steps",
-            "3",
-            "--trainer.enable_progress_bar",
-            "false",
-            "--trainer.logger.init_args.save_dir",
-            str(tmp_path),
-            "--trainer.default_root_dir",
-            str(tmp_path),
-        ]
+        [*tiny_flags(configs, 16, width=16, steps=3, bar=False, save_dir=tmp_path), "--trainer.default_root_dir", str(tmp_path)]
     )
     out = capsys.readouterr().out
     assert "summary:" in out and "steps 3" in out

@@ -12,24 +12,14 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from inr.run.cli import cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = [
-    "--config",
-    "image.yaml",
-    "--data.init_args.resolution",
-    "32",
-    "--model.init_args.network.init_args.width",
-    "32",
-    "--model.init_args.encoder.init_args.num_features",
-    "32",
-    "--trainer.max_steps",
-    "20",
-    "--trainer.check_val_every_n_epoch",
-    "1",
-    "--trainer.log_every_n_steps",
-    "5",  # image.yaml logs every 50: a 20-step run needs a finer cadence for a training curve
-    "--trainer.enable_progress_bar",
-    "false",
-]
+# image.yaml at 32², a 32-wide network on 32 features, 20 steps, validating every epoch; image.yaml logs every 50
+# steps: a 20-step run needs a finer cadence for a training curve
+TINY = ("image.yaml", 32, "--trainer.check_val_every_n_epoch", 1, "--trainer.log_every_n_steps", 5)
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_flags):
+    return tiny_flags(*TINY, width=32, features=32, steps=20, bar=False)
 
 
 def run_train(args, cwd=ROOT, timeout=300):
@@ -39,8 +29,8 @@ def run_train(args, cwd=ROOT, timeout=300):
 
 
 @pytest.mark.slow
-def test_tiny_training_logs_scalars_images_and_summary(tmp_path):
-    proc = run_train(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path)])
+def test_tiny_training_logs_scalars_images_and_summary(tmp_path, tiny):
+    proc = run_train(tiny + ["--trainer.logger.init_args.save_dir", str(tmp_path)])
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = [line for line in proc.stdout.splitlines() if line.startswith("summary:")]
     assert len(summary) == 1 and "test/psnr" in summary[0] and "train/psnr" in summary[0]
@@ -85,13 +75,13 @@ def _bad_input_files(tmp_path):
 
 
 @pytest.mark.parametrize("name", list(BAD_INPUTS))
-def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, name):
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, name, tiny):
     """Each bad input through ``cli_main`` (in process: the same code path as train.py, without start-up)."""
     args, expected = BAD_INPUTS[name]
     args = [a.format(**_bad_input_files(tmp_path)) for a in args]
     out = tmp_path / "runs"
     with pytest.raises(SystemExit) as exit_info:
-        cli_main([*TINY, "--trainer.logger.init_args.save_dir", str(out), *args])
+        cli_main([*tiny, "--trainer.logger.init_args.save_dir", str(out), *args])
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert exit_info.value.code == 2
     assert len(errors) == 1 and expected in errors[0], errors
@@ -99,14 +89,14 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, name):
 
 
 @pytest.mark.slow
-def test_bad_input_through_the_real_script(tmp_path):
+def test_bad_input_through_the_real_script(tmp_path, tiny):
     """Two bad inputs as real subprocesses: one line on stderr, no traceback, exit 2."""
     procs = []
     for name in ("missing file", "unknown encoder"):
         cmd = [
             sys.executable,
             str(ROOT / "train.py"),
-            *TINY,
+            *tiny,
             "--trainer.logger.init_args.save_dir",
             str(tmp_path),
             *BAD_INPUTS[name][0],

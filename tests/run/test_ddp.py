@@ -101,7 +101,7 @@ def _stopped_copy(run: Path, step: int, save_dir: Path) -> Path:
     return copy
 
 
-def _assert_resumed_exactly(straight: Path, resumed: Path, output: str, step: int) -> None:
+def _assert_resumed_exactly(straight: Path, resumed: Path, output: str, step: int, same) -> None:
     """The resumed run restored the step-``step`` checkpoint in place and ended with the uninterrupted run's
     parameters and Adam moments, bit for bit: both ranks draw the same batches in both runs, each gradient
     element is the mean of two ranks' values (a sum of two floats: the same whichever comes first), and
@@ -109,14 +109,7 @@ def _assert_resumed_exactly(straight: Path, resumed: Path, output: str, step: in
     (restored,) = (resumed / "checkpoints").glob(f"*-step={step}.ckpt")
     assert f"Restoring states from the checkpoint path at {restored}" in output
     assert (resumed / "config.resume-1.yaml").is_file()  # recorded on rank 0 once the checkpoint had loaded
-    a = torch.load(straight / "checkpoints" / "last.ckpt", weights_only=True)
-    b = torch.load(resumed / "checkpoints" / "last.ckpt", weights_only=True)
-    assert a["global_step"] == b["global_step"]
-    assert a["state_dict"].keys() == b["state_dict"].keys()
-    for key, value in a["state_dict"].items():
-        assert torch.equal(value, b["state_dict"][key]), key
-    moments = lambda ckpt: [s[m] for s in ckpt["optimizer_states"][0]["state"].values() for m in ("exp_avg", "exp_avg_sq")]
-    assert all(torch.equal(x, y) for x, y in zip(moments(a), moments(b), strict=True))
+    same(*(torch.load(run / "checkpoints" / "last.ckpt", weights_only=True) for run in (straight, resumed)))
 
 
 def _max_difference(a: dict, b: dict) -> float:
@@ -160,7 +153,9 @@ def _single_process_validation(args: list[str], state: dict, root: Path) -> dict
 
 
 @pytest.mark.slow
-def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exactly(tmp_path, tiny_run_args):
+def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exactly(
+    tmp_path, tiny_run_args, assert_same_training_state
+):
     # sharded full batch, 30² every_other: 225 training and 225 held-out points, shared 113 / 112: unequal
     # shares, weighted; random batches: each rank draws its own 16 of the 64 training points of the tiny run
     # per step (seeded by seed, epoch and rank), 5 steps an epoch, 10 steps. The two 2-process runs and the
@@ -214,9 +209,9 @@ def test_sharded_full_batch_trains_as_one_process_and_both_batchings_resume_exac
     assert abs(logs_two["val/psnr"][-1][1] - single["val/psnr"]) <= 1e-4  # dB; float32 sums in another order
     assert abs(logs_two["val/ssim"][-1][1] - single["val/ssim"]) <= 1e-5  # SSIM of the gathered held-out grid
 
-    _assert_resumed_exactly(two, full_stopped, "".join(full_resume.finish()), 15)
-    _assert_resumed_exactly(random_run, random_stopped, "".join(random_resume.finish()), 8)
-    _assert_resumed_exactly(grouped_run, grouped_stopped, "".join(grouped_resume.finish()), 15)
+    _assert_resumed_exactly(two, full_stopped, "".join(full_resume.finish()), 15, assert_same_training_state)
+    _assert_resumed_exactly(random_run, random_stopped, "".join(random_resume.finish()), 8, assert_same_training_state)
+    _assert_resumed_exactly(grouped_run, grouped_stopped, "".join(grouped_resume.finish()), 15, assert_same_training_state)
     for resumed in (full_stopped, random_stopped, grouped_stopped):
         assert [p.name for p in resumed.parent.iterdir()] == ["version_0"]  # continued in place
 

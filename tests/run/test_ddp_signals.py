@@ -31,37 +31,19 @@ EVERY_EPOCH = ["--checkpoint.every_n_epochs", "1"]  # a checkpoint at every epoc
 STOP_BOUND = 60  # seconds from the signal to the exit of every rank; a step here takes milliseconds
 
 
-def tiny(save_dir: Path, *extra: str) -> list[str]:
-    """A 16² image run on random batches of 16 points, 5 steps an epoch, no callbacks but the checkpoints."""
-    return [
-        "--config",
-        "image.yaml",
-        "--data.init_args.resolution",
-        "16",
-        "--data.init_args.batch_size",
-        "16",
-        "--data.init_args.steps_per_epoch",
-        "5",
-        "--model.init_args.network.init_args.width",
-        "16",
-        "--model.init_args.encoder.init_args.num_features",
-        "16",
-        "--trainer.num_sanity_val_steps",
-        "0",
-        "--trainer.enable_progress_bar",
-        "false",
-        "--trainer.callbacks",
-        "null",
-        "--trainer.logger.init_args.save_dir",
-        str(save_dir),
-        *extra,
-    ]
+@pytest.fixture(scope="module")
+def tiny(tiny_flags):
+    """``tiny(save_dir, *extra)``: a 16² image run on random batches of 16 points, 5 steps an epoch, no callbacks
+    but the checkpoints."""
+    batches = ("--data.init_args.batch_size", 16, "--data.init_args.steps_per_epoch", 5)
+    run = tiny_flags("image.yaml", 16, *batches, width=16, features=16, quiet=True)
+    return lambda save_dir, *extra: [*run, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
 
 
 class Launch:
     """``train.py`` on 2 processes in a process group of its own, training until stopped."""
 
-    def __init__(self, tmp_path: Path, name: str) -> None:
+    def __init__(self, tmp_path: Path, name: str, tiny) -> None:
         self.save_dir, self.err = tmp_path / name, tmp_path / f"{name}.err"
         self.run = self.save_dir / "image" / "version_0"
         with open(self.err, "w") as err:  # a file, not a pipe: nothing blocks on a full pipe
@@ -108,8 +90,8 @@ class Launch:
 
 
 @pytest.mark.slow
-def test_sigterm_to_the_launcher_stops_every_rank_after_one_step_with_one_checkpoint(tmp_path):
-    launch = Launch(tmp_path, "kill")
+def test_sigterm_to_the_launcher_stops_every_rank_after_one_step_with_one_checkpoint(tmp_path, tiny):
+    launch = Launch(tmp_path, "kill", tiny)
     launch.wait_for_training()
     seconds = launch.stop(signal.SIGTERM, group=False)  # kill <pid>: rank 0 alone receives it
     stderr = launch.err.read_text()

@@ -8,7 +8,6 @@ import signal
 from pathlib import Path
 
 import pytest
-import torch
 
 import inr.tasks.base as base
 from inr.run.checkpoints import read_checkpoint
@@ -30,14 +29,6 @@ def last(save_dir: Path) -> dict:
     return read_checkpoint(save_dir / "image" / "version_0" / "checkpoints" / "last.ckpt")
 
 
-def assert_same(a: dict, b: dict) -> None:
-    assert a["global_step"] == b["global_step"]
-    for key, value in a["state_dict"].items():
-        assert torch.equal(value, b["state_dict"][key]), key
-    moments = lambda ckpt: [s[m] for s in ckpt["optimizer_states"][0]["state"].values() for m in ("exp_avg", "exp_avg_sq")]
-    assert all(torch.equal(x, y) for x, y in zip(moments(a), moments(b), strict=True))
-
-
 def stopped_after(run_dir: Path, step: int, save_dir: Path) -> Path:
     """``run_dir`` as it stood when killed right after its step-``step`` checkpoint (later ones and last.ckpt
     removed, modification times kept: that checkpoint is the newest ``--ckpt_path last`` finds)."""
@@ -51,7 +42,9 @@ def stopped_after(run_dir: Path, step: int, save_dir: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("batch_size", ["16", "null"], ids=["random batches", "full batch"])
-def test_resumes_from_between_the_inner_steps_and_from_a_group_end_are_bitwise_equal(tmp_path, tiny_run_args, batch_size):
+def test_resumes_from_between_the_inner_steps_and_from_a_group_end_are_bitwise_equal(
+    tmp_path, tiny_run_args, batch_size, assert_same_training_state
+):
     args = lambda save_dir, *extra: tiny_run_args(
         save_dir, "--data.init_args.batch_size", batch_size, "--trainer.max_steps", "12", *K, *extra
     )
@@ -63,11 +56,11 @@ def test_resumes_from_between_the_inner_steps_and_from_a_group_end_are_bitwise_e
         save_dir = tmp_path / f"from_{step}"
         stopped_after(straight, step, save_dir)
         assert run(args(save_dir, "--ckpt_path", "last")) == 0
-        assert_same(last(tmp_path / "straight"), last(save_dir))
+        assert_same_training_state(last(tmp_path / "straight"), last(save_dir))
 
 
 @pytest.mark.slow
-def test_a_group_cut_by_max_steps_and_a_change_of_k_resume_exactly(tmp_path, tiny_run_args):
+def test_a_group_cut_by_max_steps_and_a_change_of_k_resume_exactly(tmp_path, tiny_run_args, assert_same_training_state):
     args = lambda save_dir, steps, *extra: tiny_run_args(
         save_dir, "--data.init_args.batch_size", "16", "--trainer.max_steps", str(steps), *extra
     )
@@ -77,15 +70,15 @@ def test_a_group_cut_by_max_steps_and_a_change_of_k_resume_exactly(tmp_path, tin
         assert run(args(tmp_path / name, 6, *K)) == 0
         assert last(tmp_path / name)["global_step"] == 6
         assert run(args(tmp_path / name, 12, *resumed_k, "--ckpt_path", "last")) == 0
-        assert_same(last(tmp_path / "straight"), last(tmp_path / name))
+        assert_same_training_state(last(tmp_path / "straight"), last(tmp_path / name))
     # K = 1 stopped at step 6, resumed with K = 4
     assert run(args(tmp_path / "one_to_k", 6)) == 0
     assert run(args(tmp_path / "one_to_k", 12, *K, "--ckpt_path", "last")) == 0
-    assert_same(last(tmp_path / "straight"), last(tmp_path / "one_to_k"))
+    assert_same_training_state(last(tmp_path / "straight"), last(tmp_path / "one_to_k"))
 
 
 @pytest.mark.slow
-def test_a_cut_group_that_was_its_epochs_last_batch_resumes_in_that_epoch(tmp_path, tiny_run_args):
+def test_a_cut_group_that_was_its_epochs_last_batch_resumes_in_that_epoch(tmp_path, tiny_run_args, assert_same_training_state):
     """K = 10 on epochs of 5 steps: each epoch is one group, so the group max_steps 8 cuts short is the epoch's last
     Lightning batch; the resumed run trains that epoch's two remaining steps before the next epoch's (and validates
     at that epoch's end, every 2nd epoch)."""
@@ -96,12 +89,14 @@ def test_a_cut_group_that_was_its_epochs_last_batch_resumes_in_that_epoch(tmp_pa
     assert run(args(tmp_path / "straight", 12)) == 0
     assert run(args(tmp_path / "resumed", 8)) == 0
     assert run(args(tmp_path / "resumed", 12, "--ckpt_path", "last")) == 0
-    assert_same(last(tmp_path / "straight"), last(tmp_path / "resumed"))
+    assert_same_training_state(last(tmp_path / "straight"), last(tmp_path / "resumed"))
     assert last(tmp_path / "resumed")["epoch"] == last(tmp_path / "straight")["epoch"] == 2
 
 
 @pytest.mark.slow
-def test_a_sigterm_between_inner_steps_saves_there_and_resumes_exactly(tmp_path, tiny_run_args, monkeypatch, capsys):
+def test_a_sigterm_between_inner_steps_saves_there_and_resumes_exactly(
+    tmp_path, tiny_run_args, monkeypatch, capsys, assert_same_training_state
+):
     args = lambda save_dir, *extra: tiny_run_args(save_dir, "--data.init_args.batch_size", "16", *K, *extra)
     assert run(args(tmp_path / "straight")) == 0
     original = base.INRModule.step_loss
@@ -119,4 +114,4 @@ def test_a_sigterm_between_inner_steps_saves_there_and_resumes_exactly(tmp_path,
     assert read_checkpoint(saved)["global_step"] == 7  # the step in flight finished, the group's others did not run
     monkeypatch.setattr(base.INRModule, "step_loss", original)
     assert run(args(tmp_path / "stopped", "--ckpt_path", "last")) == 0
-    assert_same(last(tmp_path / "straight"), last(tmp_path / "stopped"))
+    assert_same_training_state(last(tmp_path / "straight"), last(tmp_path / "stopped"))

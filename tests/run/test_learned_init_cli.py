@@ -17,28 +17,19 @@ from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.tasks.init_from import INIT_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = [
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.train_signals",
-    "8",
-    "--data.init_args.test_signals",
-    "4",
-    "--data.init_args.steps_per_epoch",
-    "4",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.log_every_n_steps",
-    "2",
-    "--trainer.enable_progress_bar",
-    "false",
-]
+# 8 training and 4 test signals at 16², 4 steps an epoch, a 16-wide network on 16 features, logged every 2 steps
+SIGNALS = ("--data.init_args.train_signals", 8, "--data.init_args.test_signals", 4, "--data.init_args.steps_per_epoch", 4)
+LOG_EVERY_2 = ("--trainer.log_every_n_steps", 2)
 
 
-def meta_args(save_dir: Path, *extra: str, config: str = "meta_natural.yaml") -> list[str]:
-    return ["--config", config, *TINY, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+@pytest.fixture(scope="session")
+def meta_args(tiny_flags):
+    """``meta_args(save_dir, *extra, config="meta_natural.yaml")``: a tiny meta-learning run logged under ``save_dir``."""
+
+    def args(save_dir: Path, *extra: str, config: str = "meta_natural.yaml") -> list[str]:
+        return [*tiny_flags(config, 16, *SIGNALS, *LOG_EVERY_2, width=16, features=16, bar=False, save_dir=save_dir), *extra]
+
+    return args
 
 
 def scalars(run: Path) -> dict[str, list[tuple[int, float]]]:
@@ -66,7 +57,7 @@ def test_every_meta_config_builds_its_class_and_task(tmp_path, config, kind, tas
 
 
 @pytest.mark.slow
-def test_a_meta_run_logs_its_outer_loop_resumes_and_starts_an_ordinary_fit(tmp_path, capsys):
+def test_a_meta_run_logs_its_outer_loop_resumes_and_starts_an_ordinary_fit(tmp_path, capsys, meta_args, tiny_flags):
     cli_main(meta_args(tmp_path, "--trainer.max_steps", "8"))
     out = capsys.readouterr().out
     run = tmp_path / "meta_natural" / "version_0"
@@ -84,30 +75,9 @@ def test_a_meta_run_logs_its_outer_loop_resumes_and_starts_an_ordinary_fit(tmp_p
     assert torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)["global_step"] == 12
     assert [p.name for p in (tmp_path / "meta_natural").iterdir()] == ["version_0"]  # continued in place
 
-    image = [
-        "--config",
-        "image.yaml",
-        "--data.init_args.resolution",
-        "16",
-        "--model.init_args.network.init_args.width",
-        "16",
-        "--model.init_args.encoder.init_args.num_features",
-        "16",
-        "--model.init_args.encoder.init_args.sigma",
-        "2.6666666666666665",
-        "--model.init_args.inner_steps",
-        "1",
-        "--trainer.max_steps",
-        "1",
-        "--trainer.callbacks",
-        "null",
-        "--trainer.enable_progress_bar",
-        "false",
-        "--trainer.logger.init_args.save_dir",
-        str(tmp_path),
-        "--model.init_args.init_from",
-        str(run / "checkpoints" / "last.ckpt"),
-    ]
+    init = ("--model.init_args.encoder.init_args.sigma", "2.6666666666666665", "--model.init_args.inner_steps", 1)
+    image = tiny_flags("image.yaml", 16, *init, width=16, features=16, steps=1, callbacks="null", bar=False, save_dir=tmp_path)
+    image += ["--model.init_args.init_from", str(run / "checkpoints" / "last.ckpt")]
     cli_main(image)
     assert "summary:" in capsys.readouterr().out  # an ordinary fit from the learned init
 
@@ -122,7 +92,7 @@ def launch(tmp_path: Path, args: list[str], name: str) -> subprocess.Popen:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["reptile", "maml"])
-def test_two_processes_share_each_steps_signals_and_end_as_one_process(tmp_path, algorithm):
+def test_two_processes_share_each_steps_signals_and_end_as_one_process(tmp_path, algorithm, meta_args):
     """Four signals per step: each of two gloo ranks adapts two, and DDP averages their outer gradients, which is
     the mean over the four; after six outer Adam steps θ is the single process's within float32 rounding."""
     extra = ["--trainer.max_steps", "6", "--data.init_args.signals_per_step", "4", "--model.init_args.algorithm", algorithm]

@@ -37,44 +37,19 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def tiny(node: Path, *extra: str) -> list[str]:
-    """A 16² image run of 20 full-batch steps (64 training points, 32 per rank), epochs of 10 steps taken 5 per
-    Lightning step, logged every 5 steps, checkpoints at steps 10 and 20, writing under ``node``."""
-    return [
-        "--config",
-        "image.yaml",
-        "--data.init_args.resolution",
-        "16",
-        "--data.init_args.steps_per_epoch",
-        "10",
-        "--model.init_args.inner_steps",
-        "5",
-        "--model.init_args.network.init_args.width",
-        "16",
-        "--model.init_args.encoder.init_args.num_features",
-        "16",
-        "--trainer.max_steps",
-        "20",
-        "--trainer.log_every_n_steps",
-        "5",
-        "--trainer.num_sanity_val_steps",
-        "0",
-        "--trainer.enable_progress_bar",
-        "false",
-        "--trainer.callbacks",
-        "null",
-        "--checkpoint.every_n_train_steps",
-        "10",
-        "--checkpoint.save_top_k",
-        "-1",
-        "--trainer.accelerator",
-        "cpu",
-        "--trainer.default_root_dir",
-        str(node),
-        "--trainer.logger.init_args.save_dir",
-        str(node / "runs"),
-        *extra,
-    ]
+@pytest.fixture(scope="module")
+def tiny(tiny_flags):
+    """``tiny(node, *extra)``: a 16² image run of 20 full-batch steps (64 training points, 32 per rank), epochs of
+    10 steps taken 5 per Lightning step, logged every 5 steps, checkpoints at steps 10 and 20, writing under ``node``."""
+    steps = ("--data.init_args.steps_per_epoch", 10, "--model.init_args.inner_steps", 5, "--trainer.log_every_n_steps", 5)
+    run = tiny_flags("image.yaml", 16, *steps, width=16, features=16, steps=20, quiet=True)
+    checkpoints = ["--checkpoint.every_n_train_steps", "10", "--checkpoint.save_top_k", "-1", "--trainer.accelerator", "cpu"]
+
+    def args(node: Path, *extra: str) -> list[str]:
+        written = ["--trainer.default_root_dir", str(node), "--trainer.logger.init_args.save_dir", str(node / "runs")]
+        return [*run, *checkpoints, *written, *extra]
+
+    return args
 
 
 TWO_NODES = ["--trainer.num_nodes", "2", "--trainer.devices", "1", "--trainer.strategy", "ddp"]
@@ -183,17 +158,6 @@ def max_difference(a: dict, b: dict) -> float:
     return max(float((a[k].float() - b[k].float()).abs().max()) for k in a)
 
 
-def assert_same_state(a: Path, b: Path) -> None:
-    """Bit for bit: parameters, Adam's moments and the step."""
-    x, y = checkpoint(a), checkpoint(b)
-    assert x["global_step"] == y["global_step"]
-    assert x["state_dict"].keys() == y["state_dict"].keys()
-    for key, value in x["state_dict"].items():
-        assert torch.equal(value, y["state_dict"][key]), key
-    moments = lambda c: [s[m] for s in c["optimizer_states"][0]["state"].values() for m in ("exp_avg", "exp_avg_sq")]
-    assert all(torch.equal(u, v) for u, v in zip(moments(x), moments(y), strict=True))
-
-
 def stopped_copy(run: Path, step: int, node: Path) -> Path:
     """``run`` as it stood right after its step-``step`` checkpoint, copied into ``node``'s logger directory
     (modification times kept: that checkpoint is the newest ``--ckpt_path last`` finds there)."""
@@ -214,7 +178,7 @@ def writer_and_idle(nodes: list[Node]) -> tuple[Node, Node]:
 
 
 @pytest.mark.slow
-def test_torchrun_two_nodes_train_as_one_process_write_once_and_resume_in_one(tmp_path):
+def test_torchrun_two_nodes_train_as_one_process_write_once_and_resume_in_one(tmp_path, tiny):
     nodes = torchrun_nodes(tmp_path, lambda node: tiny(node)[2:])  # the page's config; a tiny run of it, on each node
     cli_main(tiny(tmp_path / "one", "--trainer.devices", "1"))  # the reference, while the launchers start
     done = finish_all(nodes)
@@ -253,7 +217,7 @@ def test_torchrun_two_nodes_train_as_one_process_write_once_and_resume_in_one(tm
 
 
 @pytest.mark.slow
-def test_a_refusal_on_rank_0_stops_both_nodes_at_once_with_its_line(tmp_path):
+def test_a_refusal_on_rank_0_stops_both_nodes_at_once_with_its_line(tmp_path, tiny):
     # --ckpt_path last with no checkpoint: rank 0 alone looks for it; rank 1 learns of the refusal instead of waiting
     start = time.monotonic()
     nodes = slurm_nodes(tmp_path, lambda node: tiny(node, *TWO_NODES, "--ckpt_path", "last"))
@@ -271,7 +235,10 @@ MEMBERS = ["--model.init_args.members", "3"]  # network seeds 0, 1, 2 on one tar
 
 
 @pytest.mark.slow
-def test_members_sharded_over_two_nodes_end_bit_for_bit_as_one_process_and_resume_both_ways(tmp_path):
+def test_members_sharded_over_two_nodes_end_bit_for_bit_as_one_process_and_resume_both_ways(
+    tmp_path, tiny, assert_same_training_state
+):
+    same = assert_same_training_state  # bit for bit: parameters, Adam's moments and the step
     two_nodes = slurm_nodes(tmp_path / "two", lambda node: tiny(node, *TWO_NODES, *MEMBERS))
     cli_main(tiny(tmp_path / "one", "--trainer.devices", "1", *MEMBERS))
     finish_all(two_nodes)
@@ -281,7 +248,7 @@ def test_members_sharded_over_two_nodes_end_bit_for_bit_as_one_process_and_resum
 
     # rank 0 trained members 0 and 1, rank 1 member 2: one checkpoint holds all three, equal to one process's
     for name in ("epoch=0-step=10.ckpt", "last.ckpt"):
-        assert_same_state(two / "checkpoints" / name, one / "checkpoints" / name)
+        same(checkpoint(two / "checkpoints" / name), checkpoint(one / "checkpoints" / name))
     assert checkpoint(two / "checkpoints" / "last.ckpt")["state_dict"]["network.0.weight"].shape[0] == 3
     logs_two, logs_one = scalars(two), scalars(one)
     assert (
@@ -294,11 +261,11 @@ def test_members_sharded_over_two_nodes_end_bit_for_bit_as_one_process_and_resum
     # a checkpoint of either resumes in the other, bit for bit
     to_one = stopped_copy(two, 10, tmp_path / "to_one")
     cli_main(tiny(tmp_path / "to_one", "--trainer.devices", "1", *MEMBERS, "--ckpt_path", "last"))
-    assert_same_state(to_one / "checkpoints" / "last.ckpt", one / "checkpoints" / "last.ckpt")
+    same(checkpoint(to_one / "checkpoints" / "last.ckpt"), checkpoint(one / "checkpoints" / "last.ckpt"))
     to_two = stopped_copy(one, 10, tmp_path / "to_two" / "node_a")
     finish_all(slurm_nodes(tmp_path / "to_two", lambda node: tiny(node, *TWO_NODES, *MEMBERS, "--ckpt_path", "last")))
     assert [p.name for p in to_two.parent.iterdir()] == ["version_0"] and (to_two / "config.resume-1.yaml").is_file()
-    assert_same_state(to_two / "checkpoints" / "last.ckpt", two / "checkpoints" / "last.ckpt")
+    same(checkpoint(to_two / "checkpoints" / "last.ckpt"), checkpoint(two / "checkpoints" / "last.ckpt"))
 
 
 FAKE_SRUN = """#!{python}
@@ -320,7 +287,7 @@ sys.exit(max((task.wait() for task in tasks), key=abs))
 
 
 @pytest.mark.slow
-def test_the_documented_sbatch_script_trains_on_two_nodes_through_srun(tmp_path):
+def test_the_documented_sbatch_script_trains_on_two_nodes_through_srun(tmp_path, tiny):
     script = documented("#SBATCH")
     options = dict(re.findall(r"^#SBATCH --([\w-]+)=(\S+)", script, flags=re.M))
     assert options["signal"] == "USR1@90" and "#SBATCH --requeue" in script
@@ -354,7 +321,7 @@ SHORT_JOIN = ["--trainer.strategy", "DDPStrategy", "--trainer.strategy.timeout",
 TWO_NODES_SHORT_JOIN = ["--trainer.num_nodes", "2", "--trainer.devices", "1", *SHORT_JOIN]
 
 
-def alone(tmp_path: Path, env: dict[str, str]) -> tuple[int, str, float]:
+def alone(tmp_path: Path, env: dict[str, str], tiny) -> tuple[int, str, float]:
     """One node's process of a two-node run whose other node never starts: its exit code, stderr and seconds."""
     start = time.monotonic()
     code, _, err = Node([sys.executable, str(ROOT / "train.py"), *tiny(tmp_path / "node", *TWO_NODES_SHORT_JOIN)],
@@ -368,13 +335,13 @@ def waited(err: str) -> tuple[list[str], list[str]]:
 
 
 @pytest.mark.slow
-def test_slurm_task_whose_peer_never_starts_says_what_it_waits_for_and_stops_at_the_timeout(tmp_path):
+def test_slurm_task_whose_peer_never_starts_says_what_it_waits_for_and_stops_at_the_timeout(tmp_path, tiny):
     # SLURM's two tasks, started as one: rank 0 waits for rank 1 at its port
     port = str(free_port())
     env = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NAME": "train", "SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1",
            "SLURM_NNODES": "2", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
            "SLURM_NODELIST": "127.0.0.1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}  # fmt: skip
-    code, err, seconds = alone(tmp_path, env)
+    code, err, seconds = alone(tmp_path, env, tiny)
     assert code == 1 and "Traceback" not in err, err[-3000:]
     notes, errors = waited(err)
     assert notes == [
@@ -391,10 +358,10 @@ def test_slurm_task_whose_peer_never_starts_says_what_it_waits_for_and_stops_at_
 
 
 @pytest.mark.slow
-def test_node_1_without_node_0_says_what_it_waits_for_and_stops_at_the_timeout(tmp_path):
+def test_node_1_without_node_0_says_what_it_waits_for_and_stops_at_the_timeout(tmp_path, tiny):
     # NODE_RANK=1 (Lightning's own variables, no launcher) and nothing at MASTER_ADDR:MASTER_PORT
     port = str(free_port())
-    code, err, seconds = alone(tmp_path, {"NODE_RANK": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
+    code, err, seconds = alone(tmp_path, {"NODE_RANK": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}, tiny)
     assert code == 1 and "Traceback" not in err and "c10d" not in err, err[-3000:]
     notes, errors = waited(err)
     assert notes == [

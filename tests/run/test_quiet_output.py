@@ -8,26 +8,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = [
-    "--config",
-    "image.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-    "--model.init_args.network.init_args.width",
-    "8",
-]
 NOISE = ("💡 Tip", "LeafSpec", "callbacks used to create the checkpoint")
 
 
 @pytest.mark.slow
-def test_fit_and_validate_print_no_noise(tmp_path):
+def test_fit_and_validate_print_no_noise(tmp_path, tiny_flags):
+    tiny = tiny_flags("image.yaml", 16, width=8, bar=False, callbacks="null")  # 16², an 8-wide network, no callbacks
     outputs = []
     for command in (["--trainer.max_steps", "3"], ["validate", "--ckpt_path", "last"]):
-        args = [*command[:1], *TINY, *command[1:]] if command[0] == "validate" else [*TINY, *command]
+        args = [*command[:1], *tiny, *command[1:]] if command[0] == "validate" else [*tiny, *command]
         done = subprocess.run(
             [sys.executable, str(ROOT / "train.py"), *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
         )

@@ -9,26 +9,13 @@ import pytest
 import torch
 
 from inr.io.video import read_video
-from inr.run.cli import cli_main
-
-
-def run(args):
-    """``cli_main`` in process -> (exit code, the CLI or None)."""
-    try:
-        return 0, cli_main(list(args))
-    except SystemExit as exc:
-        return exc.code, None
-
-
-def files_under(path):
-    return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory, tiny_run_args):
+def trained(tmp_path_factory, tiny_run_args, cli_run):
     """A 10-step run: its save_dir, checkpoint, held-out PSNR from the closing evaluation and its target."""
     save_dir = tmp_path_factory.mktemp("runs")
-    code, cli = run(tiny_run_args(save_dir))
+    code, cli = cli_run(tiny_run_args(save_dir))
     assert code == 0
     dm = cli.datamodule
     target = dm.values_grid().permute(1, 2, 0).numpy()  # (C, H, W) -> (H, W, C)
@@ -41,10 +28,10 @@ def trained(tmp_path_factory, tiny_run_args):
 
 
 @pytest.mark.slow
-def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, capsys, tiny_run_args):
-    code, validated = run(["validate", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last"])
+def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, capsys, tiny_run_args, cli_run):
+    code, validated = cli_run(["validate", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last"])
     assert code == 0
-    code, tested = run(["test", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"])])
+    code, tested = cli_run(["test", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"])])
     assert code == 0
     val = float(validated.trainer.callback_metrics["val/psnr"])
     test = float(tested.trainer.callback_metrics["test/psnr"])
@@ -58,9 +45,13 @@ def test_validate_and_test_score_the_checkpoint_on_the_held_out_split(trained, c
 
 
 @pytest.mark.slow
-def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(trained, tmp_path, capsys, tiny_run_args):
+def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(
+    trained, tmp_path, capsys, tiny_run_args, cli_run
+):
     out = tmp_path / "renders"
-    assert run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"]), "--out", str(out)])[0] == 0
+    assert (
+        cli_run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", str(trained["ckpt"]), "--out", str(out)])[0] == 0
+    )
     field = np.load(out / "field.npy")
     assert field.shape == (16, 16, 3) and field.dtype == np.float32
     # the held-out pixels [1::2, 1::2] of the rendered field score the PSNR of training's own evaluation
@@ -68,7 +59,7 @@ def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(
     assert -10 * math.log10(mse) == pytest.approx(trained["test_psnr"], abs=1e-3)
     assert np.array_equal(iio.imread(out / "image.png"), np.round(np.clip(field, 0, 1) * 255).astype(np.uint8))
 
-    assert run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last", "--scale", "2"])[0] == 0
+    assert cli_run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last", "--scale", "2"])[0] == 0
     (predictions,) = trained["save_dir"].glob("image/version_*/predictions")
     assert iio.imread(predictions / "image.png").shape == (32, 32, 3)
     assert np.load(predictions / "field.npy").shape == (32, 32, 3)
@@ -87,41 +78,29 @@ def test_predict_renders_the_field_at_the_data_grid_and_at_twice_its_resolution(
         ("predict", ["--ckpt_path", "last", "--out", "{bad}/renders"], "is a file, not a directory"),
     ],
 )
-def test_bad_input_one_line_exit_2_nothing_written(trained, tmp_path, capsys, command, extra, message, tiny_run_args):
+def test_bad_input_one_line_exit_2_nothing_written(
+    trained, tmp_path, capsys, command, extra, message, tiny_run_args, cli_run, files_under
+):
     bad = tmp_path / "notes.ckpt"
     bad.write_text("not a checkpoint")
     before = files_under(trained["save_dir"])
     capsys.readouterr()
-    code, _ = run([command, *tiny_run_args(trained["save_dir"]), *[a.format(bad=bad, ckpt=trained["ckpt"]) for a in extra]])
+    code, _ = cli_run([command, *tiny_run_args(trained["save_dir"]), *[a.format(bad=bad, ckpt=trained["ckpt"]) for a in extra]])
     errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
     assert code == 2 and len(errors) == 1 and message in errors[0], errors
     assert files_under(trained["save_dir"]) == before
 
 
 @pytest.mark.slow
-def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path):
-    video = [
-        "--config",
-        "video.yaml",
-        "--data.init_args.resolution",
-        "12",
-        "--data.init_args.frames",
-        "4",
-        "--model.init_args.encoder.init_args.num_features",
-        "16",
-        "--model.init_args.network.init_args.width",
-        "16",
-        "--trainer.enable_progress_bar",
-        "false",
-        "--trainer.logger.init_args.save_dir",
-        str(tmp_path),
-    ]
+def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path, cli_run, tiny_flags):
+    frames = ("--data.init_args.frames", 4)
+    video = tiny_flags("video.yaml", 12, *frames, width=16, features=16, bar=False, save_dir=tmp_path)
     # training also writes the reconstruction as a video when ImageLogger is asked to
     logger = ["--trainer.callbacks", "[{class_path: inr.callbacks.ImageLogger, init_args: {video: mp4, fps: 4}}]"]
-    assert run([*video, "--trainer.max_steps", "3", *logger])[0] == 0
+    assert cli_run([*video, "--trainer.max_steps", "3", *logger])[0] == 0
     reconstruction = read_video(tmp_path / "video/version_0/media/reconstruction.mp4")
     assert reconstruction.shape == (4, 12, 12, 3)
-    assert run(["predict", *video, "--ckpt_path", "last", "--shape", "[8, 12, 12]", "--out", str(tmp_path / "out")])[0] == 0
+    assert cli_run(["predict", *video, "--ckpt_path", "last", "--shape", "[8, 12, 12]", "--out", str(tmp_path / "out")])[0] == 0
     frames = sorted((tmp_path / "out/frames").glob("frame_*.png"))
     assert [p.name for p in frames] == [f"frame_{i:04d}.png" for i in range(8)]
     field = torch.from_numpy(np.load(tmp_path / "out/field.npy"))  # (T, H, W, C)
@@ -131,7 +110,9 @@ def test_predict_of_a_video_run_writes_frames_and_an_mp4(tmp_path):
     assert np.abs(decoded - field.numpy()).mean() < 0.02
 
 
-def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(trained, tmp_path, capsys, monkeypatch, tiny_run_args):
+def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(
+    trained, tmp_path, capsys, monkeypatch, tiny_run_args, cli_run, files_under
+):
     import os
     import signal
 
@@ -146,7 +127,7 @@ def test_sigterm_during_predict_exits_143_with_one_line_and_leaves_nothing(train
     monkeypatch.setattr(base.INRModule, "predict_step", predict_step)
     before = files_under(trained["save_dir"])
     capsys.readouterr()
-    code, _ = run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last", "--out", str(tmp_path / "out")])
+    code, _ = cli_run(["predict", *tiny_run_args(trained["save_dir"]), "--ckpt_path", "last", "--out", str(tmp_path / "out")])
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("interrupted")]
     assert code == 143 and lines == ["interrupted by SIGTERM during predict: nothing was written"]
     assert files_under(trained["save_dir"]) == before and files_under(tmp_path / "out") == []

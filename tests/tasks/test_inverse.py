@@ -142,56 +142,29 @@ def _bad(tmp_path, capsys, config, *args):
 
 @pytest.mark.slow
 def test_bad_measurement_files_exit_2_with_one_line_and_leave_nothing(tmp_path, capsys):
+    def ct(*files):  # the CT config at 16² on the sinogram (and angles) given
+        return _bad(tmp_path, capsys, "ct.yaml", "--data.init_args.resolution", "16", *files)
+
+    def mri(kspace, mask):  # the MRI config at 12² on the k-space and mask given
+        files = ("--data.init_args.kspace", str(kspace), "--data.init_args.mask", str(mask))
+        return _bad(tmp_path, capsys, "mri.yaml", "--data.init_args.resolution", "12", *files)
+
     sino = tmp_path / "sino.npy"
     np.save(sino, np.zeros((3, 8, 23)))
-    assert "must be 2D" in _bad(
-        tmp_path, capsys, "ct.yaml", "--data.init_args.resolution", "16", "--data.init_args.sinogram", str(sino)
-    )
+    assert "must be 2D" in ct("--data.init_args.sinogram", str(sino))
     bad = np.ones((8, 23))
     bad[2, 3] = np.nan
     np.save(sino, bad)
-    assert "NaN" in _bad(tmp_path, capsys, "ct.yaml", "--data.init_args.resolution", "16", "--data.init_args.sinogram", str(sino))
+    assert "NaN" in ct("--data.init_args.sinogram", str(sino))
     np.save(sino, np.ones((8, 23)))
     angles = tmp_path / "angles.npy"
     np.save(angles, np.linspace(0, np.pi, 7, endpoint=False))
-    message = _bad(
-        tmp_path,
-        capsys,
-        "ct.yaml",
-        "--data.init_args.resolution",
-        "16",
-        "--data.init_args.sinogram",
-        str(sino),
-        "--data.init_args.angles_path",
-        str(angles),
-    )
-    assert "8 projections but 7 angles" in message
+    assert "8 projections but 7 angles" in ct("--data.init_args.sinogram", str(sino), "--data.init_args.angles_path", str(angles))
     kspace, mask = tmp_path / "k.npy", tmp_path / "m.npy"
     np.save(kspace, np.ones((12, 12, 12), dtype=np.complex64))
     np.save(mask, np.ones((12, 12, 10), dtype=bool))
-    message = _bad(
-        tmp_path,
-        capsys,
-        "mri.yaml",
-        "--data.init_args.resolution",
-        "12",
-        "--data.init_args.kspace",
-        str(kspace),
-        "--data.init_args.mask",
-        str(mask),
-    )
-    assert "does not match the k-space" in message
-    assert "file not found" in _bad(
-        tmp_path,
-        capsys,
-        "mri.yaml",
-        "--data.init_args.resolution",
-        "12",
-        "--data.init_args.kspace",
-        str(tmp_path / "missing.npy"),
-        "--data.init_args.mask",
-        str(mask),
-    )
+    assert "does not match the k-space" in mri(kspace, mask)
+    assert "file not found" in mri(tmp_path / "missing.npy", mask)
 
 
 def _model(in_dim=2, channels=1, lr=3e-3):

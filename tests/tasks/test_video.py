@@ -9,30 +9,13 @@ from torchmetrics.functional.image import structural_similarity_index_measure as
 from inr.run.cli import cli_main
 from inr.tasks.video import VideoFitting
 
-TINY = [
-    "--config",
-    "video.yaml",
-    "--data.init_args.resolution",
-    "12",
-    "--data.init_args.frames",
-    "4",
-    "--model.init_args.encoder.init_args.num_features",
-    "32",
-    "--model.init_args.network.init_args.width",
-    "32",
-    "--model.init_args.network.init_args.depth",
-    "2",
-    "--trainer.max_steps",
-    "20",
-    "--trainer.check_val_every_n_epoch",
-    "1",
-    "--trainer.enable_progress_bar",
-    "false",
-]
 
-
-def run(tmp_path, *extra):
-    return cli_main(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path), *extra])
+@pytest.fixture
+def run(tiny_flags):
+    """``run(save_dir, *extra)``: 20 steps on a 4-frame 12² clip through the command line -> the CLI."""
+    clip = ("--data.init_args.frames", 4, "--model.init_args.network.init_args.depth", 2, "--trainer.check_val_every_n_epoch", 1)
+    tiny = tiny_flags("video.yaml", 12, *clip, width=32, features=32, steps=20, bar=False)
+    return lambda save_dir, *extra: cli_main([*tiny, "--trainer.logger.init_args.save_dir", str(save_dir), *extra])
 
 
 def test_a_clip_s_ssim_is_the_mean_of_each_frame_scored_alone():
@@ -48,7 +31,7 @@ def test_a_clip_s_ssim_is_the_mean_of_each_frame_scored_alone():
         assert task.on_heldout_grid(pred[..., :5, :5], target[..., :5, :5]) == {}
 
 
-def test_tiny_video_from_a_gif_trains_end_to_end(tmp_path, capsys):
+def test_tiny_video_from_a_gif_trains_end_to_end(tmp_path, capsys, run):
     rng = np.random.default_rng(0)
     frames = np.stack([np.roll(rng.integers(0, 256, size=(12, 12, 3), dtype=np.uint8), t, axis=1) for t in range(4)])
     iio.imwrite(tmp_path / "clip.gif", frames, loop=0)
@@ -60,7 +43,7 @@ def test_tiny_video_from_a_gif_trains_end_to_end(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_builtin_clip_trains_and_improves_with_steps(tmp_path):
+def test_builtin_clip_trains_and_improves_with_steps(tmp_path, run):
     short = run(tmp_path, "--trainer.max_steps", "2").model.evaluate()
     longer = run(tmp_path, "--trainer.max_steps", "60").model.evaluate()
     assert longer["train/psnr"] > short["train/psnr"] + 3 and longer["test/psnr"] > short["test/psnr"]
@@ -75,12 +58,9 @@ def test_builtin_clip_trains_and_improves_with_steps(tmp_path):
         (["--data.init_args.frames", "1"], "data.frames must be ≥ 2"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(tmp_path, capsys, extra, message):
+def test_bad_input_exits_2_with_one_line(tmp_path, run, refusal, extra, message):
     (tmp_path / "empty.gif").write_bytes(b"")
     (tmp_path / "clip.mp4").write_bytes(b"x")
     (tmp_path / "clip.mpg").write_bytes(b"x")
-    with pytest.raises(SystemExit) as exc:
-        run(tmp_path, *[a.format(tmp=tmp_path) for a in extra])
-    assert exc.value.code == 2
-    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
-    assert len(err) == 1 and message in err[0], err
+    error = refusal(run, tmp_path, *[a.format(tmp=tmp_path) for a in extra])
+    assert message in error, error

@@ -12,38 +12,14 @@ from inr.errors import InputError
 from inr.run.cli import build_cli, cli_main, resolve_config_names
 from inr.tasks.volume import VolumeFitting
 
-TINY = [
-    "--config",
-    "volume.yaml",
-    "--data.init_args.builtin",
-    "sphere",
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.batch_size",
-    "1024",
-    "--data.init_args.steps_per_epoch",
-    "10",
-    "--model.init_args.encoder.init_args.num_features",
-    "32",
-    "--model.init_args.encoder.init_args.sigma",
-    "1",
-    "--model.init_args.network.init_args.width",
-    "64",
-    "--model.init_args.network.init_args.depth",
-    "2",
-    "--model.init_args.optimizer.init_args.lr",
-    "0.01",
-    "--trainer.max_steps",
-    "60",
-    "--trainer.check_val_every_n_epoch",
-    "3",
-    "--trainer.enable_progress_bar",
-    "false",
-]
+# the suite's tiny sphere run (tests/conftest.py), validating every third epoch
+VALIDATE_EVERY_3 = ["--trainer.check_val_every_n_epoch", "3"]
 
 
-def run(tmp_path, *extra):
-    return cli_main(TINY + ["--trainer.logger.init_args.save_dir", str(tmp_path), *extra])
+@pytest.fixture
+def run(tiny_sphere_args):
+    """``run(save_dir, *extra)``: the tiny sphere run through the command line -> the CLI."""
+    return lambda save_dir, *extra: cli_main(tiny_sphere_args(save_dir, *VALIDATE_EVERY_3, *extra))
 
 
 def sphere_occupancy(n=16):
@@ -89,7 +65,7 @@ def test_occupancy_network_ending_in_a_sigmoid_is_refused():
         VolumeFitting(network=partial(MLP, width=8, depth=1, output_activation="sigmoid"), mode="occupancy")
 
 
-def test_tiny_occupancy_trains_end_to_end_and_logs_central_slices(tmp_path, capsys):
+def test_tiny_occupancy_trains_end_to_end_and_logs_central_slices(tmp_path, capsys, run):
     cli = run(tmp_path)
     summary = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("summary:")]
     assert len(summary) == 1 and "test/iou" in summary[0]
@@ -104,7 +80,7 @@ def test_tiny_occupancy_trains_end_to_end_and_logs_central_slices(tmp_path, caps
     assert pred.shape == (1, 16, 16, 16) and float(pred.min()) >= 0 and float(pred.max()) <= 1
 
 
-def test_tiny_density_trains_end_to_end(tmp_path):
+def test_tiny_density_trains_end_to_end(tmp_path, run):
     cli = run(
         tmp_path,
         "--data.init_args.mode",
@@ -142,22 +118,18 @@ def _bad(tmp_path):
         (["--model.init_args.network.init_args.output_activation", "sigmoid"], "output_activation: none"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(tmp_path, capsys, extra, message):
+def test_bad_input_exits_2_with_one_line(tmp_path, run, refusal, extra, message):
     _bad(tmp_path)
-    with pytest.raises(SystemExit) as exc:
-        run(tmp_path, *[a.format(tmp=tmp_path) for a in extra])
-    assert exc.value.code == 2
-    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
-    assert len(err) == 1 and message in err[0], err
+    error = refusal(run, tmp_path, *[a.format(tmp=tmp_path) for a in extra])
+    assert message in error, error
     assert not list(tmp_path.glob("volume/version_*/config.yaml"))  # no run directory left claiming a result
 
 
 @pytest.mark.slow
-def test_the_model_takes_its_mode_from_the_data(tmp_path):
+def test_the_model_takes_its_mode_from_the_data(tmp_path, tiny_sphere_args):
     """The config says the mode once, in the data; the task follows it (metrics, loss, default network)."""
-    save_dir = ["--trainer.logger.init_args.save_dir", str(tmp_path)]
-    cli = build_cli(resolve_config_names([*TINY, "--data.init_args.mode", "density", *save_dir]))
+    cli = build_cli(resolve_config_names(tiny_sphere_args(tmp_path, *VALIDATE_EVERY_3, "--data.init_args.mode", "density")))
     assert cli.datamodule.mode == cli.model.mode == "density"
     assert set(cli.model.make_metrics()) == {"mse", "psnr"}
-    occupancy = build_cli(resolve_config_names([*TINY, *save_dir]))
+    occupancy = build_cli(resolve_config_names(tiny_sphere_args(tmp_path, *VALIDATE_EVERY_3)))
     assert occupancy.model.mode == "occupancy" and set(occupancy.model.make_metrics()) == {"iou"}

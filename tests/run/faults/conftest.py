@@ -45,18 +45,15 @@ class Outcome:
 
 
 @pytest.fixture
-def run_cli(capsys):
-    """``run_cli(args)``: train.py's ``cli_main`` in this process -> Outcome(exit code, stderr, stdout)."""
+def run_cli(capsys, cli_run):
+    """``run_cli(args)``: tests/conftest.py's ``cli_run`` (train.py's ``cli_main`` in this process) -> Outcome(exit
+    code, an exit without a number as 1, stderr, stdout)."""
 
     def run(args: list[str]) -> Outcome:
         capsys.readouterr()
-        try:
-            cli_main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
+        code, _ = cli_run(args)
         captured = capsys.readouterr()
-        return Outcome(code, captured.err, captured.out)
+        return Outcome(code if isinstance(code, int) else 1, captured.err, captured.out)
 
     return run
 
@@ -83,13 +80,12 @@ def copy_run(run_dir: Path, save_dir: Path) -> Path:
     return target
 
 
-def files_under(path: Path) -> list[Path]:
-    return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
-
-
 @pytest.fixture(scope="session")
-def kit(fault_run_args):
-    """The helpers above, for the test modules (conftest is not importable under --import-mode=importlib)."""
+def kit(fault_run_args, tiny_flags, files_under):
+    """The helpers above and tests/conftest.py's ``tiny_flags`` and ``files_under``, for the test modules (conftest
+    is not importable under --import-mode=importlib)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(root=ROOT, tiny=fault_run_args, copy_run=copy_run, files_under=files_under, run_script=run_script)
+    return SimpleNamespace(
+        root=ROOT, tiny=fault_run_args, flags=tiny_flags, copy_run=copy_run, files_under=files_under, run_script=run_script
+    )

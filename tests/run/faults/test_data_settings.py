@@ -4,28 +4,12 @@ command: CT detector and angle counts, angles in degrees, video frame counts, in
 import numpy as np
 import pytest
 
-CT = [
-    "--config",
-    "ct.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
+# a 16-wide network on 16 features for 2 steps, no sanity pass, progress bar or callbacks (tests/conftest.py)
+SMALL = dict(width=16, features=16, steps=2, quiet=True)
 
 
-def ct(save_dir, *extra):
-    return [*CT, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+def ct(kit, save_dir, *extra):
+    return [*kit.flags("ct.yaml", 16, **SMALL, save_dir=save_dir), *extra]
 
 
 @pytest.mark.parametrize(
@@ -37,7 +21,7 @@ def ct(save_dir, *extra):
     ],
 )
 def test_ct_sizes_are_checked_before_the_operator_is_built(tmp_path, run_cli, kit, extra, expected):
-    outcome = run_cli(ct(tmp_path, *extra))
+    outcome = run_cli(ct(kit, tmp_path, *extra))
     assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
     assert kit.files_under(tmp_path) == []
 
@@ -52,30 +36,10 @@ def test_ct_angles_in_degrees_are_refused(tmp_path, run_cli, kit):
         "--data.init_args.angles_path",
         str(tmp_path / "angles.npy"),
     ]
-    outcome = run_cli(ct(tmp_path / "runs", *extra))
+    outcome = run_cli(ct(kit, tmp_path / "runs", *extra))
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert "angles up to 171 look like degrees" in outcome.errors[0]
     assert not (tmp_path / "runs").exists()
-
-
-VIDEO = [
-    "--config",
-    "video.yaml",
-    "--data.init_args.resolution",
-    "8",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
 
 
 @pytest.mark.parametrize(
@@ -83,11 +47,11 @@ VIDEO = [
     [("-1", "data.frames must be ≥ 2 (or null: every frame), got -1"), ("100000", "built-in pan clip at 6,400,000")],
 )
 def test_video_frame_counts_are_refused_before_frames_are_made(tmp_path, run_cli, kit, frames, expected):
-    args = [*VIDEO, "--trainer.logger.init_args.save_dir", str(tmp_path), "--data.init_args.frames", frames]
+    resolution = 8
     if frames == "100000":  # at 8×8 the clip fits; at the source window's 307×307 its 10⁵ frames would not
-        args[args.index("--data.init_args.resolution") + 1] = "null"
+        resolution = "null"
         expected = "built-in pan clip at 9,424,900,000 grid points needs an estimated"
-    outcome = run_cli(args)
+    outcome = run_cli([*kit.flags("video.yaml", resolution, **SMALL, save_dir=tmp_path), "--data.init_args.frames", frames])
     assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
     assert kit.files_under(tmp_path) == []
 

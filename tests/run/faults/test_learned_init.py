@@ -10,24 +10,11 @@ import pytest
 import torch
 from PIL import Image
 
-META = [
-    "--config",
-    "meta_natural.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--data.init_args.train_signals",
-    "4",
-    "--data.init_args.test_signals",
-    "2",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.enable_progress_bar",
-    "false",
-]
+
+def meta(kit, *extra: str) -> list[str]:
+    """meta_natural.yaml at 16², 4 training and 2 test signals, a 16-wide network on 16 features, 2 steps."""
+    signals = ("--data.init_args.train_signals", 4, "--data.init_args.test_signals", 2)
+    return [*kit.flags("meta_natural.yaml", 16, *signals, width=16, features=16, steps=2, bar=False), *extra]
 
 
 def refused(outcome, expected: str, tmp_path, kit) -> None:
@@ -83,10 +70,10 @@ def write_images(folder, seeds):
 def test_train_and_test_signals_that_overlap(tmp_path, run_cli, kit):
     train, test = write_images(tmp_path / "train", range(3)), write_images(tmp_path / "test", [7])
     shutil.copy(train / "2.png", test / "same.png")
-    args = [*META, "--data.init_args.kind", "text", "--data.init_args.train", str(train), "--data.init_args.test", str(test)]
+    args = meta(kit, "--data.init_args.kind", "text", "--data.init_args.train", str(train), "--data.init_args.test", str(test))
     outcome = run_cli([*args, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")])
     refused(outcome, "data.test: 1 of its 2 signals are also training signals (e.g. same.png = 2.png)", tmp_path, kit)
-    same = [*META, "--data.init_args.train", str(train), "--data.init_args.test", str(train)]
+    same = meta(kit, "--data.init_args.train", str(train), "--data.init_args.test", str(train))
     outcome = run_cli([*same, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")])
     refused(outcome, "is data.train: train and test signals must be disjoint", tmp_path, kit)
 
@@ -112,12 +99,12 @@ def test_train_and_test_signals_that_overlap(tmp_path, run_cli, kit):
     ],
 )
 def test_bad_meta_learning_settings(tmp_path, run_cli, kit, extra, expected):
-    outcome = run_cli([*META, *extra, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")])
+    outcome = run_cli(meta(kit, *extra, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")))
     refused(outcome, expected, tmp_path, kit)
 
 
 def test_meta_learning_needs_a_class_of_signals(tmp_path, run_cli, kit):
-    args = [*META, "--data", "inr.data.ImageDataModule", "--data.init_args.resolution", "16"]
+    args = meta(kit, "--data", "inr.data.ImageDataModule", "--data.init_args.resolution", "16")
     outcome = run_cli([*args, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs")])
     assert outcome.code == 2, outcome.stderr[-2000:]
     assert kit.files_under(tmp_path / "runs") == []

@@ -7,24 +7,10 @@ import pytest
 from inr.run.mesh import main as mesh_main
 from inr.run.turntable import main as turntable_main
 
-VOLUME = [
-    "--config",
-    "volume.yaml",
-    "--data.init_args.resolution",
-    "8",
-    "--model.init_args.network.init_args.width",
-    "16",
-    "--model.init_args.encoder.init_args.num_features",
-    "16",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.num_sanity_val_steps",
-    "0",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
+
+# volume.yaml at 8³, a 16-wide network on 16 features, 2 steps, no sanity pass, progress bar or callbacks
+def volume(kit, save_dir) -> list[str]:
+    return kit.flags("volume.yaml", 8, width=16, features=16, steps=2, quiet=True, save_dir=save_dir)
 
 
 def _exit_code(call) -> int:
@@ -36,11 +22,11 @@ def _exit_code(call) -> int:
 
 
 @pytest.fixture(scope="module")
-def volume_run(tmp_path_factory):
+def volume_run(tmp_path_factory, kit):
     from inr.run.cli import cli_main
 
     save_dir = tmp_path_factory.mktemp("volume")
-    cli_main([*VOLUME, "--trainer.logger.init_args.save_dir", str(save_dir)])
+    cli_main(volume(kit, save_dir))
     return save_dir
 
 
@@ -53,41 +39,33 @@ def nerf_run(tmp_path_factory, tiny_nerf_args):
     return save_dir
 
 
-def _predict(save_dir, out, *extra):
-    return [
-        "predict",
-        *VOLUME,
-        "--trainer.logger.init_args.save_dir",
-        str(save_dir),
-        "--ckpt_path",
-        "last",
-        "--out",
-        str(out),
-        *extra,
-    ]
+@pytest.fixture
+def predict_volume(kit, volume_run):
+    """``predict_volume(out, *extra)``: the arguments of ``predict`` on the volume run's last checkpoint into ``out``."""
+    return lambda out, *extra: ["predict", *volume(kit, volume_run), "--ckpt_path", "last", "--out", str(out), *extra]
 
 
-def test_predict_refuses_to_replace_a_slices_folder_holding_other_files(tmp_path, run_cli, volume_run):
+def test_predict_refuses_to_replace_a_slices_folder_holding_other_files(tmp_path, run_cli, predict_volume):
     out = tmp_path / "out"
     (out / "slices").mkdir(parents=True)
     (out / "slices" / "notes.txt").write_text("mine")
-    outcome = run_cli(_predict(volume_run, out, "--video", "none"))
+    outcome = run_cli(predict_volume(out, "--video", "none"))
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert "slices holds files predict did not write (notes.txt)" in outcome.errors[0]
     assert sorted(p.name for p in out.rglob("*")) == ["notes.txt", "slices"]
 
 
-def test_predict_replaces_its_own_earlier_slices(tmp_path, run_cli, volume_run):
+def test_predict_replaces_its_own_earlier_slices(tmp_path, run_cli, predict_volume):
     out = tmp_path / "out"
     for _ in range(2):
-        outcome = run_cli(_predict(volume_run, out, "--video", "none"))
+        outcome = run_cli(predict_volume(out, "--video", "none"))
         assert outcome.code == 0, outcome.stderr[-2000:]
     assert sorted(p.name for p in (out / "slices").iterdir()) == [f"slice_{i:04d}.png" for i in range(8)]
     assert sorted(p.name for p in out.iterdir()) == ["field.npy", "slices"]
 
 
-def test_predict_rejects_fps_zero(tmp_path, run_cli, volume_run):
-    outcome = run_cli(_predict(volume_run, tmp_path / "out", "--fps", "0"))
+def test_predict_rejects_fps_zero(tmp_path, run_cli, predict_volume):
+    outcome = run_cli(predict_volume(tmp_path / "out", "--fps", "0"))
     assert outcome.code == 2 and outcome.errors == ["error: --fps must be a finite number > 0, got 0"], outcome.stderr[-2000:]
     assert not (tmp_path / "out").exists()
 

@@ -63,21 +63,8 @@ def test_a_constant_image_is_refused_after_resizing(tmp_path, run_cli, kit):
 
 
 def _signal_args(kit, save_dir, wav, *extra):
-    return [
-        "--config",
-        "signal.yaml",
-        "--data.init_args.path",
-        str(wav),
-        "--trainer.max_steps",
-        "2",
-        "--model.init_args.network.init_args.width",
-        "8",
-        "--trainer.enable_progress_bar",
-        "false",
-        "--trainer.logger.init_args.save_dir",
-        str(save_dir),
-        *extra,
-    ]
+    path = ("--data.init_args.path", wav)
+    return [*kit.flags("signal.yaml", None, *path, width=8, steps=2, bar=False, save_dir=save_dir), *extra]
 
 
 @pytest.mark.slow
@@ -101,36 +88,12 @@ def test_wav_length_and_anti_phase_channels_are_refused_in_one_line(tmp_path, ru
 
 
 @pytest.fixture(scope="module")
-def volume_run(tmp_path_factory):
+def volume_run(tmp_path_factory, kit):
     from inr.run.cli import cli_main
 
     save_dir = tmp_path_factory.mktemp("volume")
-    cli_main(
-        [
-            "--config",
-            "volume.yaml",
-            "--data.init_args.builtin",
-            "sphere",
-            "--data.init_args.resolution",
-            "8",
-            "--data.init_args.batch_size",
-            "64",
-            "--data.init_args.steps_per_epoch",
-            "2",
-            "--model.init_args.encoder.init_args.num_features",
-            "8",
-            "--model.init_args.network.init_args.width",
-            "8",
-            "--trainer.max_steps",
-            "2",
-            "--trainer.callbacks",
-            "null",
-            "--trainer.enable_progress_bar",
-            "false",
-            "--trainer.logger.init_args.save_dir",
-            str(save_dir),
-        ]
-    )
+    data = ("--data.init_args.builtin", "sphere", "--data.init_args.batch_size", 64, "--data.init_args.steps_per_epoch", 2)
+    cli_main(kit.flags("volume.yaml", 8, *data, width=8, features=8, steps=2, bar=False, callbacks="null", save_dir=save_dir))
     return save_dir / "volume" / "version_0" / "checkpoints" / "last.ckpt"
 
 
@@ -154,27 +117,9 @@ def test_mesh_export_refuses_chunks_and_resolutions_that_render_nothing_or_too_m
     assert not out.exists()
 
 
-def _ct_scan_args(save_dir, scan):
-    return [
-        "--config",
-        "ct.yaml",
-        "--data.init_args.resolution",
-        "16",
-        "--data.init_args.scan",
-        str(scan),
-        "--model.init_args.network.init_args.width",
-        "8",
-        "--model.init_args.encoder.init_args.num_features",
-        "8",
-        "--trainer.max_steps",
-        "2",
-        "--trainer.enable_progress_bar",
-        "false",
-        "--trainer.callbacks",
-        "null",
-        "--trainer.logger.init_args.save_dir",
-        str(save_dir),
-    ]
+def _ct_scan_args(kit, save_dir, scan):
+    small = dict(width=8, features=8, steps=2, bar=False, callbacks="null", save_dir=save_dir)
+    return kit.flags("ct.yaml", 16, "--data.init_args.scan", scan, **small)
 
 
 def test_a_nifti_bomb_given_as_a_ct_scan_is_refused_from_its_header(tmp_path, run_cli, kit, monkeypatch):
@@ -189,7 +134,7 @@ def test_a_nifti_bomb_given_as_a_ct_scan_is_refused_from_its_header(tmp_path, ru
     assert bomb.stat().st_size < 100_000
     monkeypatch.setattr(inr.errors, "available_memory_bytes", lambda: 16 * 2**20)
     monkeypatch.setattr("inr.run.cli.check_model_memory", lambda *args, **kwargs: None)  # the scan's check, not the model's
-    outcome = run_cli(_ct_scan_args(tmp_path / "runs", bomb))
+    outcome = run_cli(_ct_scan_args(kit, tmp_path / "runs", bomb))
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert f"{bomb}: a 256×256×256 int8 NIfTI volume (its header) needs an estimated" in outcome.errors[0]
     assert kit.files_under(tmp_path / "runs") == []
@@ -207,7 +152,7 @@ def test_a_nifti_header_of_more_voxels_than_any_memory_is_one_line_through_the_c
     path = tmp_path / "huge.nii.gz"
     with gzip.open(path, "wb") as f:
         f.write(header.binaryblock + bytes(int(header["vox_offset"]) - header.sizeof_hdr + 1024))
-    outcome = run_cli(_ct_scan_args(tmp_path / "runs", path))
+    outcome = run_cli(_ct_scan_args(kit, tmp_path / "runs", path))
     assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr[-2000:]
     assert f"{path}: a 100000×100000×100000 float32 NIfTI volume (its header) needs an estimated" in outcome.errors[0]
     assert "GiB available; crop or downsample the scan first" in outcome.errors[0] and "MemoryError" not in outcome.stderr

@@ -7,22 +7,9 @@ import time
 
 import pytest
 
-DEEPINV = [
-    "--config",
-    "ct_deepinv.yaml",
-    "--data.init_args.resolution",
-    "16",
-    "--model.init_args.network.init_args.width",
-    "8",
-    "--model.init_args.encoder.init_args.num_features",
-    "8",
-    "--trainer.max_steps",
-    "2",
-    "--trainer.enable_progress_bar",
-    "false",
-    "--trainer.callbacks",
-    "null",
-]
+# ct_deepinv.yaml at 16², an 8-wide network on 8 features, 2 steps, no progress bar or callbacks (tests/conftest.py)
+DEEPINV = ("ct_deepinv.yaml", 16)
+SMALL = dict(width=8, features=8, steps=2, bar=False, callbacks="null")
 
 
 def physics(init_args: str) -> list[str]:
@@ -93,6 +80,6 @@ def test_a_train_time_interval_of_no_time_is_refused(tmp_path, run_cli, kit, int
     ],
 )
 def test_a_deepinv_physics_setting_that_would_not_take_effect_is_one_line(tmp_path, run_cli, kit, extra, expected):
-    outcome = run_cli([*DEEPINV, "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), *extra])
+    outcome = run_cli([*kit.flags(*DEEPINV, **SMALL, save_dir=tmp_path / "runs"), *extra])
     assert outcome.code == 2 and len(outcome.errors) == 1 and expected in outcome.errors[0], outcome.stderr[-2000:]
     assert "Traceback" not in outcome.stderr and kit.files_under(tmp_path / "runs") == []
