@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from inr.errors import InputError
-from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, init_uniform_, output_layers
+from inr.networks.layers import check_positive, check_sizes, init_uniform_, layer_stack
 
 
 class FinerSine(nn.Module):
@@ -84,14 +84,15 @@ class FINER(nn.Sequential):
         check_positive("FINER", first_omega_0=first_omega_0, hidden_omega_0=hidden_omega_0)
         if first_bias_scale is not None and not first_bias_scale >= 0:
             raise InputError(f"FINER needs first_bias_scale ≥ 0 (or null), got {first_bias_scale}")
-        layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
-        fan_in = in_dim
-        for i in range(depth):
+
+        def layer(i: int, fan_in: int) -> list[nn.Module]:
             omega = first_omega_0 if i == 0 else hidden_omega_0
             bound = 1.0 / fan_in if i == 0 else math.sqrt(6.0 / fan_in) / omega
             bias_bound = first_bias_scale if i == 0 else None
-            layers += [init_uniform_(nn.Linear(fan_in, width), bound, bias_bound), FinerSine(omega, scale_grad)]
-            fan_in = width
-        layers.append(init_uniform_(nn.Linear(fan_in, out_dim), math.sqrt(6.0 / fan_in) / hidden_omega_0))
-        super().__init__(*layers, *output_layers(output_activation))
+            return [init_uniform_(nn.Linear(fan_in, width), bound, bias_bound), FinerSine(omega, scale_grad)]
+
+        def head(fan_in: int) -> nn.Linear:
+            return init_uniform_(nn.Linear(fan_in, out_dim), math.sqrt(6.0 / fan_in) / hidden_omega_0)
+
+        super().__init__(*layer_stack(in_dim, width, depth, layer, head, rescale_input, output_activation))
         self.in_dim, self.out_dim, self.width, self.depth = in_dim, out_dim, width, depth

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, flush_negligible, output_layers
+from inr.networks.layers import check_positive, check_sizes, flush_negligible, layer_stack
 
 
 class GaussActivation(nn.Module):
@@ -99,11 +99,14 @@ class GaussMLP(nn.Sequential):
     ) -> None:
         check_sizes("GaussMLP", in_dim, out_dim, width, depth)
         check_positive("GaussMLP", scale=scale)
-        layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
-        fan_in = in_dim
-        for _ in range(depth):
-            layers += [nn.Linear(fan_in, width), GaussActivation(scale)]
-            fan_in = width
-        layers.append(nn.Linear(fan_in, out_dim))
-        super().__init__(*layers, *output_layers(output_activation))
+        layers = layer_stack(
+            in_dim,
+            width,
+            depth,
+            lambda i, fan_in: [nn.Linear(fan_in, width), GaussActivation(scale)],
+            lambda fan_in: nn.Linear(fan_in, out_dim),
+            rescale_input,
+            output_activation,
+        )
+        super().__init__(*layers)
         self.in_dim, self.out_dim, self.width, self.depth, self.scale = in_dim, out_dim, width, depth, float(scale)

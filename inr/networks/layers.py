@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 import torch
@@ -76,6 +77,34 @@ def check_positive(name: str, **values: float) -> None:
 def output_layers(output_activation: str) -> list[nn.Module]:
     """[] for a linear output ('none'/'identity'), else [the named activation]."""
     return [] if output_activation.lower() in ("none", "identity") else [make_activation(output_activation)]
+
+
+def layer_stack(
+    in_dim: int,
+    width: int,
+    depth: int,
+    layer: Callable[[int, int], list[nn.Module]],
+    head: Callable[[int], nn.Module],
+    rescale_input: bool = False,
+    output_activation: str = "none",
+) -> list[nn.Module]:
+    """The modules of a coordinate MLP, made in this order: x ↦ 2x − 1 when ``rescale_input``, ``layer(i, fan_in)``
+    for i = 0 … depth − 1 (the i-th hidden layer and its activation, fan_in = ``in_dim`` for the first, ``width``
+    after it), ``head(fan_in)`` (the output layer), then the ``output_activation``. Every layer is built, and
+    initialised by ``layer``/``head``, before the next one, so the initial draws come in the same order for every
+    network: first layer, later layers, output.
+
+    Example:
+        >>> layer_stack(2, 8, 2, lambda i, n: [nn.Linear(n, 8), nn.ReLU()], lambda n: nn.Linear(n, 1), True)
+        [UnitToSymmetric(), Linear(in_features=2, out_features=8, bias=True), ReLU(), Linear(in_features=8, out_features=8, bias=True), ReLU(), Linear(in_features=8, out_features=1, bias=True)]
+    """
+    layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
+    fan_in = in_dim
+    for i in range(depth):
+        layers += layer(i, fan_in)
+        fan_in = width
+    layers.append(head(fan_in))
+    return [*layers, *output_layers(output_activation)]
 
 
 def scalar(value: float, trainable: bool) -> float | nn.Parameter:

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from inr.networks.activations import make_activation
+from inr.networks.layers import layer_stack
 
 INITS = ("torch", "paper")
 # Standard deviation of a standard normal truncated to (−2, 2): the divisor JAX's variance_scaling uses so that
@@ -76,14 +77,14 @@ class MLP(nn.Sequential):
             raise ValueError(f"MLP sizes must be positive (depth ≥ 0): in={in_dim} out={out_dim} width={width} depth={depth}")
         if init not in INITS:
             raise ValueError(f"MLP init must be one of {', '.join(INITS)}, got {init!r}")
-        layers: list[nn.Module] = []
-        fan_in = in_dim
-        for _ in range(depth):
-            layers += [nn.Linear(fan_in, width), make_activation(activation)]
-            fan_in = width
-        layers.append(nn.Linear(fan_in, out_dim))
-        if output_activation.lower() not in ("none", "identity"):
-            layers.append(make_activation(output_activation))
+        layers = layer_stack(
+            in_dim,
+            width,
+            depth,
+            lambda i, fan_in: [nn.Linear(fan_in, width), make_activation(activation)],
+            lambda fan_in: nn.Linear(fan_in, out_dim),
+            output_activation=output_activation,
+        )
         super().__init__(*layers)
         if init == "paper":
             for layer in layers:

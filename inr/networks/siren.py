@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from inr.errors import InputError
-from inr.networks.layers import UnitToSymmetric, init_uniform_, output_layers, scalar
+from inr.networks.layers import init_uniform_, layer_stack, scalar
 
 
 class Sine(nn.Module):
@@ -80,27 +80,25 @@ class SIREN(nn.Sequential):
             raise InputError(f"SIREN needs ω₀ > 0, got first_omega_0={first_omega_0}, hidden_omega_0={hidden_omega_0}")
         if bias_init not in ("weight", "torch"):
             raise InputError(f"SIREN bias_init must be 'weight' or 'torch', got {bias_init!r}")
-        layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
-        fan_in = in_dim
-        for i in range(depth):
+
+        def layer(i: int, fan_in: int) -> list[nn.Module]:
             omega = first_omega_0 if i == 0 else hidden_omega_0
-            linear = nn.Linear(fan_in, width)
             # first layer U(−1/n, 1/n), so that sin(ω₀(Wx + b)) spans several periods over [−1, 1] (sec. 3.2,
             # final paragraph; the bound is the reference code's first_layer_sine_init). Later layers
             # U(−√(6/n)/ω₀, √(6/n)/ω₀): c = √6 gives unit-variance ω₀Wx (sec. 3.2, proof in supplement 1), and
             # dividing by the ω₀ of the sine they feed keeps that while boosting the gradients (supplement 1.5)
-            _init_linear(linear, 1.0 / fan_in if i == 0 else math.sqrt(6.0 / fan_in) / omega, bias_init)
-            layers += [linear, Sine(omega, trainable=trainable_omega)]
-            fan_in = width
-        head = nn.Linear(fan_in, out_dim)
-        # the linear output layer follows a sine of ω₀ = hidden_omega_0: same bound (reference code)
-        _init_linear(head, math.sqrt(6.0 / fan_in) / hidden_omega_0, bias_init)
-        layers.append(head)
-        super().__init__(*layers, *output_layers(output_activation))
+            bound = 1.0 / fan_in if i == 0 else math.sqrt(6.0 / fan_in) / omega
+            return [_init_linear(nn.Linear(fan_in, width), bound, bias_init), Sine(omega, trainable=trainable_omega)]
+
+        def head(fan_in: int) -> nn.Linear:
+            # the linear output layer follows a sine of ω₀ = hidden_omega_0: same bound (reference code)
+            return _init_linear(nn.Linear(fan_in, out_dim), math.sqrt(6.0 / fan_in) / hidden_omega_0, bias_init)
+
+        super().__init__(*layer_stack(in_dim, width, depth, layer, head, rescale_input, output_activation))
         self.in_dim, self.out_dim, self.width, self.depth = in_dim, out_dim, width, depth
         self.first_omega_0, self.hidden_omega_0 = first_omega_0, hidden_omega_0
 
 
-def _init_linear(linear: nn.Linear, bound: float, bias_init: str) -> None:
+def _init_linear(linear: nn.Linear, bound: float, bias_init: str) -> nn.Linear:
     """W ~ U(−bound, bound); b from the same law, or left at PyTorch's default for ``bias_init="torch"``."""
-    init_uniform_(linear, bound, bound if bias_init == "weight" else None)
+    return init_uniform_(linear, bound, bound if bias_init == "weight" else None)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from inr.networks.layers import UnitToSymmetric, check_positive, check_sizes, flush_negligible, output_layers, scalar
+from inr.networks.layers import check_positive, check_sizes, flush_negligible, layer_stack, scalar
 
 
 class ComplexLinear(nn.Module):
@@ -199,13 +199,16 @@ class WIRE(nn.Sequential):
         check_sizes("WIRE", in_dim, out_dim, width, depth)
         check_positive("WIRE", first_omega_0=first_omega_0, hidden_omega_0=hidden_omega_0, scale=scale)
         hidden = max(1, int(width / math.sqrt(2)))  # complex units = two reals each (modules/wire.py INR)
-        layers: list[nn.Module] = [UnitToSymmetric()] if rescale_input else []
-        # the first layer is real (modules/wire.py: is_first -> dtype float); its Gabor output is complex
-        layers += [nn.Linear(in_dim, hidden), ComplexGabor(first_omega_0, scale, trainable, real_input=True)]
-        for _ in range(depth - 1):
-            layers += [ComplexLinear(hidden, hidden), ComplexGabor(hidden_omega_0, scale, trainable)]
-        layers.append(ComplexLinear(hidden, out_dim, real_output=True))
-        super().__init__(*layers, *output_layers(output_activation))
+
+        def layer(i: int, fan_in: int) -> list[nn.Module]:
+            if i == 0:  # the first layer is real (modules/wire.py: is_first -> dtype float); its Gabor output is complex
+                return [nn.Linear(fan_in, hidden), ComplexGabor(first_omega_0, scale, trainable, real_input=True)]
+            return [ComplexLinear(fan_in, hidden), ComplexGabor(hidden_omega_0, scale, trainable)]
+
+        def head(fan_in: int) -> nn.Module:
+            return ComplexLinear(fan_in, out_dim, real_output=True)
+
+        super().__init__(*layer_stack(in_dim, hidden, depth, layer, head, rescale_input, output_activation))
         self.in_dim, self.out_dim, self.width, self.depth, self.hidden_width = in_dim, out_dim, width, depth, hidden
 
     def forward(self, x: Tensor) -> Tensor:

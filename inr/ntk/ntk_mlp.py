@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from inr.networks.activations import make_activation
+from inr.networks.layers import layer_stack
 
 
 class NTKLinear(nn.Module):
@@ -58,11 +59,12 @@ class NTKMLP(nn.Sequential):
     ) -> None:
         if in_dim < 1 or out_dim < 1 or width < 1 or depth < 0:
             raise ValueError(f"NTKMLP sizes must be positive (depth ≥ 0): in={in_dim} out={out_dim} width={width} depth={depth}")
-        layers: list[nn.Module] = []
-        fan_in = in_dim
-        for _ in range(depth):
-            layers += [NTKLinear(fan_in, width, weight_std, bias_std), make_activation(activation)]
-            fan_in = width
-        layers.append(NTKLinear(fan_in, out_dim, weight_std, bias_std))
+        layers = layer_stack(
+            in_dim,
+            width,
+            depth,
+            lambda i, fan_in: [NTKLinear(fan_in, width, weight_std, bias_std), make_activation(activation)],
+            lambda fan_in: NTKLinear(fan_in, out_dim, weight_std, bias_std),
+        )
         super().__init__(*layers)
         self.in_dim, self.out_dim, self.width, self.depth = in_dim, out_dim, width, depth
