@@ -4,12 +4,14 @@ command's ``--help`` and for decoding a small codec file, each in a fresh interp
     python benchmarks/startup.py                 # every command, 3 repeats, the median
     python benchmarks/startup.py --repeats 5 --only decode
 
-A row's modules are ``len(sys.modules)`` when the command ends (the interpreter's own ~70 included), and which
-of Lightning, ``inr.tasks``, ``inr.experiments`` and ``inr.methods`` were among them; its seconds are the child's
-user + system CPU time (``resource.getrusage(RUSAGE_CHILDREN)``), which moves less with a shared machine's load
-than wall time, and its wall seconds beside. The decode row decodes ``tests/codec/data/siren_v1.inr`` (32², a
-format-version-1 file shipped with the tests). No ratio is formed: each row stands alone, and the before/after
-figures in benchmarks/README.md were measured on one machine in one sitting.
+A row's modules are ``len(sys.modules)`` when the command ends (the interpreter's own ~70 included), how many of them
+are the package's own (``inr.*``), and which of torch, Lightning, ``inr.tasks``, ``inr.experiments`` and
+``inr.methods`` were among them; its seconds are the child's user + system CPU time
+(``resource.getrusage(RUSAGE_CHILDREN)``), which moves less with a shared machine's load than wall time, and its
+wall seconds beside. The decode rows decode ``tests/codec/data/siren_v1.inr`` (24 × 20, a format-version-1 file
+shipped with the tests) and ``siren_init_v2.inr`` against its learned init ``siren_init.ckpt``
+(tests/codec/test_golden.py). No ratio is formed: each row stands alone, and the before/after figures in
+benchmarks/README.md and docs/codec.md were measured on one machine in one sitting.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from inr.io.command_line import CommandParser
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests/codec/data/siren_v1.inr"
+INIT_FILE, INIT = ROOT / "tests/codec/data/siren_init_v2.inr", ROOT / "tests/codec/data/siren_init.ckpt"
 
 # (row name, the Python that runs it): each calls the command's own entry point with its argv, as the console
 # script would, then reports what was imported (also when the command exits through SystemExit, as --help does)
@@ -41,6 +44,7 @@ COMMANDS = {
     "inr-codec compare --help": ("inr.commands", "codec", ["compare", "--help"]),
     "inr-codec learn-init --help": ("inr.commands", "codec", ["learn-init", "--help"]),
     "decode 32² file": ("inr.commands", "codec", ["decode", str(GOLDEN), "-o", "{tmp}/out.png"]),
+    "decode --init": ("inr.commands", "codec", ["decode", str(INIT_FILE), "-o", "{tmp}/out.png", "--init", str(INIT)]),
 }
 
 PROBE = """
@@ -49,6 +53,8 @@ def report():
     names = set(sys.modules)
     print("@@" + json.dumps({{
         "modules": len(names),
+        "inr": sum(1 for n in names if n == "inr" or n.startswith("inr.")),
+        "torch": "torch" in names,
         "lightning": any(n == "lightning" or n.startswith("lightning.") for n in names),
         "inr.tasks": any(n.startswith("inr.tasks") for n in names),
         "inr.experiments": any(n.startswith("inr.experiments") for n in names),
@@ -90,17 +96,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", default="", help="rows whose name contains this text")
     args = parser.parse_args()
-    print("| command | modules | Lightning | inr.tasks | inr.experiments | inr.methods | CPU s (median) | wall s (median) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        "| command | modules | inr.* | torch | Lightning | inr.tasks | inr.experiments | inr.methods | CPU s (median) "
+        "| wall s (median) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, (module, function, argv) in COMMANDS.items():
         if args.only not in name:
             continue
         runs = [measure(module, function, argv) for _ in range(args.repeats)]
         last = runs[-1]
-        flags = ["yes" if last[k] else "no" for k in ("lightning", "inr.tasks", "inr.experiments", "inr.methods")]
+        flags = ["yes" if last[k] else "no" for k in ("torch", "lightning", "inr.tasks", "inr.experiments", "inr.methods")]
         cpu = statistics.median(r["cpu"] for r in runs)
         wall = statistics.median(r["wall"] for r in runs)
-        print(f"| {name} | {last['modules']} | {' | '.join(flags)} | {cpu:.2f} | {wall:.2f} |", flush=True)
+        print(f"| {name} | {last['modules']} | {last['inr']} | {' | '.join(flags)} | {cpu:.2f} | {wall:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
