@@ -102,6 +102,8 @@ THROUGH = {
     "inr.data.medical:read_fastmri": "read_scan, by the file's name",
     "inr.data.signal_classes:read_directory": "read_image, read_ct_truth and read_shape, file by file",
     "inr.data.posed_images:read_blender": "read_blender_split, split by split",
+    "inr.io.checkpoint:read_init": "a learned init's checkpoint, not a user's data file: torch.load(weights_only=True) "
+    "behind the checkpoint reader's bounds, with its own damaged-file tests (tests/tasks/test_init_from.py, tests/codec/test_init.py)",
 }
 PACKAGES = ("inr.data", "inr.io")
 MODULES = ("inr.codec.encode",)  # the codec's input; its own .inr files have their reader and tests (tests/codec)
