@@ -35,13 +35,13 @@ def child(row: str, retained: bool, steps: int, threads: int) -> dict:
     from types import SimpleNamespace
 
     from inr.experiments.compare_encoders import Encoders
-    from inr.experiments.comparison import Member, parse
+    from inr.experiments.comparison import Member, context, parse
 
     torch.manual_seed(0)
     encoders = Encoders()
     protocol = encoders.protocol(parse(encoders, ["--resolution", "256"]))  # 128² = 16384 training pixels
     rgb = SimpleNamespace(out_channels=3)
-    model = encoders.model(protocol, encoders.spec(protocol, row, Member(None, 0), rgb), rgb)
+    model = encoders.model(context(encoders, protocol, row, Member(None, 0), rgb))
     side = protocol.resolution // 2
     axis = torch.arange(side, dtype=torch.float32) / side
     coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij"), -1).reshape(-1, 2)  # (16384, 2)

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import torch
 from jsonargparse import ActionConfigFile, ArgumentParser
 
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Member, context, parse
 from inr.experiments.inverse import Inverse
 from inr.tasks.output_bias import constant_fit, set_output_bias
 
@@ -38,10 +38,9 @@ def trace(
     c = Inverse()
     argv = ["--task", task, "--resolution", str(resolution), "--seed", str(seed), "--output-bias", bias]
     p = c.protocol(parse(c, argv + ([] if init_seed is None else ["--init-seed", str(init_seed)])))
-    member = Member(None, seed)
-    data = c.data(p, member)
-    spec = c.spec(p, method, member, data)
-    model = c.model(p, spec, data)
+    row = context(c, p, method, Member(None, seed))  # the comparison's row: its data and spec
+    data, spec = row.data, row.spec
+    model = c.model(row)
     operator, y = data.operator, data.measurements
     if bias == "data":  # what the task does at its first fit
         set_output_bias(model.network, constant_fit(operator, y, data.out_channels))

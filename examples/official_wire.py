@@ -26,7 +26,8 @@ from torch import nn
 
 from inr.errors import InputError
 from inr.experiments import comparison
-from inr.experiments.compare_encoders import Encoders
+from inr.experiments.compare_encoders import Encoders, ImageProtocol
+from inr.experiments.comparison import Context, Member
 from inr.methods.registry import METHODS, Resolved
 from inr.networks.layers import UnitToSymmetric
 from inr.tasks.image import ImageFitting
@@ -70,12 +71,18 @@ def official_network(module: ModuleType, settings: dict[str, Any]):
     return build
 
 
+@dataclasses.dataclass(frozen=True)
+class WireProtocol(ImageProtocol):
+    """``compare_encoders``' protocol and the WIRE checkout whose released network the second row trains."""
+
+    wire_repo: str = ""
+
+
 class OfficialWire(Encoders):
     """``compare_encoders`` with two rows: the registry's WIRE, and the released network under the same settings."""
 
     name, doc, prog = "official_wire", __doc__, "python examples/official_wire.py"
     methods = default_methods = ("wire", OFFICIAL_ROW)
-    module: Optional[ModuleType] = None
 
     def available(self, args: Any) -> tuple[str, ...]:
         return self.methods
@@ -84,28 +91,30 @@ class OfficialWire(Encoders):
         parser.add_argument("--wire-repo", type=str, required=True, help="a checkout of github.com/vishwa91/wire")
         super().arguments(parser)
 
-    def protocol(self, args: Any) -> Any:
-        self.module = load_official(Path(args.wire_repo))  # a missing checkout fails here, before anything is written
-        return super().protocol(args)
+    def protocol(self, args: Any) -> WireProtocol:
+        load_official(Path(args.wire_repo))  # a missing checkout fails here, before anything is written
+        p = super().protocol(args)
+        return WireProtocol(**{f.name: getattr(p, f.name) for f in dataclasses.fields(p)}, wire_repo=args.wire_repo)
 
     def record(self, p: Any) -> dict[str, Any]:
         return {
             **super().record(p),
-            "released": dict(METHODS["wire"].resolve(self.setting(p, comparison.Member(None, 0), None)).network.init_args),
+            "released": dict(METHODS["wire"].resolve(self.setting(Context(p, Member(None, 0)))).network.init_args),
         }
 
-    def spec(self, p: Any, name: str, member: comparison.Member, data: Any) -> Resolved:
-        spec = super().spec(p, "wire", member, data)
-        return dataclasses.replace(spec, name=name)
+    def spec(self, ctx: Context) -> Resolved:
+        spec = super().spec(dataclasses.replace(ctx, name="wire"))
+        return dataclasses.replace(spec, name=ctx.name)
 
-    def model(self, p: Any, spec: Resolved, data: Any) -> ImageFitting:
+    def model(self, ctx: Context) -> ImageFitting:
+        spec = ctx.spec
         if spec.name != OFFICIAL_ROW:
-            return super().model(p, spec, data)
+            return super().model(ctx)
         encoder, _, optimizer = spec.build()  # the method's encoder and optimizer around the released network
-        network = official_network(self.module, dict(spec.network.init_args))
-        return ImageFitting(encoder=encoder, network=network, optimizer=optimizer, out_channels=data.out_channels)
+        network = official_network(load_official(Path(ctx.p.wire_repo)), dict(spec.network.init_args))
+        return ImageFitting(encoder=encoder, network=network, optimizer=optimizer, out_channels=ctx.data.out_channels)
 
-    def baselines(self, p: Any, data: Any) -> list:
+    def baselines(self, ctx: Context) -> list:
         return []
 
 

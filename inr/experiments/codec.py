@@ -41,7 +41,7 @@ from inr.codec.init import Init, init_in
 from inr.codec.search import best_under, choices, ladder, parse_rates, size_for_budget
 from inr.data.image_sets import image_folder, natural_set
 from inr.errors import InputError
-from inr.experiments.comparison import Baseline, Comparison, Member, chosen_methods, loaded, parse
+from inr.experiments.comparison import Baseline, Comparison, Context, Member, chosen_methods, fit_context, loaded, parse
 from inr.experiments.comparison import main as run_main
 from inr.experiments.results import load_results
 from inr.experiments.runner import Column, difference_note, paired, summarise
@@ -153,9 +153,9 @@ class CodecComparison(Comparison):
     )
 
     def __init__(self) -> None:
+        # caches of what the hooks read (a miss reads the file): the images, cropped, and the learned inits
         self._images: dict[tuple[str, int, bool], torch.Tensor] = {}
         self._inits: dict[tuple[Architecture, int, int], Init] = {}
-        self.scratch: Optional[Path] = None  # where --estimate-only writes the photographs it reads (then removed)
 
     def arguments(self, parser) -> None:
         parser.add_argument(
@@ -184,7 +184,7 @@ class CodecComparison(Comparison):
         if args.init is not None and not Path(args.init).is_dir():
             raise InputError(f"--init {args.init}: not a directory of learned inits (inr-codec learn-init writes one)")
         # the photographs are written where the run keeps its files; an estimate writes them to a scratch folder
-        paths, sets = image_sets(args.images, self.scratch or Path(self.out_dir(args)))
+        paths, sets = image_sets(args.images, getattr(args, "scratch", None) or Path(self.out_dir(args)))
         side = 0 if args.whole else args.resolution or self.resolution
         return CodecProtocol(
             args.seed_list,
@@ -201,7 +201,7 @@ class CodecComparison(Comparison):
         sets = p.sets or ("",) * len(p.images)
         return [Signal(image, rate, name) for rate in p.rates for image, name in zip(p.images, sets)]
 
-    def label(self, signal: Any) -> Optional[str]:
+    def label(self, p: CodecProtocol, signal: Any) -> Optional[str]:
         if signal is None:
             return None
         where = f"{signal.set}/" if signal.set else ""
@@ -214,20 +214,16 @@ class CodecComparison(Comparison):
             self._images[key] = image if p.whole else centre_crop(image, p.resolution, path)
         return self._images[key]
 
-    def data(self, p: CodecProtocol, member: Member) -> Pixels:
-        data = Pixels([self.image(p, member.signal.image)])
-        data.rate, data.image = member.signal.rate, data.images[0]  # (H, W, C) in [0, 1]
-        return data
+    def data(self, ctx: Context) -> Pixels:
+        return Pixels([self.image(ctx.p, ctx.signal.image)])  # its one image (H, W, C) in [0, 1]
 
-    def stacked_data(self, p: CodecProtocol, group: list[Member]) -> Pixels:
-        data = Pixels([self.image(p, m.signal.image) for m in group])
-        data.rate = group[0].signal.rate
-        return data
+    def stacked_data(self, ctx: Context) -> Pixels:
+        return Pixels([self.image(ctx.p, m.signal.image) for m in ctx.group])
 
     def check(self, p: CodecProtocol) -> Pixels:
         for path in p.images:
             self.image(p, path)  # every image read (and cropped) before anything is written
-        return self.data(p, Member(self.signals(p)[0], p.seeds[0]))
+        return self.data(Context(p, Member(self.signals(p)[0], p.seeds[0])))
 
     def arch(self, name: str, rate: float, seed: int, shape: tuple[int, ...]) -> Architecture:
         """The network size of method ``name`` at ``rate`` for images of ``shape`` (``search.size_for_budget``)."""
@@ -245,6 +241,16 @@ class CodecComparison(Comparison):
         if key not in self._inits:
             self._inits[key] = init_in(p.init, arch, key[1], key[2])
         return self._inits[key]
+
+    def sized(self, ctx: Context) -> tuple[Architecture, Optional[Init]]:
+        """The row's network size at its rate (``arch``) and, for a learned row, its init: found once per fit and
+        kept in the row's state for its other hooks (``spec``, ``model``, ``predict``), whichever asks first."""
+        if "arch" not in ctx.state:
+            shape = tuple(ctx.data.images[0].shape)
+            arch = self.arch(ctx.name, ctx.signal.rate, ctx.seed, shape)
+            ctx.state["arch"] = arch
+            ctx.state["init"] = self.init_of(ctx.p, arch, shape) if ctx.name.endswith(INIT_SUFFIX) else None
+        return ctx.state["arch"], ctx.state["init"]
 
     def prepare(self, p: CodecProtocol, names: list[str], data: Any) -> CodecProtocol:
         """Every row's network size found (a rate below the smallest file is refused now), and each learned row's
@@ -268,53 +274,52 @@ class CodecComparison(Comparison):
                     digests.add(init.digest.hex())
         return replace(p, init_digests=tuple(sorted(digests)))
 
-    def members(self, p: CodecProtocol, name: str) -> list[Member]:
-        self._method = name  # ``groups`` follows for the same method (comparison.run builds its plan so)
-        return super().members(p, name)
-
-    def groups(self, p: CodecProtocol, members: list[Member]) -> list[list[Member]]:
+    def groups(self, p: CodecProtocol, name: str, members: list[Member]) -> list[list[Member]]:
         # one stacked run per rate, seed and image size, its members the images, where the method stacks
-        arch = Architecture(base_method(self._method), 8, default_depth(base_method(self._method)))
+        arch = Architecture(base_method(name), 8, default_depth(base_method(name)))
         if not stacks(arch, min(self.image(p, p.images[0]).shape[:2]), 3):
             return [[m] for m in members]
         key = lambda m: (m.signal.rate, m.seed, tuple(self.image(p, m.signal.image).shape))  # noqa: E731
         keys = list(dict.fromkeys(key(m) for m in members))
         return [[m for m in members if key(m) == k] for k in keys]
 
-    def spec(self, p: CodecProtocol, name: str, member: Member, data: Pixels) -> Resolved:
-        # the rows of one group share the size; model, stacked_model and predict of the group read it here
-        shape = tuple(data.images[0].shape)
-        self._arch = self.arch(name, member.signal.rate, member.seed, shape)
-        self._init = self.init_of(p, self._arch, shape) if name.endswith(INIT_SUFFIX) else None
-        learned = f", from the learned init {self._init.digest.hex()}" if self._init is not None else ""
-        return replace(self._arch.resolve(min(shape[:2]), p.steps), describe=arch_label(self._arch) + learned)
+    def spec(self, ctx: Context) -> Resolved:
+        # the rows of one group share the size (``sized``: kept in the row's state for model and predict)
+        shape = tuple(ctx.data.images[0].shape)
+        arch, init = self.sized(ctx)
+        learned = f", from the learned init {init.digest.hex()}" if init is not None else ""
+        return replace(arch.resolve(min(shape[:2]), ctx.p.steps), describe=arch_label(arch) + learned)
 
-    def model(self, p: CodecProtocol, spec: Resolved, data: Pixels):
-        height, width, channels = data.images[0].shape
-        return fit_task(self._arch, min(height, width), channels, p.steps, 1, self._init)
+    def model(self, ctx: Context):
+        height, width, channels = ctx.data.images[0].shape
+        arch, init = self.sized(ctx)
+        return fit_task(arch, min(height, width), channels, ctx.p.steps, 1, init)
 
-    def stacked_model(self, p: CodecProtocol, specs: list[Resolved], seeds: list[int], data: Pixels):
-        height, width, channels = data.images[0].shape
-        return fit_task(self._arch, min(height, width), channels, p.steps, len(specs), self._init)
+    def stacked_model(self, ctx: Context):
+        height, width, channels = ctx.data.images[0].shape
+        arch, init = self.sized(ctx)
+        return fit_task(arch, min(height, width), channels, ctx.p.steps, len(ctx.group), init)
 
-    def predict(self, p: CodecProtocol, model, data: Pixels) -> Result:
-        budget = data.rate * data.image.shape[0] * data.image.shape[1]
+    def predict(self, ctx: Context, model) -> Result:
+        arch, init = self.sized(ctx)
+        image = ctx.data.images[0]  # (H, W, C)
+        budget = ctx.signal.rate * image.shape[0] * image.shape[1]
         fitted = Fitted(model.encoder, model.network, 0.0)
-        found = choices(self._arch, fitted, data.image, budget=budget, keep=SCORED_PER_QUANTISER, init=self._init)
+        found = choices(arch, fitted, image, budget=budget, keep=SCORED_PER_QUANTISER, init=init)
         best = best_under(found, budget)
         if best is None:
             return Result(None, float("nan"), float("nan"))
         start = time.perf_counter()
-        decode(best.data, init=self._init)
+        decode(best.data, init=init)
         seconds = time.perf_counter() - start
         quantiser = "per channel" if best.per_channel else "per tensor"
-        return Result(best.pixels, best.size_bits, seconds, f"{arch_label(self._arch)}, {best.bits} bits {quantiser}")
+        return Result(best.pixels, best.size_bits, seconds, f"{arch_label(arch)}, {best.bits} bits {quantiser}")
 
-    def score(self, p: CodecProtocol, prediction: Any, data: Pixels) -> dict[str, Any]:
-        rate = {"target_bpp": data.rate}
+    def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        rate = {"target_bpp": ctx.signal.rate}
         if prediction is None or prediction.pixels is None:
             return {**rate, "psnr": float("nan"), "ms_ssim": float("nan"), "bpp": float("nan")}
-        target = data.image.to(torch.float64)  # (H, W, C)
+        target = ctx.data.images[0].to(torch.float64)  # (H, W, C)
         decoded = torch.from_numpy(prediction.pixels.astype(np.float64) / 255.0)
         out = {**rate, "psnr": psnr(decoded, target), "bpp": prediction.size_bits / (target.shape[0] * target.shape[1])}
         if min(target.shape[:2]) >= MS_SSIM_SIDE:
@@ -327,12 +332,13 @@ class CodecComparison(Comparison):
             out["decode_seconds"] = prediction.decode_seconds
         return out
 
-    def baselines(self, p: CodecProtocol, data: Pixels) -> list[Baseline]:
-        pixels = np.round(data.image.numpy() * 255.0).astype(np.uint8)
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        pixels = np.round(ctx.data.images[0].numpy() * 255.0).astype(np.uint8)
+        rate = ctx.signal.rate
 
         def make(codec: str):
             def run() -> Result:
-                coded = at_rate(pixels, codec, data.rate)
+                coded = at_rate(pixels, codec, rate)
                 if coded is None:
                     return Result(None, float("nan"), float("nan"))
                 return Result(coded.pixels, coded.size_bits, coded.decode_seconds, f"quality {coded.quality}")
@@ -344,10 +350,9 @@ class CodecComparison(Comparison):
     # --- the tables, the notes and the figure --------------------------------------------------------------
     def set_names(self, p: CodecProtocol) -> dict[str, str]:
         """Each row's signal label -> its set."""
-        return {self.label(s): s.set for s in self.signals(p)}
+        return {self.label(p, s): s.set for s in self.signals(p)}
 
     def summary(self, p: CodecProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self._rows = rows  # the notes pair each row with JPEG's per image (comparison.run calls notes after summary)
         keys = [c.key for c in self.columns if c.spec != "s"]
         sets = self.set_names(p)
         out = []
@@ -365,7 +370,7 @@ class CodecComparison(Comparison):
         size = "whole" if p.whole else f"cropped to {p.resolution}²"
         return f"Codec: {sets} images {size}, rates {', '.join(f'{r:g}' for r in p.rates)} bpp, {p.steps} steps"
 
-    def notes(self, p: CodecProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: CodecProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         text = (
             "bpp: the file's bytes × 8 / pixels (every header byte included); PSNR and MS-SSIM of the decoded 8-bit image "
             "against the crop; a row's mean is over the images that have a file within the rate (n of them); encode s: a "
@@ -375,10 +380,10 @@ class CodecComparison(Comparison):
         sets = self.set_names(p)
         parts = [text]
         rule = f"paired per image; two-sided paired t-test at {100 * LEVEL:g} %, the rule of docs/results.md"
-        gaps = target_gaps(self._rows, sets, p.rates)
+        gaps = target_gaps(rows, sets, p.rates)  # each row paired with JPEG's per image
         if gaps:
             parts.append(f"Against the target (above JPEG at rates up to {TARGET_RATE:g} bpp; {rule}):\n" + "\n".join(gaps))
-        gains = init_gains(self._rows, sets, p.rates)
+        gains = init_gains(rows, sets, p.rates)
         if gains:
             parts.append(f"The learned init's gain at the same {p.steps} steps ({rule}):\n" + "\n".join(gains))
         return "\n\n".join(parts)
@@ -495,24 +500,23 @@ def estimate(c: CodecComparison, p: CodecProtocol, names: list[str]) -> float:
     baselines = [n for n in names if n in c.baseline_names]
     total, parts = 0.0, []
     for name in models:
-        for group in c.groups(p, c.members(p, name)):
-            member = group[0]
-            data = loaded(c.stacked_data(p, group) if len(group) > 1 else c.data(p, member))
-            specs = [c.spec(p, name, m, data) for m in group]
-            model = c.stacked_model(p, specs, [m.seed for m in group], data) if len(group) > 1 else c.model(p, specs[0], data)
-            step = step_seconds(model, data)
-            single = loaded(c.data(p, member))
+        for group in c.groups(p, name, c.members(p, name)):
+            ctx, members = fit_context(c, p, name, group)
+            model = c.stacked_model(ctx) if len(group) > 1 else c.model(ctx)
+            step = step_seconds(model, ctx.data)
+            single = replace(members[0], data=loaded(c.data(members[0])))
             start = time.perf_counter()
-            c.predict(p, model.member(0) if len(group) > 1 else model, single)
+            c.predict(single, model.member(0) if len(group) > 1 else model)
             scoring = time.perf_counter() - start
             total += step * p.steps + scoring * len(group)
             parts.append(
-                f"{name} @ {member.signal.rate:g} bpp ({c._arch.label()}, {len(group)} members): {1000 * step:.0f} ms/step"
+                f"{name} @ {ctx.signal.rate:g} bpp ({c.sized(ctx)[0].label()}, {len(group)} members): {1000 * step:.0f} ms/step"
             )
     for rate in p.rates if baselines else ():
-        data = c.data(p, Member(Signal(p.images[0], rate), p.seeds[0]))
+        ctx = Context(p, Member(Signal(p.images[0], rate), p.seeds[0]))
+        ctx.data = c.data(ctx)
         start = time.perf_counter()
-        for b in c.baselines(p, data):
+        for b in c.baselines(ctx):
             if b.key in baselines:
                 b.make()
         total += (time.perf_counter() - start) * len(p.images)
@@ -541,13 +545,10 @@ def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
             silence_lightning()
             retain_freed_memory()
             names = chosen_methods(COMPARISON, args)
-            COMPARISON.scratch = Path(scratch)  # an estimate writes nothing under --out
-            try:
-                p = COMPARISON.protocol(args)
-                COMPARISON.check(p)
-                estimate(COMPARISON, COMPARISON.prepare(p, names, None), names)
-            finally:
-                COMPARISON.scratch = None
+            args.scratch = Path(scratch)  # an estimate writes nothing under --out (protocol reads it)
+            p = COMPARISON.protocol(args)
+            COMPARISON.check(p)
+            estimate(COMPARISON, COMPARISON.prepare(p, names, None), names)
         return []
 
     done = command(estimate_only)

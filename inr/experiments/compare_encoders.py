@@ -30,7 +30,7 @@ from inr.data.image import ImageDataModule
 from inr.data.text import TextImageDataModule, save_text_image
 from inr.errors import InputError
 from inr.experiments import comparison
-from inr.experiments.comparison import Member
+from inr.experiments.comparison import Context
 from inr.experiments.heldout import HeldOut, HeldOutComparison
 from inr.methods.protocols import KINDS, MAPPINGS, PROTOCOLS
 from inr.methods.registry import ENCODER_ROWS, METHODS
@@ -98,19 +98,20 @@ class Encoders(HeldOutComparison):
             depth=paper.depth,
         )
 
-    def data(self, p: ImageProtocol, member: Member) -> Any:
+    def data(self, ctx: Context) -> Any:
+        p = ctx.p
         if p.text_seed is not None:
             return TextImageDataModule(resolution=p.resolution, text_seed=p.text_seed)
         return ImageDataModule(path=p.image, resolution=p.resolution, split="every_other")
 
-    def task(self, p: ImageProtocol, data: Any) -> tuple[type, dict[str, Any]]:
-        return ImageFitting, {"out_channels": data.out_channels}
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        return ImageFitting, {"out_channels": ctx.data.out_channels}
 
     def title(self, p: ImageProtocol) -> str:
         source = f"text image (seed {p.text_seed})" if p.text_seed is not None else p.image or "data/astronaut.png"
         return f"{source}, {p.resolution}², {p.steps} steps, the paper's {p.kind} settings{self.spread(p)}"
 
-    def notes(self, p: ImageProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: ImageProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         return f"{self.target_note(p)}\n\n{paper_note(p.kind)}"
 
     def finish(self, p: ImageProtocol, rows: list[dict[str, Any]], out: Path) -> None:

@@ -30,7 +30,7 @@ from inr.data.signal import GENERATORS, SignalDataModule
 from inr.data.volume import VolumeDataModule
 from inr.errors import InputError
 from inr.experiments import comparison
-from inr.experiments.comparison import Member
+from inr.experiments.comparison import Context, Member
 from inr.experiments.heldout import COLUMNS, HeldOut, HeldOutComparison
 from inr.experiments.results import DETAILS
 from inr.methods.protocols import PROTOCOLS
@@ -167,29 +167,32 @@ class Fields(HeldOutComparison):
         values = {"gaussian": SWEEP_SIGMAS, "positional": SWEEP_SCALES}.get(name, ())
         return [Member(v, seed) for v in values for seed in p.seeds]
 
-    def label(self, signal: Any) -> Optional[str]:
+    def label(self, p: FieldProtocol, signal: Any) -> Optional[str]:
         return None if signal is None else f"{signal:g}"
 
-    def spec(self, p: FieldProtocol, name: str, member: Member, data: Any) -> Resolved:
+    def spec(self, ctx: Context) -> Resolved:
+        p, name = ctx.p, ctx.name
         if not p.sweep:
-            return super().spec(p, name, member, data)
+            return super().spec(ctx)
         # the swept value as given on the inner grid (no grid rule between the values and the grid they run on)
         key = "gaussian_sigma" if name == "gaussian" else "positional_scale"
-        mappings = replace(p.settings, **{key: member.signal}, nyquist=p.train_side / 2)
-        return METHODS[name].resolve(replace(self.setting(p, member, data), protocol=mappings))
+        mappings = replace(p.settings, **{key: ctx.signal}, nyquist=p.train_side / 2)
+        return METHODS[name].resolve(replace(self.setting(ctx), protocol=mappings))
 
-    def data(self, p: FieldProtocol, member: Member) -> GridDataModule:
+    def data(self, ctx: Context) -> GridDataModule:
+        p, seed = ctx.p, ctx.seed
         if p.domain == "signal":
-            dm = SignalDataModule(generator=p.source, length=p.outer, split="every_other", seed=member.seed)
+            dm = SignalDataModule(generator=p.source, length=p.outer, split="every_other", seed=seed)
         else:
-            dm = VolumeDataModule(builtin=p.source, resolution=p.outer, mode="density", split="every_other", seed=member.seed)
+            dm = VolumeDataModule(builtin=p.source, resolution=p.outer, mode="density", split="every_other", seed=seed)
         if not p.sweep:
             return dm
         dm.setup("fit")
         train = dm.values_grid(dm.train_index, dm.train_shape)  # (C, *train_shape): the held-out samples unread
         return GivenGridDataModule(train.movedim(0, -1).contiguous(), f"training samples of the {dm.describe()}")
 
-    def task(self, p: FieldProtocol, data: Any) -> tuple[type, dict[str, Any]]:
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        p, data = ctx.p, ctx.data
         if p.domain == "signal":
             return SignalFitting, {"out_channels": data.out_channels, "data_range": p.data_range}
         return VolumeFitting, {"out_channels": data.out_channels, "mode": "density"}
@@ -197,8 +200,8 @@ class Fields(HeldOutComparison):
     def prepare(self, p: FieldProtocol, names: list[str], data: Any) -> FieldProtocol:
         return p if p.sweep else super().prepare(p, names, data)
 
-    def baselines(self, p: FieldProtocol, data: Any) -> list:
-        return [] if p.sweep else super().baselines(p, data)
+    def baselines(self, ctx: Context) -> list:
+        return [] if ctx.p.sweep else super().baselines(ctx)
 
     def summary(self, p: FieldProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if p.sweep:  # each swept value its own row
@@ -216,7 +219,7 @@ class Fields(HeldOutComparison):
         shape = "×".join([str(p.resolution)] * p.ndim)
         return f"{source}, {shape} samples, {p.steps} steps, every_other split{self.spread(p)}"
 
-    def notes(self, p: FieldProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: FieldProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         if p.sweep:
             return "The comparison's held-out samples are not used."
         return (

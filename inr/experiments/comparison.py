@@ -14,17 +14,22 @@ that train nothing, scores both with one ``score`` and reports mean ± std per m
 3. ``prepare(p, names, data)``: what needs the data (a target PSNR, a regularisation weight);
 4. each method over its ``members(p, name)`` (a member: a signal and a seed), one fit per member, or per ``groups``
    of members trained as one stacked model: ``data`` -> ``spec`` -> ``model`` (``task``) -> ``callbacks`` -> fit ->
-   ``predict`` -> ``score``; then ``baselines(p, data)`` of every signal, scored by the same ``score``;
+   ``predict`` -> ``score``; then ``baselines`` of every signal, scored by the same ``score``. Each of these hooks gets
+   the row's ``Context`` (the protocol, the member, the method, its data and spec, and ``state``: what a hook computes
+   for the later hooks of the same row), made by the loop for that row: no hook leaves state on the comparison for
+   another, or relies on the order the others are called in;
 5. after every row, ``results.json`` (layout: ``inr.experiments.results``) and ``results.md``, written atomically;
    the same command in the same ``--out`` later skips the rows done under the same protocol (``--fresh``: start over);
-6. ``summary`` (mean ± std per method), ``title`` and ``notes`` around the table, ``finish`` (figures), printed.
+6. ``summary`` (mean ± std per method), ``title`` and ``notes`` around the table, ``finish`` (figures), printed; these
+   hooks of the whole table get the protocol ``p`` (and the rows) instead of a row's context.
 
 Started by torchrun or ``srun`` as several processes, every process runs the command: the stacked groups train on
 every rank with their members sharded (Lightning's DDP), rows of one model on rank 0 alone, and rank 0 alone checks,
 scores, prints and writes (``inr.experiments.ranks``; docs/cluster.md).
 
-A new comparison is a subclass that sets ``name``, ``methods`` and ``columns`` and writes ``protocol``, ``data``,
-``setting``, ``task`` and ``score``: docs/extending.md, "A new comparison".
+A new comparison is a subclass that sets ``name``, ``methods`` and ``columns`` and writes ``data``, ``setting``,
+``task`` and ``score`` (and ``protocol`` where the default's steps and resolution are not enough): docs/extending.md,
+"A new comparison".
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -101,6 +106,42 @@ class Baseline(NamedTuple):
     key: str = ""
 
 
+@dataclass
+class Context:
+    """One row's context: what every hook of the row gets, made by the loop for that row (``context`` makes one as
+    the loop does, for scripts and tests).
+
+    ``p`` the protocol; ``member`` whom the row is for (``signal``, ``seed``); ``name`` the method (empty for a
+    signal's baselines); ``data`` the member's data (``None`` while ``data`` makes it); ``spec`` the method resolved
+    for the member (``None`` until ``spec`` has resolved it); ``group`` the members trained with it as one stacked
+    model and ``specs`` theirs (one member: itself); ``out`` the output directory; ``state`` what a hook computes for
+    the later hooks of the same row (a network size, a learned init), shared by the members of one stacked fit:
+    whatever a hook needs from another it reads here or recomputes, never from the comparison's attributes.
+    """
+
+    p: Any
+    member: Member
+    name: str = ""
+    data: Any = None
+    spec: Optional[Resolved] = None
+    group: tuple[Member, ...] = ()
+    specs: tuple[Resolved, ...] = ()
+    out: Optional[Path] = None
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def signal(self) -> Any:
+        return self.member.signal
+
+    @property
+    def seed(self) -> int:
+        return self.member.seed
+
+    def at(self, member: Member, **changes: Any) -> Context:
+        """The context of ``member`` of the same fit (a stacked group's member), its ``state`` shared."""
+        return dataclasses.replace(self, member=member, **changes)
+
+
 class Comparison:
     """A comparison: set the class attributes, write the hooks that differ; ``run``/``main`` do the rest."""
 
@@ -147,7 +188,7 @@ class Comparison:
 
     def check(self, p: Any) -> Any:
         """Read the inputs once before anything is written (a bad file fails here); the first member's data."""
-        return loaded(self.data(p, Member(self.signals(p)[0], p.seeds[0])))
+        return loaded(self.data(Context(p, Member(self.signals(p)[0], p.seeds[0]))))
 
     def prepare(self, p: Any, names: Sequence[str], data: Any) -> Any:
         """The protocol completed where it needs the data (``data``: ``check``'s), before the first row."""
@@ -158,7 +199,7 @@ class Comparison:
         """The signals every method is scored on (images, phantoms); one (None) by default."""
         return (None,)
 
-    def label(self, signal: Any) -> Optional[str]:
+    def label(self, p: Any, signal: Any) -> Optional[str]:
         """A signal's name in the rows."""
         return None if signal is None else str(signal)
 
@@ -166,94 +207,104 @@ class Comparison:
         """The members method ``name`` trains: every signal with every seed."""
         return [Member(signal, seed) for signal in self.signals(p) for seed in p.seeds]
 
-    def groups(self, p: Any, members: list[Member]) -> list[list[Member]]:
-        """How the members train: one fit each, or (``stack``) groups trained as one stacked model."""
+    def groups(self, p: Any, name: str, members: list[Member]) -> list[list[Member]]:
+        """How method ``name``'s members train: one fit each, or (``stack``) groups trained as one stacked model."""
         return [[m] for m in members]
 
-    # --- one row --------------------------------------------------------------------------------------
-    def data(self, p: Any, member: Member) -> Any:
-        """The member's data: a DataModule (``run`` sets it up), or what ``predict`` and ``score`` read."""
+    # --- one row: each hook gets the row's context (``ctx.p``, ``ctx.member``, ``ctx.name``, ``ctx.data`` …) ------
+    def data(self, ctx: Context) -> Any:
+        """The member's data (``ctx.signal``, ``ctx.seed``): a DataModule (``run`` sets it up), or what ``predict`` and
+        ``score`` read."""
         raise NotImplementedError
 
-    def stacked_data(self, p: Any, group: list[Member]) -> Any:
-        """The data a stacked group trains on: the first member's where they share it."""
-        return self.data(p, group[0])
+    def stacked_data(self, ctx: Context) -> Any:
+        """The data a stacked group (``ctx.group``) trains on: the first member's where they share it."""
+        return self.data(ctx)
 
-    def setting(self, p: Any, member: Member, data: Any) -> Setting:
-        """Where the registry's methods run for this member (``methods.Setting``)."""
+    def setting(self, ctx: Context) -> Setting:
+        """Where the registry's methods run for this member and its data (``methods.Setting``)."""
         raise NotImplementedError
 
-    def spec(self, p: Any, name: str, member: Member, data: Any) -> Resolved:
-        """Method ``name`` resolved for the member."""
-        return METHODS[name].resolve(self.setting(p, member, data))
+    def spec(self, ctx: Context) -> Resolved:
+        """Method ``ctx.name`` resolved for the member."""
+        return METHODS[ctx.name].resolve(self.setting(ctx))
 
-    def task(self, p: Any, data: Any) -> tuple[type, dict[str, Any]]:
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
         """The task class and its arguments besides the method's encoder, network, optimiser and scheduler."""
         raise NotImplementedError
 
-    def model(self, p: Any, spec: Resolved, data: Any) -> L.LightningModule:
-        """The method's model: its encoder, network, optimiser and scheduler in the comparison's task."""
-        task, kwargs = self.task(p, data)
-        encoder, network, optimizer = spec.build()
-        return task(encoder=encoder, network=network, optimizer=optimizer, scheduler=spec.build_scheduler(), **kwargs)
+    def model(self, ctx: Context) -> L.LightningModule:
+        """The method's model (``ctx.spec``): its encoder, network, optimiser and scheduler in the comparison's task."""
+        task, kwargs = self.task(ctx)
+        encoder, network, optimizer = ctx.spec.build()
+        return task(encoder=encoder, network=network, optimizer=optimizer, scheduler=ctx.spec.build_scheduler(), **kwargs)
 
-    def stacked_model(self, p: Any, specs: list[Resolved], seeds: list[int], data: Any) -> L.LightningModule:
-        """The members as one stacked task: member k's encoder from ``specs[k]``, initialised with ``seeds[k]``."""
-        task, kwargs = self.task(p, data)
-        encoders = [spec.build()[0] for spec in specs]
-        _, network, optimizer = specs[0].build()
+    def stacked_model(self, ctx: Context) -> L.LightningModule:
+        """The members (``ctx.group``) as one stacked task: member k's encoder from ``ctx.specs[k]``, initialised with
+        its seed."""
+        task, kwargs = self.task(ctx)
+        encoders = [spec.build()[0] for spec in ctx.specs]
+        _, network, optimizer = ctx.specs[0].build()
         return task(
             member_encoders=encoders,
-            member_seeds=seeds,
+            member_seeds=[m.seed for m in ctx.group],
             network=network,
             optimizer=optimizer,
-            scheduler=specs[0].build_scheduler(),
+            scheduler=ctx.specs[0].build_scheduler(),
             **kwargs,
         )
 
-    def callbacks(self, p: Any, name: str, member: Member, out: Path) -> list[L.Callback]:
+    def callbacks(self, ctx: Context) -> list[L.Callback]:
         """Callbacks of one fit (what they measure becomes row keys through ``measured``)."""
         return []
 
-    def trainer_args(self, p: Any, name: str, member: Member, out: Path) -> dict[str, Any]:
-        """Further Trainer arguments of one fit (a logger)."""
+    def trainer_args(self, ctx: Context) -> dict[str, Any]:
+        """Further Trainer arguments of one fit (a logger under ``ctx.out``)."""
         return {}
 
-    def measured(self, p: Any, callbacks: list[L.Callback]) -> dict[str, Any]:
+    def measured(self, ctx: Context, callbacks: list[L.Callback]) -> dict[str, Any]:
         """Row keys from the fit's callbacks (histories, when a target was reached)."""
         return {}
 
-    def predict(self, p: Any, model: L.LightningModule, data: Any) -> Any:
+    def predict(self, ctx: Context, model: L.LightningModule) -> Any:
         """What ``score`` reads of a trained model: its field on the grid by default."""
         return model.render()
 
-    def score(self, p: Any, prediction: Any, data: Any) -> dict[str, Any]:
-        """The scores of a prediction (a model's or a baseline's), in the vocabulary of ``results.SCORES``; keys
-        starting with ``_`` go to ``keep`` and not into the row."""
+    def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        """The scores of a prediction (a model's or a baseline's) against ``ctx.data``, in the vocabulary of
+        ``results.SCORES``; keys starting with ``_`` go to ``keep`` and not into the row."""
         raise NotImplementedError
 
-    def extra(self, p: Any, name: str) -> dict[str, Any]:
-        """Keys every row of method ``name`` carries besides its scores (the paper's number)."""
+    def extra(self, ctx: Context) -> dict[str, Any]:
+        """Keys every row of method ``ctx.name`` carries besides its scores (the paper's number)."""
         return {}
 
-    def keep(self, p: Any, row: dict[str, Any], prediction: Any, scores: dict[str, Any], out: Path) -> None:
-        """Write a finished row's own files (a reconstruction, a render) under ``out``."""
+    def keep(self, ctx: Context, row: dict[str, Any], prediction: Any, scores: dict[str, Any]) -> None:
+        """Write a finished row's own files (a reconstruction, a render) under ``ctx.out``."""
 
-    def baselines(self, p: Any, data: Any) -> list[Baseline]:
-        """The rows that train nothing, for one signal's data."""
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        """The rows that train nothing, for one signal's data (``ctx.data``; ``ctx.name`` is empty)."""
         return []
 
-    # --- the table ------------------------------------------------------------------------------------
+    # --- the table: these hooks get the protocol ``p`` ---------------------------------------------------
+    def table_columns(self, p: Any) -> tuple[Column, ...]:
+        """The table's columns under protocol ``p``: ``columns`` by default."""
+        return self.columns
+
+    def judged_keys(self, p: Any) -> tuple[str, ...]:
+        """The scores whose paired differences are printed under the table: ``difference_keys`` by default."""
+        return self.difference_keys
+
     def summary(self, p: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The table's rows: each method's rows summarised, mean ± sample std."""
-        return summarise(rows, numeric(self))
+        return summarise(rows, numeric(self, p))
 
     def title(self, p: Any) -> str:
         """The line above the table."""
         return self.name
 
-    def notes(self, p: Any, summary: list[dict[str, Any]]) -> str:
-        """What reads the table: settings, the paper's row, differences."""
+    def notes(self, p: Any, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
+        """What reads the table (``summary``, and the ``rows`` it summarises): settings, the paper's row, differences."""
         return ""
 
     def pairs(self, p: Any, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -285,9 +336,9 @@ class Comparison:
         """Figures and files of the whole run (the rows of earlier, resumed runs included)."""
 
 
-def numeric(c: Comparison) -> list[str]:
-    """The keys of the table's numbers (``n``, the count of rows a summary adds, apart)."""
-    return [col.key for col in c.columns if col.spec != "s" and col.key != "n"]
+def numeric(c: Comparison, p: Any) -> list[str]:
+    """The keys of the table's numbers under protocol ``p`` (``n``, the count of rows a summary adds, apart)."""
+    return [col.key for col in c.table_columns(p) if col.spec != "s" and col.key != "n"]
 
 
 def neighbours_and_best(summary: Sequence[Mapping[str, Any]], key: str = "psnr") -> list[tuple[str, str]]:
@@ -311,16 +362,17 @@ def neighbours_and_best(summary: Sequence[Mapping[str, Any]], key: str = "psnr")
 
 def row_notes(c: Comparison, p: Any, rows: list[dict[str, Any]], summary: list[dict[str, Any]]) -> str:
     """What the rows say beyond the table's means: the fits that collapsed to a constant (named, not averaged; read
-    on the first of ``c.difference_keys``) and the paired differences of ``c.pairs`` in each of those scores."""
+    on the first of ``c.judged_keys(p)``) and the paired differences of ``c.pairs`` in each of those scores."""
 
     def unit(key: str) -> str:
         return "dB" if "psnr" in key else ""
 
-    parts = [collapsed_note(rows, c.difference_keys[0], unit(c.difference_keys[0]))]
+    keys, columns = c.judged_keys(p), c.table_columns(p)
+    parts = [collapsed_note(rows, keys[0], unit(keys[0]))]
     pairs = c.pairs(p, summary)
     for where, group in c.difference_groups(p, c.judged_rows(p, rows)) if pairs else ():
-        for key in c.difference_keys:
-            header = next((col.header for col in c.columns if col.key == key), key)
+        for key in keys:
+            header = next((col.header for col in columns if col.key == key), key)
             spread = lambda a, b, k=key: c.machine_spread(p, a, b, k)  # noqa: E731
             parts.append(paired_section(group, pairs, key, header, unit(key), spread, where))
     return "\n\n".join(x for x in parts if x)
@@ -511,6 +563,35 @@ def row_key(row: Mapping[str, Any]) -> tuple:
     return row["method"], row.get("signal"), row["seed"]
 
 
+def context(c: Comparison, p: Any, name: str, member: Member, data: Any = None, out: Optional[Path] = None) -> Context:
+    """Method ``name``'s context for ``member`` as ``run`` makes it for a fit of one: its data (``c.data``, set up;
+    ``data`` where given) and its spec (``c.spec``)."""
+    ctx = Context(p, member, name, group=(member,), out=out)
+    ctx.data = loaded(c.data(ctx)) if data is None else data
+    ctx.spec = c.spec(ctx)
+    ctx.specs = (ctx.spec,)
+    return ctx
+
+
+def fit_context(
+    c: Comparison, p: Any, name: str, group: list[Member], out: Optional[Path] = None
+) -> tuple[Context, list[Context]]:
+    """The context of method ``name``'s fit of ``group`` (one member, or several as one stacked model: its data
+    ``stacked_data``) and each member's (sharing the fit's data and state, each with its own spec)."""
+    ctx = Context(p, group[0], name, group=tuple(group), out=out)
+    if len(group) == 1:
+        ctx.data = loaded(c.data(ctx))
+        ctx.spec = c.spec(ctx)
+        ctx.specs = (ctx.spec,)
+        return ctx, [ctx]
+    ctx.data = loaded(c.stacked_data(ctx))
+    members = [ctx.at(m) for m in group]
+    for m in members:
+        m.spec = c.spec(m)
+    ctx.spec, ctx.specs = members[0].spec, tuple(m.spec for m in members)
+    return ctx, members
+
+
 def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path, ranks: Ranks = ONE) -> list[dict[str, Any]]:
     """Train method ``name`` for a group of members (one, or several as one stacked model); a scored row per member.
     Over several ``ranks`` a stacked group trains on every rank, its members sharded, and one model on rank 0
@@ -518,42 +599,42 @@ def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path
     first = group[0]
     L.seed_everything(first.seed, verbose=False)
     stacked = len(group) > 1
-    data = loaded(c.stacked_data(p, group) if stacked else c.data(p, first))
-    specs = [c.spec(p, name, m, data) for m in group]
-    model = c.stacked_model(p, specs, [m.seed for m in group], data) if stacked else c.model(p, specs[0], data)
-    callbacks = c.callbacks(p, name, first, out)
-    where = f"{len(group)} members" if stacked else ", ".join(x for x in (c.label(first.signal), f"seed {first.seed}") if x)
-    settings = dict(c.trainer_args(p, name, first, out))
+    ctx, members = fit_context(c, p, name, group, out)
+    model = c.stacked_model(ctx) if stacked else c.model(ctx)
+    callbacks = c.callbacks(ctx)
+    where = f"{len(group)} members" if stacked else ", ".join(x for x in (c.label(p, first.signal), f"seed {first.seed}") if x)
+    settings = dict(c.trainer_args(ctx))
     if stacked:
         settings.update(ranks.trainer_args())
     elif ranks.several:
         local_metrics(model)
-    seconds = fit_row(model, data, p.steps, callbacks, label=f"{name} ({where})", **settings)
+    seconds = fit_row(model, ctx.data, p.steps, callbacks, label=f"{name} ({where})", **settings)
     if not ranks.writes:
         return []
-    measured = c.measured(p, callbacks)
+    measured = c.measured(ctx, callbacks)
     rows = []
-    for k, (member, spec) in enumerate(zip(group, specs)):
+    for k, member in enumerate(members):
         single = model.member(k) if stacked else model
-        member_data = loaded(c.data(p, member)) if stacked else data
-        prediction = c.predict(p, single, member_data)
-        scores = c.score(p, prediction, member_data)
+        if stacked:  # each member scored on its own data
+            member = dataclasses.replace(member, data=loaded(c.data(member)))
+        prediction = c.predict(member, single)
+        scores = c.score(member, prediction)
         row = {
             "method": name,
             "kind": "model",
-            "signal": c.label(member.signal),
+            "signal": c.label(p, member.signal),
             "seed": member.seed,
-            "setting": spec.describe,
-            "lr": spec.lr,
+            "setting": member.spec.describe,
+            "lr": member.spec.lr,
             **{k: v for k, v in scores.items() if not k.startswith("_")},
             "seconds": seconds / len(group),
             "steps": p.steps,
             "ms_per_step": 1000.0 * seconds / p.steps,
             "params": trained_numbers(single),
-            **c.extra(p, name),
+            **c.extra(member),
             **measured,
         }
-        c.keep(p, row, prediction, scores, out)
+        c.keep(member, row, prediction, scores)
         rows.append(row)
     return rows
 
@@ -563,23 +644,23 @@ def train_row(c: Comparison, p: Any, name: str, member: Member, out: Path) -> di
     return train_group(c, p, name, [member], out)[0]
 
 
-def baseline_row(c: Comparison, p: Any, b: Baseline, member: Member, data: Any, out: Path) -> dict[str, Any]:
-    """A baseline built (timed: its seconds) and scored like a model's prediction."""
+def baseline_row(c: Comparison, ctx: Context, b: Baseline) -> dict[str, Any]:
+    """A baseline of the signal of ``ctx`` built (timed: its seconds) and scored like a model's prediction."""
     start = time.perf_counter()
     prediction = b.make()
     seconds = time.perf_counter() - start
-    scores = c.score(p, prediction, data)
+    scores = c.score(ctx, prediction)
     row = {
         "method": b.name,
         "kind": "baseline",
-        "signal": c.label(member.signal),
-        "seed": member.seed if c.baselines_per_seed else None,
+        "signal": c.label(ctx.p, ctx.signal),
+        "seed": ctx.seed if c.baselines_per_seed else None,
         "setting": b.setting,
         **{k: v for k, v in scores.items() if not k.startswith("_")},
         "seconds": seconds,
         "steps": b.steps,
     }
-    c.keep(p, row, prediction, scores, out)
+    c.keep(ctx, row, prediction, scores)
     return row
 
 
@@ -591,8 +672,8 @@ def estimate(c: Comparison, p: Any, names: Sequence[str]) -> float:
     for name in names:
         member = c.members(p, name)[0]
         L.seed_everything(member.seed, verbose=False)
-        data = loaded(c.data(p, member))
-        per_step[name] = step_seconds(c.model(p, c.spec(p, name, member, data), data), data)
+        ctx = context(c, p, name, member)
+        per_step[name] = step_seconds(c.model(ctx), ctx.data)
     members = {name: len(c.members(p, name)) for name in names}
     total = sum(p.steps * per_step[n] * members[n] for n in names)
     count = max(members.values())
@@ -626,10 +707,12 @@ def check_kept(c: Comparison, p: Any, names: Sequence[str], probe: Any, done: Ma
     """Refuse an ``--out`` holding rows this command does not run: rewriting results.json without them would lose
     them."""
     models = [n for n in names if n not in c.baseline_names]
-    planned = {(name, c.label(m.signal), m.seed) for name in models for group in c.groups(p, c.members(p, name)) for m in group}
-    sets = list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
-    chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names]
-    planned |= {(b.name, c.label(m.signal), m.seed if c.baselines_per_seed else None) for m in sets for b in chosen}
+    planned = {
+        (name, c.label(p, m.signal), m.seed) for name in models for group in c.groups(p, name, c.members(p, name)) for m in group
+    }
+    sets = baseline_members(c, p)
+    chosen = [b for b in c.baselines(Context(p, sets[0], data=probe, out=out)) if not c.baseline_names or b.key in names]
+    planned |= {(b.name, c.label(p, m.signal), m.seed if c.baselines_per_seed else None) for m in sets for b in chosen}
     outside = [key for key in done if key not in planned]
     if outside:
         shown = ", ".join(
@@ -641,19 +724,28 @@ def check_kept(c: Comparison, p: Any, names: Sequence[str], probe: Any, done: Ma
         )
 
 
-def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
-    """The comparison ``c`` with flags ``args`` (``parse``'s): every row (models, then baselines), printed and written."""
+def baseline_members(c: Comparison, p: Any) -> list[Member]:
+    """Whom the baselines are for: every signal, with every seed where each seed draws its own data, else the
+    first seed."""
+    return list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
+
+
+def run(
+    c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None, opened: Optional[dict[str, Any]] = None
+) -> list[dict[str, Any]]:
+    """The comparison ``c`` with flags ``args`` (``parse``'s): every row (models, then baselines), printed and written.
+    ``rows`` gets the rows as they finish and ``opened["p"]`` the protocol (what ``main`` prints on a signal)."""
     rows = [] if rows is None else rows
+    opened = {} if opened is None else opened
     silence_lightning()
     retain_freed_memory()  # CPU steps reuse freed activations instead of faulting them in
     names = chosen_methods(c, args)
     models = [n for n in names if n not in c.baseline_names]
-    p = c.protocol(args)
+    p = opened["p"] = c.protocol(args)
     ranks = Ranks.of_launcher()  # several under torchrun or SLURM: inr.experiments.ranks
-    why = ranks.refusal(args, [group for name in models for group in c.groups(p, c.members(p, name))], program(c))
+    why = ranks.refusal(args, [group for name in models for group in c.groups(p, name, c.members(p, name))], program(c))
     if why is not None:
         raise InputError(why)
-    opened: dict[str, Any] = {}
 
     def opening() -> tuple[Optional[Path], Any, dict[tuple, dict[str, Any]]]:  # rank 0's, before anything trains
         opened["probe"] = probe = c.check(p)
@@ -671,25 +763,26 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
     out, p, done = ranks.first(opening)
     if out is None:
         return []
+    opened["p"] = p
     record = {"comparison": c.name, **c.record(p)}
     command_line = f"{program(c)} {shlex.join(args.argv)}".strip()
-    plan = [(name, group) for name in models for group in c.groups(p, c.members(p, name))]
-    sets = list(dict.fromkeys(Member(s, seed if c.baselines_per_seed else p.seeds[0]) for s in c.signals(p) for seed in p.seeds))
-    probe = opened.get("probe")
-    chosen = [b for b in c.baselines(p, probe) if not c.baseline_names or b.key in names] if ranks.writes else []
+    plan = [(name, group) for name in models for group in c.groups(p, name, c.members(p, name))]
+    sets = baseline_members(c, p)
+    probe = Context(p, sets[0], data=opened.get("probe"), out=out)
+    chosen = [b for b in c.baselines(probe) if not c.baseline_names or b.key in names] if ranks.writes else []
     progress = RowProgress(len(plan) + len(sets) * len(chosen))
 
     def write(final: bool = False) -> str:
         summary = c.summary(p, rows)
-        table = markdown_table(summary, c.columns)
+        table = markdown_table(summary, c.table_columns(p))
         status = "" if final else f"\n\n{len(rows)} rows so far; the run is not finished."
-        notes = "\n\n".join(x for x in (c.notes(p, summary), row_notes(c, p, rows, summary)) if x) if final else ""
+        notes = "\n\n".join(x for x in (c.notes(p, summary, rows), row_notes(c, p, rows, summary)) if x) if final else ""
         text = f"{c.title(p)}\n\n    {command_line}\n\n{table}{status}" + (f"\n\n{notes}" if notes else "")
         write_results(out, text, results_record(command_line, inr.__version__, record, p.seeds, rows, summary))
         return text
 
     for name, group in plan:
-        earlier = [done.get(row_key({"method": name, "signal": c.label(m.signal), "seed": m.seed})) for m in group]
+        earlier = [done.get(row_key({"method": name, "signal": c.label(p, m.signal), "seed": m.seed})) for m in group]
         if all(earlier):
             rows += earlier
             progress.row(name, "kept from the earlier run")
@@ -704,29 +797,30 @@ def run(c: Comparison, args: Any, rows: Optional[list[dict[str, Any]]] = None) -
         where = (
             f"{len(new)} members"
             if len(new) > 1
-            else ", ".join(x for x in (c.label(group[0].signal), f"seed {group[0].seed}") if x)
+            else ", ".join(x for x in (c.label(p, group[0].signal), f"seed {group[0].seed}") if x)
         )
-        progress.row(f"{name} ({where})", headline(c, c.summary(p, new)[0]))
+        progress.row(f"{name} ({where})", headline(c, p, c.summary(p, new)[0]))
     if not ranks.writes:
         return []
     for member in sets:
-        data = loaded(c.data(p, member))
-        for b in (b for b in c.baselines(p, data) if not c.baseline_names or b.key in names):
+        ctx = Context(p, member, out=out)  # the signal's baselines share its context
+        ctx.data = loaded(c.data(ctx))
+        for b in (b for b in c.baselines(ctx) if not c.baseline_names or b.key in names):
             seed = member.seed if c.baselines_per_seed else None
-            earlier = done.get(row_key({"method": b.name, "signal": c.label(member.signal), "seed": seed}))
-            rows.append(earlier or baseline_row(c, p, b, member, data, out))
+            earlier = done.get(row_key({"method": b.name, "signal": c.label(p, member.signal), "seed": seed}))
+            rows.append(earlier or baseline_row(c, ctx, b))
             if earlier is None:
                 write()
-            progress.row(b.name, headline(c, rows[-1]) if earlier is None else "kept from the earlier run")
+            progress.row(b.name, headline(c, p, rows[-1]) if earlier is None else "kept from the earlier run")
     text = write(final=True)
     c.finish(p, rows, out)
     print(text)
     return rows
 
 
-def headline(c: Comparison, row: Mapping[str, Any]) -> str:
+def headline(c: Comparison, p: Any, row: Mapping[str, Any]) -> str:
     """A progress line's scores: the ``headline`` keys by their column headers, and the seconds."""
-    columns = {col.key: col for col in c.columns}
+    columns = {col.key: col for col in c.table_columns(p)}
     parts = [f"{columns[k].header} {cell(row.get(k), columns[k].spec)}" for k in c.headline if k in columns]
     seconds = row.get("seconds")
     if isinstance(seconds, (int, float)) and math.isfinite(seconds):
@@ -753,11 +847,16 @@ def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]
     the finished rows (they are in results.json already) and exits 143 / 130."""
     argv = list(sys.argv[1:] if argv is None else argv)
     rows: list[dict[str, Any]] = []
+    opened: dict[str, Any] = {}
 
     def body() -> list[dict[str, Any]]:
         args = parse(c, argv)
         with torch_threads(args.threads):
-            return run(c, args, rows)
+            return run(c, args, rows, opened)
+
+    def partial() -> str:  # the rows finished before a signal (a row exists only after the protocol)
+        p = opened.get("p")
+        return markdown_table(summarise(rows, numeric(c, p)), c.table_columns(p)) if rows else ""
 
     with quiet(Ranks.of_launcher()):  # over several processes rank 0 alone prints (inr.experiments.ranks)
-        return command(body, lambda: markdown_table(summarise(rows, numeric(c)), c.columns) if rows else "")
+        return command(body, partial)

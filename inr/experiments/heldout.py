@@ -24,7 +24,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from inr.callbacks.spectral import SpectralBiasCallback
 from inr.errors import InputError
 from inr.experiments.baselines import interpolations, score_field
-from inr.experiments.comparison import Baseline, Comparison, Member, neighbours_and_best
+from inr.experiments.comparison import Baseline, Comparison, Context, neighbours_and_best
 from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.runner import Column
 from inr.methods.protocols import MappingSettings, given_bands
@@ -122,7 +122,8 @@ class HeldOutComparison(Comparison):
             **grid,
         )
 
-    def setting(self, p: HeldOut, member: Member, data: Any) -> Setting:
+    def setting(self, ctx: Context) -> Setting:
+        p = ctx.p
         return Setting(
             in_dim=p.ndim,
             train_side=p.train_side,
@@ -131,7 +132,7 @@ class HeldOutComparison(Comparison):
             width=p.width,
             depth=p.depth,
             init=p.init,
-            seed=member.seed,
+            seed=ctx.seed,
             hash_levels=p.hash_levels,
             hash_base=p.hash_base,
             steps=p.steps,
@@ -144,18 +145,20 @@ class HeldOutComparison(Comparison):
         linear = score_field(make(), data.values_grid(), data, p.data_range, p.num_bands)["psnr"]
         return replace(p, target_psnr=round(float(linear), 2))
 
-    def callbacks(self, p: HeldOut, name: str, member: Member, out: Path) -> list[L.Callback]:
+    def callbacks(self, ctx: Context) -> list[L.Callback]:
+        p = ctx.p
         return [
             SpectralBiasCallback(num_bands=p.num_bands),
             HeldOutPSNRHistory(every_n_steps=p.steps_per_epoch, data_range=p.data_range),
         ]
 
-    def trainer_args(self, p: HeldOut, name: str, member: Member, out: Path) -> dict[str, Any]:
-        run = name if member.signal is None else f"{name}_{self.label(member.signal)}".replace(" ", "")
-        logger = TensorBoardLogger(str(out / "tb"), name=run, version=f"seed_{member.seed}")
-        return {"logger": logger, "log_every_n_steps": p.steps_per_epoch}
+    def trainer_args(self, ctx: Context) -> dict[str, Any]:
+        name = ctx.name if ctx.signal is None else f"{ctx.name}_{self.label(ctx.p, ctx.signal)}".replace(" ", "")
+        logger = TensorBoardLogger(str(ctx.out / "tb"), name=name, version=f"seed_{ctx.seed}")
+        return {"logger": logger, "log_every_n_steps": ctx.p.steps_per_epoch}
 
-    def measured(self, p: HeldOut, callbacks: list[L.Callback]) -> dict[str, Any]:
+    def measured(self, ctx: Context, callbacks: list[L.Callback]) -> dict[str, Any]:
+        p = ctx.p
         spectral, progress = callbacks
         h = spectral.history_arrays()
         reached = progress.reached(p.target_psnr) if p.target_psnr is not None else {"target_step": None, "target_seconds": None}
@@ -165,11 +168,11 @@ class HeldOutComparison(Comparison):
             "progress": progress.history,
         }
 
-    def score(self, p: HeldOut, prediction: Any, data: Any) -> dict[str, Any]:
-        return score_field(prediction, data.values_grid(), data, p.data_range, p.num_bands)
+    def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        return score_field(prediction, ctx.data.values_grid(), ctx.data, ctx.p.data_range, ctx.p.num_bands)
 
-    def baselines(self, p: HeldOut, data: Any) -> list[Baseline]:
-        return [Baseline(name, make, setting) for name, (make, setting) in interpolations(data, p.clamp).items()]
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        return [Baseline(name, make, setting) for name, (make, setting) in interpolations(ctx.data, ctx.p.clamp).items()]
 
     def pairs(self, p: HeldOut, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Neighbouring model rows and the best against each interpolation, paired per seed (docs/results.md's rule)."""

@@ -49,7 +49,7 @@ from jsonargparse import ArgumentParser
 from inr.data.measurements import MeasurementDataModule
 from inr.errors import InputError
 from inr.experiments import comparison, problems
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.figures import reconstruction_grid
 from inr.experiments.problems import Measurement
 from inr.experiments.runner import Column
@@ -173,7 +173,6 @@ class Inverse(Comparison):
             side, count = problems.PAPER_RUNS[args.task]
             resolution = resolution or side
             seeds = seeds if args.seeds_given else tuple(range(args.seed, args.seed + count))
-        self.columns = INPAINT_COLUMNS if args.task == "inpaint" else COLUMNS
         measurement = Measurement(
             args.task,
             resolution or problems.DEFAULT_RESOLUTION[args.task],
@@ -197,12 +196,16 @@ class Inverse(Comparison):
             output_bias=args.output_bias,
         )
 
+    def table_columns(self, p: Optional[InverseProtocol]) -> tuple[Column, ...]:
+        return INPAINT_COLUMNS if p is not None and p.measurement.task == "inpaint" else COLUMNS
+
     def check(self, p: InverseProtocol) -> MeasurementDataModule:
         """A network's full-grid step sized before anything is allocated, then the first seed's problem read."""
         m = p.measurement
         grid = SimpleNamespace(operator=SimpleNamespace(field_shape=(m.resolution,) * m.ndim), out_channels=m.channels)
         member = Member(None, p.seeds[0])
-        problems.check_network_memory([self.model(p, self.spec(p, n, member, grid), grid) for n in self.methods], m)
+        networks = [self.model(comparison.context(self, p, n, member, grid)) for n in self.methods]
+        problems.check_network_memory(networks, m)
         return super().check(p)
 
     def prepare(self, p: InverseProtocol, names: list[str], data: Any) -> InverseProtocol:
@@ -211,16 +214,16 @@ class Inverse(Comparison):
         weight, how = problems.choose_tv_weight(p.measurement, p.seeds[0], p.solver_iterations)
         return replace(p, tv_weight=weight, tv_how=how)
 
-    def data(self, p: InverseProtocol, member: Member) -> MeasurementDataModule:
-        return p.measurement.data(member.seed)
+    def data(self, ctx: Context) -> MeasurementDataModule:
+        return ctx.p.measurement.data(ctx.seed)
 
-    def setting(self, p: InverseProtocol, member: Member, data: Any) -> Setting:
+    def setting(self, ctx: Context) -> Setting:
         """The four mappings as the task's notebook sets them (``protocols.PROTOCOLS[task]``), on the whole grid: a
         3 × ``width`` ReLU MLP with a sigmoid output and the paper's initialisation, Gaussian B drawn with the
         network's seed (``init_seed``); σ and the positional scale as given or by the grid rule on what the loss sees
         (``Measurement.nyquist``)."""
-        m = p.measurement
-        shape = data.operator.field_shape
+        p, m = ctx.p, ctx.p.measurement
+        shape = ctx.data.operator.field_shape
         return Setting(
             in_dim=len(shape),
             train_side=min(shape),
@@ -230,21 +233,22 @@ class Inverse(Comparison):
             output_activation="sigmoid",
             width=p.width,
             init=p.init,
-            seed=init_seed(p, member.seed),
+            seed=init_seed(p, ctx.seed),
         )
 
-    def task(self, p: InverseProtocol, data: Any) -> tuple[type, dict[str, Any]]:
-        return InverseFitting, {"out_channels": data.out_channels, "output_bias": p.output_bias}
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        return InverseFitting, {"out_channels": ctx.data.out_channels, "output_bias": ctx.p.output_bias}
 
-    def model(self, p: InverseProtocol, spec: Any, data: Any) -> InverseFitting:
-        torch.manual_seed(init_seed(p, getattr(data, "seed", 0)))  # the MLP's draw: the seed's own, or --init-seed
-        return super().model(p, spec, data)
+    def model(self, ctx: Context) -> InverseFitting:
+        torch.manual_seed(init_seed(ctx.p, ctx.seed))  # the MLP's draw: the seed's own, or --init-seed
+        return super().model(ctx)
 
-    def predict(self, p: InverseProtocol, model: Any, data: Any) -> torch.Tensor:
+    def predict(self, ctx: Context, model: Any) -> torch.Tensor:
         return model.render().cpu()
 
-    def score(self, p: InverseProtocol, prediction: torch.Tensor, data: Any) -> dict[str, Any]:
-        return problems.score(prediction, data.values_grid(), problems.unseen(p.measurement.task, data))
+    def score(self, ctx: Context, prediction: torch.Tensor) -> dict[str, Any]:
+        data = ctx.data
+        return problems.score(prediction, data.values_grid(), problems.unseen(ctx.p.measurement.task, data))
 
     def pairs(self, p: InverseProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
         return comparison.neighbours_and_best(summary)
@@ -264,7 +268,8 @@ class Inverse(Comparison):
             return [r for r in rows if r["kind"] != "baseline"] + list(first.values())
         return rows
 
-    def baselines(self, p: InverseProtocol, data: MeasurementDataModule) -> list[Baseline]:
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        p, data = ctx.p, ctx.data
         op, y, channels, n = data.operator.cpu(), data.measurements, data.out_channels, p.solver_iterations
         name, make = problems.classical(p.measurement.task, data)
         return [
@@ -276,8 +281,8 @@ class Inverse(Comparison):
             Baseline("grid optimisation", lambda: problems.grid_optimisation(data, p.steps), steps=p.steps, key="grid"),
         ]
 
-    def keep(self, p: InverseProtocol, row: dict[str, Any], prediction: Any, scores: dict[str, Any], out: Path) -> None:
-        folder = out / f"seed_{row['seed']}"
+    def keep(self, ctx: Context, row: dict[str, Any], prediction: Any, scores: dict[str, Any]) -> None:
+        folder = ctx.out / f"seed_{row['seed']}"
         folder.mkdir(exist_ok=True)
         np.save(folder / f"{row['method'].replace(' ', '_')}.npy", prediction.numpy())
 
@@ -286,10 +291,14 @@ class Inverse(Comparison):
         seeds = f"seeds {p.seeds[0]}–{p.seeds[-1]} (mean ± std)" if len(p.seeds) > 1 else f"seed {p.seeds[0]}"
         return f"Inverse problem {m.task}, {m.resolution} per axis, {p.steps} steps, {seeds}"
 
-    def notes(self, p: InverseProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: InverseProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         member = Member(None, p.seeds[0])
-        data = self.data(p, member)
-        described = [(s["method"], self.spec(p, s["method"], member, data).describe) for s in summary if s["kind"] == "model"]
+        data = self.data(Context(p, member))
+        described = [
+            (s["method"], comparison.context(self, p, s["method"], member, data).spec.describe)
+            for s in summary
+            if s["kind"] == "model"
+        ]
         parts = []
         if any(d for _, d in described):
             seed = f"seed {p.init_seed} for every network" if p.init_seed is not None else "each seed's own draw"

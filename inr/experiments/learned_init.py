@@ -43,7 +43,7 @@ from inr.data.signal_sets import SignalSet
 from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.baselines import interpolations, score_field
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
 from inr.experiments.runner import Column, summarise
 from inr.io.files import atomic_write
@@ -121,7 +121,7 @@ class LearnedInit(Comparison):
     methods = (*LEARNED, *STANDARD)
     seeds = 1
     headline = ("psnr_2", "psnr", "iou_2", "iou")
-    columns: tuple[Column, ...] = ()  # set by ``protocol`` for the kind (CT: its angles; shapes: IoU)
+    columns: tuple[Column, ...] = ()  # the kind's: ``table_columns`` (CT: its angles; shapes: IoU)
 
     def arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--kind", choices=tuple(KINDS), default="natural", help="the class of signals")
@@ -138,8 +138,6 @@ class LearnedInit(Comparison):
 
     def protocol(self, args: Any) -> Study:
         kind = KINDS[args.kind]
-        self.columns = columns_of(args.kind)
-        self.difference_keys = (f"{kind.metric}_2", kind.metric)  # after 2 steps and at the full count
         if args.paper:
             raise InputError("--paper: learned_init runs at 64² (shapes 32³) on a CPU; give --resolution and --steps")
         for flag, value in (("--train-signals", args.train_signals), ("--test-signals", args.test_signals)):
@@ -173,6 +171,13 @@ class LearnedInit(Comparison):
     def record(self, p: Study) -> dict[str, Any]:
         return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("seeds", "meta_paths", "meta_dir")}
 
+    def table_columns(self, p: Study) -> tuple[Column, ...]:
+        return columns_of(p.kind)
+
+    def judged_keys(self, p: Study) -> tuple[str, ...]:
+        metric = KINDS[p.kind].metric
+        return (f"{metric}_2", metric)  # after 2 steps and at the full count
+
     # --- the signals ------------------------------------------------------------------------------------
     def signal_set(self, p: Study, signals_per_step: int = 4) -> SignalSet:
         """The class's training and test signals (one instance per protocol: generated once)."""
@@ -199,26 +204,28 @@ class LearnedInit(Comparison):
             return tuple((k, a) for a in dict.fromkeys((p.angles, p.few_angles)) for k in range(count))
         return tuple(range(count))
 
-    def label(self, signal: Any) -> Optional[str]:
-        names = next(iter(self.__dict__.get("_sets", {}).values())).test_names
+    def label(self, p: Study, signal: Any) -> Optional[str]:
+        names = self.signal_set(p).test_names
         return f"{names[signal[0]]}, {signal[1]} angles" if isinstance(signal, tuple) else names[signal]
 
-    def data(self, p: Study, member: Member) -> Any:
-        k, angles = member.signal if isinstance(member.signal, tuple) else (member.signal, None)
-        return self.signal_set(p).signal_data(k, "test", angles=angles)
+    def data(self, ctx: Context) -> Any:
+        k, angles = ctx.signal if isinstance(ctx.signal, tuple) else (ctx.signal, None)
+        return self.signal_set(ctx.p).signal_data(k, "test", angles=angles)
 
     # --- the rows -------------------------------------------------------------------------------------------
-    def setting(self, p: Study, member: Member, data: Any) -> Setting:
+    def setting(self, ctx: Context) -> Setting:
+        p = ctx.p
         kind = KINDS[p.kind]
         protocol: MappingSettings = PROTOCOLS[kind.protocol]
         side = p.resolution if p.kind == "ct" else p.resolution // 2  # CT's loss sees the whole grid
         output = "none" if p.kind == "shape" else "sigmoid"
         return Setting(
-            in_dim=kind.ndim, train_side=side, protocol=protocol, output_activation=output, seed=member.seed, steps=p.steps
+            in_dim=kind.ndim, train_side=side, protocol=protocol, output_activation=output, seed=ctx.seed, steps=p.steps
         )
 
-    def spec(self, p: Study, name: str, member: Member, data: Any) -> Resolved:
-        base = METHODS["gaussian"].resolve(replace(self.setting(p, member, data), init="torch" if name == "torch" else "paper"))
+    def spec(self, ctx: Context) -> Resolved:
+        p, name = ctx.p, ctx.name
+        base = METHODS["gaussian"].resolve(replace(self.setting(ctx), init="torch" if name == "torch" else "paper"))
         if name in STANDARD:
             return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
         meta: MetaSettings = getattr(p, name)
@@ -226,29 +233,31 @@ class LearnedInit(Comparison):
         describe = f"{base.describe}, {name} init ({meta.inner_steps} × {meta.inner_optimizer} {meta.inner_lr:g}), {meta.inner_optimizer} {meta.inner_lr:g}"
         return replace(base, name=name, optimizer=optimizer, scheduler=None, describe=describe)
 
-    def task(self, p: Study, data: Any) -> tuple[type, dict[str, Any]]:
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        p = ctx.p
         if p.kind == "ct":
             return InverseFitting, {"out_channels": 1}
         if p.kind == "shape":
             return VolumeFitting, {"out_channels": 1, "mode": "occupancy"}
         return ImageFitting, {"out_channels": 3}
 
-    def model(self, p: Study, spec: Resolved, data: Any) -> L.LightningModule:
-        model = super().model(p, spec, data)
-        model.init_from = dict(p.meta_paths).get(spec.name)  # a learned row starts from its init (after prepare)
+    def model(self, ctx: Context) -> L.LightningModule:
+        model = super().model(ctx)
+        model.init_from = dict(ctx.p.meta_paths).get(ctx.spec.name)  # a learned row starts from its init (after prepare)
         return model
 
-    def callbacks(self, p: Study, name: str, member: Member, out: Path) -> list[L.Callback]:
-        return [StepScores(self, p, [m for m in MARKS if m <= p.steps])]
+    def callbacks(self, ctx: Context) -> list[L.Callback]:
+        return [StepScores(self, ctx, [m for m in MARKS if m <= ctx.p.steps])]
 
-    def measured(self, p: Study, callbacks: list[L.Callback]) -> dict[str, Any]:
+    def measured(self, ctx: Context, callbacks: list[L.Callback]) -> dict[str, Any]:
         (steps,) = callbacks
-        metric = KINDS[p.kind].metric
+        metric = KINDS[ctx.p.kind].metric
         row = {f"{metric}_{m}": scores[metric] for m, scores in steps.scores.items()}
         row["history"] = {str(m): steps.scores[m]["band_errors"] for m in BAND_MARKS if m in steps.scores}
         return row
 
-    def score(self, p: Study, prediction: Any, data: Any) -> dict[str, Any]:
+    def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        p, data = ctx.p, ctx.data
         target = data.values_grid()
         scores = score_field(prediction.float(), target, data, 1.0, p.num_bands)
         scores = {k: v for k, v in scores.items() if k in ("psnr", "band_errors", "band_edges")}
@@ -260,7 +269,8 @@ class LearnedInit(Comparison):
             scores["angles"] = len(data.operator.angles)
         return scores
 
-    def baselines(self, p: Study, data: Any) -> list[Baseline]:
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        p, data = ctx.p, ctx.data
         if p.kind == "ct":
             make = lambda: filtered_back_projection(data.operator.cpu(), data.measurements).clamp(0, 1)
             return [Baseline("filtered back-projection", make, "ramp filter, clipped to [0, 1]")]
@@ -296,7 +306,7 @@ class LearnedInit(Comparison):
         sides = "³" if p.kind == "shape" else "²"
         return f"learned initialisations: {p.kind} at {p.resolution}{sides}, {p.steps} steps, mean ± std over {p.test_signals} test signals"
 
-    def notes(self, p: Study, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: Study, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         metric = KINDS[p.kind].metric
         lines = []
         for angles in dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,):
@@ -355,14 +365,14 @@ class LearnedInit(Comparison):
 class StepScores(L.Callback):
     """The row's score (the comparison's ``score`` of its render) before its first step and after each of ``marks``."""
 
-    def __init__(self, study: LearnedInit, p: Study, marks: list[int]) -> None:
-        self.study, self.p, self.marks = study, p, set(marks)
+    def __init__(self, study: LearnedInit, ctx: Context, marks: list[int]) -> None:
+        self.study, self.ctx, self.marks = study, ctx, set(marks)
         self.scores: dict[int, dict[str, Any]] = {}
 
     @torch.no_grad()
     def measure(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         with eval_mode(module):
-            self.scores[int(trainer.global_step)] = self.study.score(self.p, module.render(), module.data)
+            self.scores[int(trainer.global_step)] = self.study.score(self.ctx, module.render())  # ctx.data: the data it fits
 
     def on_train_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if 0 in self.marks:
@@ -437,8 +447,8 @@ def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path) -
     }
     member = Member(study.signals(p)[0], p.seeds[0])
     dm = study.signal_set(p, meta.signals_per_step)
-    spec = METHODS["gaussian"].resolve(replace(study.setting(p, member, dm), init="paper"))
-    task, _ = study.task(p, dm)
+    spec = METHODS["gaussian"].resolve(replace(study.setting(Context(p, member, data=dm)), init="paper"))
+    task, _ = study.task(Context(p, member, data=dm))
     logger = TensorBoardLogger(str(folder / "tb"), name=name, version="")
     return driver(
         spec,
@@ -466,13 +476,13 @@ def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[st
     edges = next((r["band_edges"] for r in main_rows if "band_edges" in r), [])
     dm = study.signal_set(p)
     member = Member(study.signals(p)[0], p.seeds[0])
-    data = study.data(p, member)
+    data = study.data(Context(p, member))
     data.setup("fit")
     coords, shape = subgrid(dm.shape, p.ntk_points)
     spectra = {}
     for name in dict.fromkeys(r["method"] for r in main_rows):
         L.seed_everything(p.seeds[0], verbose=False)
-        model = study.model(p, study.spec(p, name, member, data), data)
+        model = study.model(comparison.context(study, p, name, member, data))
         if model.init_from is not None:
             load_init(model, model.init_from)
         spectra[name] = ntk_spectrum(model.eval(), coords, shape, p.num_bands)

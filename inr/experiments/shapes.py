@@ -52,14 +52,14 @@ from torch import Tensor
 from inr.data.mesh import MeshDataModule
 from inr.errors import InputError, check_memory
 from inr.experiments import comparison
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.runner import Column, summarise
 from inr.export.normal_map import normal_map
 from inr.geometry.level_set import level_set_mesh
 from inr.geometry.sampling import sample_surface
 from inr.geometry.surface_metrics import surface_distances
 from inr.methods.protocols import PROTOCOLS, paper_row
-from inr.methods.registry import SHAPE_ROWS, SHAPE_SETTINGS, Resolved, Setting
+from inr.methods.registry import SHAPE_ROWS, SHAPE_SETTINGS, Setting
 from inr.methods.training import trained_numbers
 from inr.metrics import iou
 from inr.tasks.shape import SURFACE_SAMPLE_SEED, ShapeFitting
@@ -163,27 +163,28 @@ class Shapes(Comparison):
         check_memory(what, LEVEL_SET_BYTES * side**3, advice="choose a smaller --geometry-resolution")
         first = super().check(p)
         for mesh in self.signals(p)[1:]:  # every mesh read before anything is written: a bad one fails here
-            self.data(p, Member(mesh, p.seeds[0]))
+            self.data(Context(p, Member(mesh, p.seeds[0])))
         return first
 
     def signals(self, p: ShapeProtocol) -> tuple[Optional[str], ...]:
         """The meshes; one mesh is the comparison's one signal (None: rows without a mesh name, as ever)."""
         return p.meshes if len(p.meshes) > 1 else (None,)
 
-    def label(self, signal: Any) -> Optional[str]:
+    def label(self, p: ShapeProtocol, signal: Any) -> Optional[str]:
         """A mesh's name in the rows: its file's stem."""
         return None if signal is None else Path(signal).stem
 
-    def data(self, p: ShapeProtocol, member: Member) -> MeshDataModule:
+    def data(self, ctx: Context) -> MeshDataModule:
+        p = ctx.p
         sizes = dict(batch_size=p.batch_size, steps_per_epoch=p.steps_per_epoch, test_points=p.test_points)
         try:
             dm = MeshDataModule(
-                path=member.signal or p.meshes[0],
+                path=ctx.signal or p.meshes[0],
                 mode="occupancy",
                 near_surface_fraction=p.near_surface,
                 surface_samples=p.surface_samples,
                 resolution=32,
-                seed=member.seed,
+                seed=ctx.seed,
                 **sizes,
             )
             dm.setup("fit")
@@ -194,25 +195,27 @@ class Shapes(Comparison):
             raise InputError(message) from None
         return dm
 
-    def setting(self, p: ShapeProtocol, member: Member, data: Any) -> Setting:
+    def setting(self, ctx: Context) -> Setting:
         """``SHAPE_SETTINGS`` with this run's steps (a decay spans the run: ×0.1 per half of it) and seed."""
-        return replace(SHAPE_SETTINGS[p.kind], protocol=replace(PROTOCOLS[p.kind], steps=p.steps), seed=member.seed)
+        p = ctx.p
+        return replace(SHAPE_SETTINGS[p.kind], protocol=replace(PROTOCOLS[p.kind], steps=p.steps), seed=ctx.seed)
 
-    def task(self, p: ShapeProtocol, data: Any) -> tuple[type, dict[str, Any]]:
-        return ShapeFitting, {"mode": "occupancy", "geometry_resolution": p.geometry_resolution}
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        return ShapeFitting, {"mode": "occupancy", "geometry_resolution": ctx.p.geometry_resolution}
 
-    def model(self, p: ShapeProtocol, spec: Resolved, data: MeshDataModule) -> ShapeFitting:
+    def model(self, ctx: Context) -> ShapeFitting:
         # seeded again after the spec: describing a hash grid builds one, which draws from the global generator
-        L.seed_everything(data.seed, verbose=False)
-        return super().model(p, spec, data)
+        L.seed_everything(ctx.data.seed, verbose=False)
+        return super().model(ctx)
 
-    def predict(self, p: ShapeProtocol, model: Any, data: Any) -> Callable[[Tensor], Tensor]:
+    def predict(self, ctx: Context, model: Any) -> Callable[[Tensor], Tensor]:
         return lambda x: model.predict(x)[:, 0]
 
-    def score(self, p: ShapeProtocol, occupancy: Callable[[Tensor], Tensor], data: MeshDataModule) -> dict[str, Any]:
-        return score_field(occupancy, data, p.geometry_resolution)
+    def score(self, ctx: Context, occupancy: Callable[[Tensor], Tensor]) -> dict[str, Any]:
+        return score_field(occupancy, ctx.data, ctx.p.geometry_resolution)
 
-    def keep(self, p: ShapeProtocol, row: dict[str, Any], prediction: Any, scores: dict[str, Any], out: Path) -> None:
+    def keep(self, ctx: Context, row: dict[str, Any], prediction: Any, scores: dict[str, Any]) -> None:
+        p, out = ctx.p, ctx.out
         verts, faces, box = scores["_mesh"]
         if verts is not None and row["seed"] in (None, p.seeds[0]):
             stem = next((k for k in ("voxel grid", "nearest") if row["method"].startswith(k)), row["method"])
@@ -220,9 +223,10 @@ class Shapes(Comparison):
             mesh = f"{row['signal']}_" if row.get("signal") else ""
             iio.imwrite(out / f"normals_{mesh}{name}.png", normal_map(verts, faces, box, p.render_size))
 
-    def baselines(self, p: ShapeProtocol, data: MeshDataModule) -> list[Baseline]:
-        member = Member(None, p.seeds[0])
-        budget = trained_numbers(self.model(p, self.spec(p, "gaussian", member, data), data))
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        p, data = ctx.p, ctx.data
+        gaussian = comparison.context(self, p, "gaussian", Member(None, p.seeds[0]), data)
+        budget = trained_numbers(self.model(gaussian))
         n = max(2, round(budget ** (1 / 3)))
         total = min(NEAREST_POINTS, p.steps * p.batch_size)
         return [
@@ -231,15 +235,14 @@ class Shapes(Comparison):
         ]
 
     def summary(self, p: ShapeProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self.rows = rows  # the notes' per-mesh means read them (a summary row holds only pooled numbers)
-        return summarise(rows, [*comparison.numeric(self), "params", "lr"])
+        return summarise(rows, [*comparison.numeric(self, p), "params", "lr"])
 
     def title(self, p: ShapeProtocol) -> str:
         if len(p.meshes) > 1:
             return f"# 3D shape occupancy: {', '.join(p.meshes)} (mean ± std over the meshes and seeds)"
         return f"# 3D shape occupancy: {p.mesh}"
 
-    def notes(self, p: ShapeProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: ShapeProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         m = PROTOCOLS[p.kind]
         models = [r for r in summary if r["kind"] == "model"]
         params = ", ".join(f"{r['method']} {r['params']:,.0f}" for r in models)
@@ -250,7 +253,7 @@ class Shapes(Comparison):
             f"{p.seeds[0]}–{p.seeds[-1]} (mean ± sample standard deviation); held-out sets of {p.test_points:,} points "
             f"each (test seed 0); Chamfer and normals from {p.surface_samples:,} surface samples of each mesh, the field "
             f"meshed at {p.geometry_resolution}³ over the box. Parameters: {params}. Settings: {settings}."
-            f"{per_mesh(getattr(self, 'rows', []))}\n\n{paper_row('shape')}"
+            f"{per_mesh(rows)}\n\n{paper_row('shape')}"  # a summary row holds only pooled numbers
         )
 
     def pairs(self, p: ShapeProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -258,8 +261,8 @@ class Shapes(Comparison):
 
     def finish(self, p: ShapeProtocol, rows: list[dict[str, Any]], out: Path) -> None:
         for mesh in self.signals(p):
-            dm = self.data(p, Member(mesh, p.seeds[0]))
-            name = f"normals_{self.label(mesh)}_mesh.png" if mesh else "normals_mesh.png"
+            dm = self.data(Context(p, Member(mesh, p.seeds[0])))
+            name = f"normals_{self.label(p, mesh)}_mesh.png" if mesh else "normals_mesh.png"
             iio.imwrite(out / name, normal_map(dm.normalised, dm.faces, dm.box, p.render_size))
 
 

@@ -35,7 +35,7 @@ from inr.data.image_sets import NATURAL, image_folder, natural_set, text_set
 from inr.errors import InputError
 from inr.experiments import comparison, problems
 from inr.experiments.baselines import interpolations, score_prediction
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.runner import Column, prepare_out
 from inr.methods.protocols import PROTOCOLS, paper_row
 from inr.methods.registry import MAPPING_METHODS, METHODS, Setting
@@ -135,32 +135,35 @@ class Table1(Comparison):
         elif p.builtin:
             text_set(prepare_out(p.folder, "--out images"), len(p.signals), max(p.resolution, 256))
         for signal in p.signals[1:] if p.kind != "ct" else ():
-            comparison.loaded(self.data(p, Member(signal, p.seeds[0])))
+            comparison.loaded(self.data(Context(p, Member(signal, p.seeds[0]))))
         return super().check(p)
 
     def signals(self, p: TableProtocol) -> tuple[Any, ...]:
         return p.signals
 
-    def label(self, signal: Any) -> Optional[str]:
+    def label(self, p: TableProtocol, signal: Any) -> Optional[str]:
         return f"phantom {signal}" if isinstance(signal, int) else Path(signal).stem
 
-    def groups(self, p: TableProtocol, members: list[Member]) -> list[list[Member]]:
+    def groups(self, p: TableProtocol, name: str, members: list[Member]) -> list[list[Member]]:
         """Images: one stacked run over every image × seed; CT: one per phantom, a member per seed."""
         if p.kind != "ct":
             return [members]
         return [[m for m in members if m.signal == signal] for signal in p.signals]
 
-    def data(self, p: TableProtocol, member: Member) -> Any:
+    def data(self, ctx: Context) -> Any:
+        p = ctx.p
         if p.kind == "ct":
-            return problems.Measurement("ct", p.resolution).data(seed=member.signal)
-        return ImageDataModule(path=str(member.signal), resolution=p.resolution, split="every_other")
+            return problems.Measurement("ct", p.resolution).data(seed=ctx.signal)
+        return ImageDataModule(path=str(ctx.signal), resolution=p.resolution, split="every_other")
 
-    def stacked_data(self, p: TableProtocol, group: list[Member]) -> Any:
+    def stacked_data(self, ctx: Context) -> Any:
+        p = ctx.p
         if p.kind == "ct":
-            return self.data(p, group[0])  # the members share the phantom's measurements
-        return ImageDataModule(path=[str(m.signal) for m in group], resolution=p.resolution, split="every_other")
+            return self.data(ctx)  # the members share the phantom's measurements
+        return ImageDataModule(path=[str(m.signal) for m in ctx.group], resolution=p.resolution, split="every_other")
 
-    def setting(self, p: TableProtocol, member: Member, data: Any) -> Setting:
+    def setting(self, ctx: Context) -> Setting:
+        p = ctx.p
         train_side = p.resolution if p.kind == "ct" else p.resolution // 2  # CT fits the whole grid
         return Setting(
             in_dim=2,
@@ -168,28 +171,31 @@ class Table1(Comparison):
             protocol=PROTOCOLS[p.kind],
             width=p.width,
             init="paper",
-            seed=member.seed,
+            seed=ctx.seed,
             steps=p.steps,
         )
 
-    def task(self, p: TableProtocol, data: Any) -> tuple[type, dict[str, Any]]:
-        return (InverseFitting if p.kind == "ct" else ImageFitting), {"out_channels": 1 if p.kind == "ct" else 3}
+    def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        kind = ctx.p.kind
+        return (InverseFitting if kind == "ct" else ImageFitting), {"out_channels": 1 if kind == "ct" else 3}
 
-    def predict(self, p: TableProtocol, model: Any, data: Any) -> Any:
+    def predict(self, ctx: Context, model: Any) -> Any:
         return model.render().cpu()
 
-    def score(self, p: TableProtocol, prediction: Any, data: Any) -> dict[str, Any]:
-        if p.kind == "ct":
+    def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        data = ctx.data
+        if ctx.p.kind == "ct":
             return problems.score(prediction, data.values_grid())
         return {
             k: v for k, v in score_prediction(prediction, data.values_grid(), data).items() if k in ("psnr", "ssim", "train_psnr")
         }
 
-    def extra(self, p: TableProtocol, name: str) -> dict[str, Any]:
-        paper = PROTOCOLS[p.kind].test_psnr.get(name)
+    def extra(self, ctx: Context) -> dict[str, Any]:
+        paper = PROTOCOLS[ctx.p.kind].test_psnr.get(ctx.name)
         return {} if paper is None else {"paper_psnr": paper}
 
-    def baselines(self, p: TableProtocol, data: Any) -> list[Baseline]:
+    def baselines(self, ctx: Context) -> list[Baseline]:
+        p, data = ctx.p, ctx.data
         if p.kind == "ct":
             name, make = problems.classical("ct", data)
             return [
@@ -204,7 +210,7 @@ class Table1(Comparison):
             "mean ± sample std over every signal and seed"
         )
 
-    def notes(self, p: TableProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: TableProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         return paper_row(p.kind)
 
     def pairs(self, p: TableProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -52,7 +52,7 @@ from jsonargparse import ArgumentParser
 from inr.data.rays import camera_distance, view_nyquist
 from inr.errors import InputError
 from inr.experiments import comparison
-from inr.experiments.comparison import Baseline, Comparison, Member
+from inr.experiments.comparison import Baseline, Comparison, Context
 from inr.experiments.results import DETAILS
 from inr.experiments.runner import Column
 from inr.io.files import atomic_write
@@ -171,30 +171,28 @@ class Views(Comparison):
         except ArgumentError as exc:  # an unknown or mistyped --override key: one line, not jsonargparse's chain
             raise InputError(f"--override: {condense_config_error(str(exc))}") from None
 
-    def data(self, p: ViewsProtocol, member: Member) -> Any:
-        dm = self.cli(p, ["--seed_everything", str(member.seed)]).datamodule
-        dm.run_seed = member.seed  # the model of this member is built with it too
-        return dm
+    def data(self, ctx: Context) -> Any:
+        return self.cli(ctx.p, ["--seed_everything", str(ctx.seed)]).datamodule
 
-    def setting(self, p: ViewsProtocol, member: Member, data: Any) -> Setting:
-        return nerf_setting(p.nyquist, member.seed, p.kind)
+    def setting(self, ctx: Context) -> Setting:
+        return nerf_setting(ctx.p.nyquist, ctx.seed, ctx.p.kind)
 
-    def model(self, p: ViewsProtocol, spec: Any, data: Any) -> Any:
+    def model(self, ctx: Context) -> Any:
         """The config's model with the method's encoder, network and optimiser, seeded as train.py seeds it."""
-        method = [a for key, value in spec.overlay().items() for a in (f"--model.init_args.{key}", json.dumps(value))]
-        return self.cli(p, ["--seed_everything", str(data.run_seed), *method]).model
+        method = [a for key, value in ctx.spec.overlay().items() for a in (f"--model.init_args.{key}", json.dumps(value))]
+        return self.cli(ctx.p, ["--seed_everything", str(ctx.seed), *method]).model
 
-    def predict(self, p: ViewsProtocol, model: Any, data: Any) -> tuple[torch.Tensor, Optional[torch.Tensor], float]:
+    def predict(self, ctx: Context, model: Any) -> tuple[torch.Tensor, Optional[torch.Tensor], float]:
         with reporting("view synthesis: rendering the training and held-out views"):  # minutes at the paper's size
             train_psnr = model.evaluate()["train/psnr"]
             held = model.render_views(model.heldout_poses())
         return held["rgb"].cpu(), held["depth"].cpu(), train_psnr
 
-    def score(self, p: ViewsProtocol, prediction: tuple, data: Any) -> dict[str, Any]:
+    def score(self, ctx: Context, prediction: tuple) -> dict[str, Any]:
         """PSNR per view (its mean ``psnr`` and sample std over the views ``view_psnr_std``), SSIM and the DC and
         low/high-band relative errors of the held-out views (V, 3, H, W) against the truth."""
         rgb, _, train_psnr = prediction
-        truth = data.heldout_images()
+        truth = ctx.data.heldout_images()
         pred = rgb.float().clamp(0, 1)
         folded = lambda x: x.reshape(-1, *x.shape[2:]).double()  # (V, 3, H, W) -> (3V, H, W): 2D bands per view, pooled
         bands = spectral_summary(folded(pred), folded(truth), num_bands=NUM_BANDS)
@@ -209,12 +207,12 @@ class Views(Comparison):
             "_truth": truth,
         }
 
-    def baselines(self, p: ViewsProtocol, data: Any) -> list[Baseline]:
+    def baselines(self, ctx: Context) -> list[Baseline]:
         """The training pixels' mean colour, and the training view whose camera centre is nearest to each held-out
         camera: held-out predictions (V, 3, H, W)."""
-        posed = data.posed
+        posed = ctx.data.posed
         train_images = posed.images[posed.train_views]  # (T, H, W, 3)
-        held = data.heldout_images()
+        held = ctx.data.heldout_images()
         mean = train_images.reshape(-1, 3).mean(0)[None, :, None, None].expand_as(held).contiguous()
         distance = torch.cdist(posed.poses[posed.heldout_views, :3, 3], posed.poses[posed.train_views, :3, 3])  # (V, T)
         nearest = train_images[distance.argmin(1)].permute(0, 3, 1, 2)
@@ -224,11 +222,11 @@ class Views(Comparison):
             Baseline("nearest training view", lambda: (nearest, None, nan)),
         ]
 
-    def keep(self, p: ViewsProtocol, row: dict[str, Any], prediction: tuple, scores: dict[str, Any], out: Path) -> None:
+    def keep(self, ctx: Context, row: dict[str, Any], prediction: tuple, scores: dict[str, Any]) -> None:
         """The first seed's held-out renders (and depth) added to ``renders.npz``, with the ground truth."""
-        if row["seed"] not in (None, p.seeds[0]):
+        if row["seed"] not in (None, ctx.p.seeds[0]):
             return
-        path = out / "renders.npz"
+        path = ctx.out / "renders.npz"
         renders = dict(np.load(path)) if path.exists() else {}
         rgb, depth, _ = prediction
         name = row["method"].replace(" ", "_")
@@ -257,7 +255,7 @@ class Views(Comparison):
         docs/results.md (a baseline draws nothing: the seeds of the scene are one pair against it)."""
         return comparison.neighbours_and_best(summary)
 
-    def notes(self, p: ViewsProtocol, summary: list[dict[str, Any]]) -> str:
+    def notes(self, p: ViewsProtocol, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         """The paper's row (the notebook's lego run), and what its positional number is."""
         return (
             f"{paper_row('nerf_paper')} Its positional number is the notebook's posenc (2^0 … 2^8 per axis); the "

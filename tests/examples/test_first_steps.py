@@ -4,7 +4,7 @@ bias starts the output's mean near the truth's, and the dead share is a fraction
 import torch
 
 from examples.first_steps import main, trace
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Member, context, parse
 from inr.experiments.inverse import Inverse
 
 
@@ -14,8 +14,8 @@ def test_the_trace_starts_from_the_rows_network_and_the_data_bias_starts_at_the_
     assert len(init["trail"]) == 4 and all(0.0 <= dead <= 1.0 for _, dead in init["trail"] + data["trail"])
     c = Inverse()
     p = c.protocol(parse(c, ["--task", "mri", "--resolution", "8", "--seed", "1", "--init-seed", "0"]))
-    dm = c.data(p, Member(None, 1))
-    model = c.model(p, c.spec(p, "positional", Member(None, 1), dm), dm)
+    ctx = context(c, p, "positional", Member(None, 1))
+    dm, model = ctx.data, c.model(ctx)
     with torch.no_grad():
         start = float(model.network(model.encoder(dm.grid.coords(torch.arange(dm.grid.numel)))).mean())
     assert init["trail"][0][0] == start  # the same draw as the comparison's row

@@ -11,7 +11,7 @@ import yaml
 
 from inr.encoders import IdentityEncoding
 from inr.experiments.compare_encoders import Encoders, main
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Context, Member, parse
 from inr.experiments.heldout import COLUMNS
 from inr.experiments.results import load_results
 from inr.methods import registry as methods
@@ -32,11 +32,11 @@ def Protocol(*argv):
 
 
 def resolve(name, p):
-    return ENCODERS.spec(p, name, Member(None, 0), None)
+    return ENCODERS.spec(Context(p, Member(None, 0), name))
 
 
 def build_model(spec, out_channels, p=None):
-    return ENCODERS.model(p, spec, SimpleNamespace(out_channels=out_channels))
+    return ENCODERS.model(Context(p, Member(None, 0), spec.name, SimpleNamespace(out_channels=out_channels), spec))
 
 
 def table_lines(text):
@@ -232,7 +232,7 @@ def test_architecture_rows_follow_their_configs():
         assert config["network"] == resolve(name, p).network.as_config()
     # BACON's band limit is the training pixels' Nyquist: 64 cycles per unit for 128² of a 256² image
     bacon = build_model(resolve("bacon", p), 3).network
-    setting = lambda p: ENCODERS.setting(p, Member(None, 0), None)
+    setting = lambda p: ENCODERS.setting(Context(p, Member(None, 0)))
     assert bacon.max_frequency == methods.bacon_band_limit(setting(p)) == 64
     assert methods.bacon_band_limit(setting(Protocol("--resolution", "512"))) == 128
     assert build_model(resolve("wire", p), 3).network.hidden_width == 181

@@ -13,7 +13,7 @@ from inr.data import SignalDataModule, VolumeDataModule
 from inr.experiments import compare_fields as cf
 from inr.experiments.baselines import baseline_rows, upsample_axis
 from inr.experiments.compare_fields import DOMAINS, Fields, field_methods
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Member, context, parse
 from inr.networks import BACON
 
 FIELDS = Fields()
@@ -82,7 +82,7 @@ def test_rows_follow_the_dimension():
         p = FIELDS.protocol(parse(FIELDS, [f"--{name}", "--steps", "1", "--width", "16"]))
         assert "mfn" not in field_methods(d.ndim) and "hashgrid_hashed" not in field_methods(d.ndim)
         data = SimpleNamespace(out_channels=1)
-        build = lambda row, p=p, data=data: FIELDS.model(p, FIELDS.spec(p, row, Member(None, 0), data), data)
+        build = lambda row, p=p, data=data: FIELDS.model(context(FIELDS, p, row, Member(None, 0), data))
         for row in field_methods(d.ndim):
             assert build(row).encoder.in_dim == d.ndim, (name, row)
         bacon = build("bacon").network

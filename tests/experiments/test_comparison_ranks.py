@@ -148,12 +148,8 @@ from inr.experiments.table1 import Table1
 class Mixed(Table1):
     """table1 whose gaussian rows train one model each (none stays one stacked group)."""
 
-    def members(self, p, name):
-        self.method = name
-        return super().members(p, name)
-
-    def groups(self, p, members):
-        return [[m] for m in members] if self.method == "gaussian" else [members]
+    def groups(self, p, name, members):
+        return [[m] for m in members] if name == "gaussian" else [members]
 
 
 comparison.main(Mixed(), sys.argv[1:])

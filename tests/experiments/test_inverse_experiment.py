@@ -154,8 +154,7 @@ def test_each_seed_draws_its_own_network_unless_an_init_seed_is_given(tmp_path):
 
     def first_layers(argv, seed):
         p = INVERSE.protocol(parse(INVERSE, ["--task", "ct", "--resolution", "16", "--angles", "4", "--width", "8", *argv]))
-        data = INVERSE.data(p, Member(None, seed))
-        model = INVERSE.model(p, INVERSE.spec(p, "gaussian", Member(None, seed), data), data)
+        model = INVERSE.model(comparison.context(INVERSE, p, "gaussian", Member(None, seed)))
         return model.network[0].weight.detach().clone(), model.encoder.b.detach().clone()
 
     (w0, b0), (w1, b1) = first_layers([], 0), first_layers([], 1)
@@ -170,7 +169,8 @@ def test_inpainting_is_scored_on_the_pixels_it_never_saw(tmp_path, capsys):
     rows = main(
         ["--task", "inpaint", "--resolution", "16", "--methods", "classical,grid", "--steps", "3", "--out", str(tmp_path)]
     )
-    data = INVERSE.data(INVERSE.protocol(parse(INVERSE, ["--task", "inpaint", "--resolution", "16"])), Member(None, 0))
+    p = INVERSE.protocol(parse(INVERSE, ["--task", "inpaint", "--resolution", "16"]))
+    data = INVERSE.data(comparison.Context(p, Member(None, 0)))
     truth, mask = data.values_grid().double().numpy(), data.operator.mask.numpy()
     for row in rows:
         recon = np.load(tmp_path / "seed_0" / f"{row['method'].replace(' ', '_')}.npy").astype(np.float64)
@@ -189,9 +189,9 @@ def test_a_collapsed_fit_is_named_and_left_out_of_the_means(tmp_path, capsys):
     inverse = Inverse()
     original = inverse.model
 
-    def model(p, spec, data):
-        m = original(p, spec, data)
-        if getattr(data, "seed", 0) == 1:  # seed 1's network cannot leave its constant start: no weight reaches the output
+    def model(ctx):
+        m = original(ctx)
+        if ctx.seed == 1:  # seed 1's network cannot leave its constant start: no weight reaches the output
             last = m.network[-2]
             torch.nn.init.zeros_(last.weight)
             last.weight.requires_grad_(False)

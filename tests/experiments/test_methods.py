@@ -11,7 +11,7 @@ import yaml
 from inr.encoders import GaussianEncoding, PositionalEncoding
 from inr.errors import InputError
 from inr.experiments import compare_encoders, compare_fields, view_synthesis
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Context, Member, parse
 from inr.methods import registry as methods
 from inr.methods.protocols import MAPPINGS, PAPER_SETTINGS, PROTOCOLS, paper_row, settings_table
 from inr.methods.registry import IMAGE_SETTING, METHODS, OVERLAYS, SHAPE_SETTINGS, Setting, method_names, overlay_text
@@ -257,7 +257,7 @@ def test_a_shape_overlay_replaces_the_paper_configs_scheduler(name, capsys):
 def test_wire_is_read_from_one_place_by_every_comparison():
     # compare_encoders, compare_fields and configs/methods/wire.yaml all resolve the registry's entry
     def spec(c, *argv):
-        return c.spec(c.protocol(parse(c, list(argv))), "wire", Member(None, 0), None)
+        return c.spec(Context(c.protocol(parse(c, list(argv))), Member(None, 0), "wire"))
 
     image = spec(compare_encoders.Encoders(), "--resolution", "256")
     assert image.overlay() == METHODS["wire"].resolve(IMAGE_SETTING).overlay()

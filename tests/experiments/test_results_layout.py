@@ -28,7 +28,7 @@ def test_the_six_and_every_other_comparison_are_declarations_that_import_no_othe
     assert set(SIX) <= set(COMPARISONS)
     ran = []
 
-    def run(c, args, rows):  # main hands its Comparison to the one run
+    def run(c, args, rows, opened):  # main hands its Comparison to the one run
         ran.append(c)
         return []
 

@@ -15,7 +15,7 @@ import trimesh
 import yaml
 
 from inr.data.mesh import MeshDataModule
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Context, Member, context, parse
 from inr.experiments.shapes import Shapes, main, nearest_point_field, voxel_grid_field
 from inr.geometry.procedural import torus_mesh
 from inr.methods.protocols import MAPPINGS, PROTOCOLS
@@ -118,7 +118,7 @@ def test_the_shape_overlays_build_the_notebooks_features_and_the_experiments_enc
     shapes = Shapes()
     p = shapes.protocol(parse(shapes, ["--mesh", "unused.obj", *(["--paper"] if kind == "shape" else [])]))
     seeded = SimpleNamespace(seed=0)
-    experiment = shapes.model(p, shapes.spec(p, mapping, Member(None, 0), seeded), seeded).encoder
+    experiment = shapes.model(context(shapes, p, mapping, Member(None, 0), seeded)).encoder
     per_axis = 2.0 ** torch.linspace(0, 6, 85, dtype=torch.float64) - 1
     b = {
         "none": torch.zeros(0, 3),
@@ -209,7 +209,7 @@ def test_several_meshes_are_the_signals_pooled_in_the_table_and_shown_one_by_one
 def test_the_near_surface_share_reaches_the_training_points(torus_file):
     shapes = Shapes()
     p = shapes.protocol(parse(shapes, ["--mesh", str(torus_file), "--batch-size", "1000", "--near-surface", "0.25"]))
-    dm = shapes.data(p, Member(None, 0))
+    dm = shapes.data(Context(p, Member(None, 0)))
     assert dm.near_surface_fraction == 0.25
     dm.prepare_training_points(0, 0)
     points = dm._train[1][:1000].double().numpy()

@@ -13,7 +13,7 @@ from inr.data import RaysDataModule
 from inr.data.cameras import Intrinsics, look_at
 from inr.data.posed_images import write_blender
 from inr.data.rays import view_nyquist
-from inr.experiments.comparison import Member, parse
+from inr.experiments.comparison import Context, Member, parse
 from inr.experiments.view_synthesis import ENCODINGS, NERF_NYQUIST, Views, main, nerf_setting
 from inr.methods.protocols import PROTOCOLS
 from inr.methods.registry import METHODS
@@ -68,7 +68,7 @@ def test_baselines_are_the_mean_colour_and_the_nearest_camera_s_image():
     dm = RaysDataModule(resolution=8, views=5, heldout_views=2)
     dm.setup("fit")
     posed = dm.posed
-    predictions = {b.name: b.make()[0] for b in VIEWS.baselines(None, dm)}
+    predictions = {b.name: b.make()[0] for b in VIEWS.baselines(Context(None, Member(None, 0), data=dm))}
     train = posed.images[posed.train_views]
     mean = predictions["mean training colour"]
     assert mean.shape == dm.heldout_images().shape
@@ -170,10 +170,10 @@ def test_paper_runs_the_notebooks_protocol_on_its_views_and_prints_its_row(tmp_p
         "--model.init_args.samples",
         "128",
     )
-    specs = {m: VIEWS.spec(p, m, Member(None, 0), None) for m in ("none", "basic", "positional", "gaussian")}
+    specs = {m: VIEWS.spec(Context(p, Member(None, 0), m)) for m in ("none", "basic", "positional", "gaussian")}
     assert {m: s.lr for m, s in specs.items()} == {"none": 1e-2, "basic": 5e-3, "positional": 5e-4, "gaussian": 5e-4}
     gaussian = specs["gaussian"].overlay()
     assert gaussian["network"]["init_args"]["width"] == 256 and gaussian["network"]["init_args"]["depth"] == 3
     assert gaussian["encoder"]["init_args"]["sigma"] == pytest.approx(26 * 3 / (2 * math.pi), rel=1e-9)
     assert "top 122 cycles/unit" in specs["positional"].describe  # (2^8 − 1)·3/2π = 121.8, not the grid rule's 103
-    assert "none 22.41, basic 23.16, positional 25.60, gaussian 25.48" in VIEWS.notes(p, [])
+    assert "none 22.41, basic 23.16, positional 25.60, gaussian 25.48" in VIEWS.notes(p, [], [])
