@@ -57,9 +57,20 @@ def band_means(values: Tensor, shape: Sequence[int], num_bands: int) -> tuple[Te
 
 
 def class_energy(signals: Tensor, num_bands: int) -> tuple[Tensor, Tensor]:
-    """The signals' mean power per bin averaged over each band: where a class holds its energy. (S, C, *shape)."""
+    """The signals' mean power per bin, |c_k|² averaged over signals and channels, then over each band: where a
+    class holds its energy. ``signals``: (S, C, *shape), 1 to 3 spatial axes.
+
+    Each channel of each signal is transformed on its own (the transform runs over the spatial axes only).
+
+    Example:
+        >>> x = torch.zeros(2, 3, 16, 16); x[...] = torch.cos(torch.pi * torch.arange(16) / 4)  # cos(2π·2v) in x
+        >>> power, edges = class_energy(x, 4)  # |c_k|² = ¼ at k = (±2, 0): 2 of the 36 bins of band [2, 4)
+        >>> edges[1:3].tolist(), round(float(power[1]) * 36, 6)
+        ([2.0, 4.0], 0.5)
+    """
     shape = tuple(signals.shape[2:])
-    power = grid_dft(signals.to(torch.float64)).abs().square().mean(dim=(0, 1))  # (*shape)
+    per_channel = signals.to(torch.float64).reshape(-1, *shape)  # (S·C, *shape)
+    power = grid_dft(per_channel).abs().square().mean(dim=0)  # (*shape)
     return band_means(power, shape, num_bands)
 
 

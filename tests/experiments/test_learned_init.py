@@ -6,6 +6,7 @@ functions against closed forms (a stationary kernel's Fourier diagonal is its ci
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -127,6 +128,19 @@ def test_band_means_and_the_class_power():
     signals[:, 0] = torch.cos(2 * math.pi * 2 * torch.arange(16) / 16)[None, :]  # 2 cycles along x: |k| = 2, band 1
     power, edges = class_energy(signals, 4)
     assert int(torch.argmax(power)) == 1 and edges[1] <= 2 < edges[2]
+
+
+@pytest.mark.parametrize("shape", [(12,), (8, 6), (6, 4, 5)])
+def test_the_class_power_transforms_each_channel_over_its_spatial_axes_alone(shape):
+    """Against numpy.fft, float64, for 1 to 3 spatial axes and 3 channels: the mean of |c_k|² over signals and
+    channels (the channel axis is not transformed, which would divide the power of 3 channels by 3)."""
+    signals = torch.randn(4, 3, *shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x = signals.numpy()
+    axes = tuple(range(2, x.ndim))
+    power = (np.abs(np.fft.fftn(x, axes=axes) / np.prod(shape)) ** 2).mean(axis=(0, 1))
+    expected, _ = band_means(torch.from_numpy(power), shape, 3)
+    got, _ = class_energy(signals, 3)
+    assert torch.allclose(got, expected, rtol=1e-12, atol=0, equal_nan=True)  # NaN: a band with no bin
 
 
 def test_the_ntk_subgrid_keeps_the_grids_coordinates():
