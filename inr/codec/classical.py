@@ -26,7 +26,7 @@ QUALITIES = {"jpeg": (1, 95), "webp": (0, 100), "avif": (0, 100)}
 OPTIONS: dict[str, dict] = {
     "jpeg": {"format": "JPEG", "optimize": True},  # optimised Huffman tables: the smallest baseline files
     "webp": {"format": "WEBP", "method": 6},  # the slowest, best-compressing effort
-    "avif": {"format": "AVIF"},  # libavif's default speed
+    "avif": {"format": "AVIF"},  # Pillow's AVIF defaults (PIL.AvifImagePlugin): speed 6, 4:2:0 chroma
 }
 CODECS = tuple(QUALITIES)
 
