@@ -38,6 +38,10 @@ COMMANDS = {
     "inr-train --help": ("inr.commands", "train", ["--help"]),
     "inr-mesh --help": ("inr.commands", "mesh", ["--help"]),
     "inr-compare --help": ("inr.commands", "compare", ["--help"]),
+    **{
+        f"python -m inr.experiments.{name} --help": (f"inr.experiments.{name}", "main", ["--help"])
+        for name in ("compare_encoders", "compare_fields", "inverse", "table1", "view_synthesis", "shapes", "learned_init")
+    },
     "inr-codec --help": ("inr.commands", "codec", ["--help"]),
     "inr-codec encode --help": ("inr.commands", "codec", ["encode", "--help"]),
     "inr-codec decode --help": ("inr.commands", "codec", ["decode", "--help"]),

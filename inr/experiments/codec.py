@@ -26,20 +26,13 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
-import torch
-from torchmetrics.functional.image import multiscale_structural_similarity_index_measure
 
 from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.classical import CODECS, at_rate
-from inr.codec.coding import decode
-from inr.codec.encode import SCORED_PER_QUANTISER, arch_label, default_depth, read_codec_image
-from inr.codec.fit import Fitted, Pixels, fit_task, stacks
-from inr.codec.init import Init, init_in
-from inr.codec.search import best_under, choices, ladder, parse_rates, size_for_budget
-from inr.data.image_sets import image_folder, natural_set
+from inr.codec.sizes import default_depth, ladder, parse_rates, size_for_budget
 from inr.errors import InputError
 from inr.experiments.comparison import Baseline, Comparison, Context, Member, chosen_methods, fit_context, loaded, parse
 from inr.experiments.comparison import main as run_main
@@ -49,11 +42,14 @@ from inr.experiments.stats import LEVEL
 from inr.io.allocator import retain_freed_memory
 from inr.io.files import atomic_write
 from inr.io.progress import format_seconds
-from inr.io.threads import torch_threads
 from inr.methods.registry import Resolved
-from inr.methods.training import silence_lightning, step_seconds
-from inr.metrics import psnr
 from inr.run.command import command
+
+if TYPE_CHECKING:  # the codec's fitting, coding and scoring are imported by the hooks that use them: --help needs none
+    import torch
+
+    from inr.codec.fit import Pixels
+    from inr.codec.init import Init
 
 MS_SSIM_SIDE = 161  # five scales of an 11-pixel window need a side above (11 − 1) · 2⁴
 INIT_SUFFIX = "+init"  # a row trained from the learned init of its size: siren+init
@@ -113,6 +109,8 @@ def centre_crop(image: torch.Tensor, side: int, source: str) -> torch.Tensor:
 def image_sets(text: str, out: Path) -> tuple[list[Path], list[str]]:
     """``--images``: the paths of every set, comma-separated, and each image's set name (a directory's name,
     ``photographs`` or ``colour-photographs``)."""
+    from inr.data.image_sets import image_folder, natural_set
+
     paths, sets = [], []
     for entry in (e.strip() for e in text.split(",") if e.strip()):
         if entry == "photographs":
@@ -210,14 +208,20 @@ class CodecComparison(Comparison):
     def image(self, p: CodecProtocol, path: str) -> torch.Tensor:
         key = (path, p.resolution, p.whole)
         if key not in self._images:
+            from inr.codec.encode import read_codec_image
+
             image = read_codec_image(path)
             self._images[key] = image if p.whole else centre_crop(image, p.resolution, path)
         return self._images[key]
 
     def data(self, ctx: Context) -> Pixels:
+        from inr.codec.fit import Pixels
+
         return Pixels([self.image(ctx.p, ctx.signal.image)])  # its one image (H, W, C) in [0, 1]
 
     def stacked_data(self, ctx: Context) -> Pixels:
+        from inr.codec.fit import Pixels
+
         return Pixels([self.image(ctx.p, m.signal.image) for m in ctx.group])
 
     def check(self, p: CodecProtocol) -> Pixels:
@@ -239,6 +243,8 @@ class CodecComparison(Comparison):
         """The learned init of ``arch`` in ``--init`` (read once)."""
         key = (arch, min(shape[:2]), shape[2])
         if key not in self._inits:
+            from inr.codec.init import init_in
+
             self._inits[key] = init_in(p.init, arch, key[1], key[2])
         return self._inits[key]
 
@@ -264,6 +270,8 @@ class CodecComparison(Comparison):
         learned = [n for n in models if n.endswith(INIT_SUFFIX)]
         if not learned:
             return p
+        from inr.codec.encode import read_codec_image
+
         digests = set()
         for path in p.images:
             shape, whole = tuple(self.image(p, path).shape), read_codec_image(path)
@@ -276,6 +284,8 @@ class CodecComparison(Comparison):
 
     def groups(self, p: CodecProtocol, name: str, members: list[Member]) -> list[list[Member]]:
         # one stacked run per rate, seed and image size, its members the images, where the method stacks
+        from inr.codec.fit import stacks
+
         arch = Architecture(base_method(name), 8, default_depth(base_method(name)))
         if not stacks(arch, min(self.image(p, p.images[0]).shape[:2]), 3):
             return [[m] for m in members]
@@ -285,22 +295,33 @@ class CodecComparison(Comparison):
 
     def spec(self, ctx: Context) -> Resolved:
         # the rows of one group share the size (``sized``: kept in the row's state for model and predict)
+        from inr.codec.encode import arch_label
+
         shape = tuple(ctx.data.images[0].shape)
         arch, init = self.sized(ctx)
         learned = f", from the learned init {init.digest.hex()}" if init is not None else ""
         return replace(arch.resolve(min(shape[:2]), ctx.p.steps), describe=arch_label(arch) + learned)
 
     def model(self, ctx: Context):
+        from inr.codec.fit import fit_task
+
         height, width, channels = ctx.data.images[0].shape
         arch, init = self.sized(ctx)
         return fit_task(arch, min(height, width), channels, ctx.p.steps, 1, init)
 
     def stacked_model(self, ctx: Context):
+        from inr.codec.fit import fit_task
+
         height, width, channels = ctx.data.images[0].shape
         arch, init = self.sized(ctx)
         return fit_task(arch, min(height, width), channels, ctx.p.steps, len(ctx.group), init)
 
     def predict(self, ctx: Context, model) -> Result:
+        from inr.codec.coding import decode
+        from inr.codec.encode import SCORED_PER_QUANTISER, arch_label
+        from inr.codec.fit import Fitted
+        from inr.codec.search import best_under, choices
+
         arch, init = self.sized(ctx)
         image = ctx.data.images[0]  # (H, W, C)
         budget = ctx.signal.rate * image.shape[0] * image.shape[1]
@@ -316,6 +337,11 @@ class CodecComparison(Comparison):
         return Result(best.pixels, best.size_bits, seconds, f"{arch_label(arch)}, {best.bits} bits {quantiser}")
 
     def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        import torch
+        from torchmetrics.functional.image import multiscale_structural_similarity_index_measure
+
+        from inr.metrics import psnr
+
         rate = {"target_bpp": ctx.signal.rate}
         if prediction is None or prediction.pixels is None:
             return {**rate, "psnr": float("nan"), "ms_ssim": float("nan"), "bpp": float("nan")}
@@ -496,6 +522,8 @@ def estimate(c: CodecComparison, p: CodecProtocol, names: list[str]) -> float:
     """Expected seconds of the whole run: each model row's stacked run at each rate timed for a few steps at its
     own network size and member count (``estimate.step_seconds``), × steps; the scoring of one member's files and the
     classical codecs of one image at each rate timed once, × images."""
+    from inr.methods.training import step_seconds
+
     models = [n for n in names if n not in c.baseline_names]
     baselines = [n for n in names if n in c.baseline_names]
     total, parts = 0.0, []
@@ -541,6 +569,9 @@ def main(argv: Optional[list[str]] = None) -> list[dict[str, Any]]:
         args = parse(COMPARISON, argv)
         if not args.estimate_only:
             return None
+        from inr.io.threads import torch_threads
+        from inr.methods.training import silence_lightning
+
         with torch_threads(args.threads), tempfile.TemporaryDirectory(prefix="inr-codec-estimate-") as scratch:
             silence_lightning()
             retain_freed_memory()

@@ -26,8 +26,6 @@ from typing import Any, Literal, Optional
 
 from jsonargparse import ArgumentParser
 
-from inr.data.image import ImageDataModule
-from inr.data.text import TextImageDataModule, save_text_image
 from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Context
@@ -35,7 +33,6 @@ from inr.experiments.heldout import HeldOut, HeldOutComparison
 from inr.methods.protocols import KINDS, MAPPINGS, PROTOCOLS
 from inr.methods.registry import ENCODER_ROWS, METHODS
 from inr.run.program import program_name
-from inr.tasks.image import ImageFitting
 
 # CPU-sized defaults: 128² (64² training pixels) and 300 steps, 9–26 s per row on 2 cores (the six
 # architectures of docs/benchmark.md: 1.6 min); ``--resolution 256`` is the fuller CPU comparison of the
@@ -101,10 +98,16 @@ class Encoders(HeldOutComparison):
     def data(self, ctx: Context) -> Any:
         p = ctx.p
         if p.text_seed is not None:
+            from inr.data.text import TextImageDataModule
+
             return TextImageDataModule(resolution=p.resolution, text_seed=p.text_seed)
+        from inr.data.image import ImageDataModule
+
         return ImageDataModule(path=p.image, resolution=p.resolution, split="every_other")
 
     def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        from inr.tasks.image import ImageFitting
+
         return ImageFitting, {"out_channels": ctx.data.out_channels}
 
     def title(self, p: ImageProtocol) -> str:
@@ -116,6 +119,8 @@ class Encoders(HeldOutComparison):
 
     def finish(self, p: ImageProtocol, rows: list[dict[str, Any]], out: Path) -> None:
         if p.text_seed is not None:
+            from inr.data.text import save_text_image
+
             save_text_image(out / "text.png", p.resolution, p.text_seed)
         super().finish(p, rows, out)
 

@@ -23,6 +23,9 @@ that train nothing, scores both with one ``score`` and reports mean ± std per m
 6. ``summary`` (mean ± std per method), ``title`` and ``notes`` around the table, ``finish`` (figures), printed; these
    hooks of the whole table get the protocol ``p`` (and the rows) instead of a row's context.
 
+The command line alone (``--help``, a bad flag) imports no Lightning, no torch and no task: what trains is imported by
+the functions and hooks that train (``fit_row``, ``train_group``, a study's ``data``, ``task`` …).
+
 Started by torchrun or ``srun`` as several processes, every process runs the command: the stacked groups train on
 every rank with their members sharded (Lightning's DDP), rows of one model on rank 0 alone, and rank 0 alone checks,
 scores, prints and writes (``inr.experiments.ranks``; docs/cluster.md).
@@ -34,22 +37,22 @@ A new comparison is a subclass that sets ``name``, ``methods`` and ``columns`` a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import os
 import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
-import lightning as L
 from jsonargparse import ActionConfigFile, ArgumentParser, DefaultHelpFormatter
 
 import inr
 from inr.errors import EXIT_INPUT, InputError
-from inr.experiments.ranks import ONE, Ranks, local_metrics, quiet
 from inr.experiments.results import load_results, results_record
 from inr.experiments.runner import (
     Column,
@@ -66,10 +69,13 @@ from inr.experiments.runner import (
 from inr.experiments.stats import LEVEL
 from inr.io.allocator import retain_freed_memory
 from inr.io.progress import format_seconds
-from inr.io.threads import torch_threads
 from inr.methods.registry import METHODS, Resolved, Setting
-from inr.methods.training import fit_row, silence_lightning, step_seconds, trained_numbers
 from inr.run.command import command
+
+if TYPE_CHECKING:
+    import lightning as L
+
+    from inr.experiments.ranks import Ranks
 
 # --seed + --seeds stay within the seeds Lightning and numpy accept (0 … 2^32 − 1); more seeds than this is a typo
 MAX_SEEDS = 10_000
@@ -416,6 +422,8 @@ def paired_section(
 
 def loaded(data: Any) -> Any:
     """A DataModule set up for fitting (its files read and checked), anything else as it is."""
+    import lightning as L
+
     if isinstance(data, L.LightningDataModule):
         data.setup("fit")
     return data
@@ -592,10 +600,25 @@ def fit_context(
     return ctx, members
 
 
-def train_group(c: Comparison, p: Any, name: str, group: list[Member], out: Path, ranks: Ranks = ONE) -> list[dict[str, Any]]:
+def fit_row(*args: Any, **kwargs: Any) -> float:
+    """``inr.methods.training.fit_row``: one fit through a Lightning Trainer, its seconds (imported when a row trains)."""
+    from inr.methods.training import fit_row as fit
+
+    return fit(*args, **kwargs)
+
+
+def train_group(
+    c: Comparison, p: Any, name: str, group: list[Member], out: Path, ranks: Optional[Ranks] = None
+) -> list[dict[str, Any]]:
     """Train method ``name`` for a group of members (one, or several as one stacked model); a scored row per member.
-    Over several ``ranks`` a stacked group trains on every rank, its members sharded, and one model on rank 0
-    alone; rank 0 scores (the other ranks return no rows): ``inr.experiments.ranks``."""
+    Over several ``ranks`` (default: one process) a stacked group trains on every rank, its members sharded, and one
+    model on rank 0 alone; rank 0 scores (the other ranks return no rows): ``inr.experiments.ranks``."""
+    import lightning as L
+
+    from inr.experiments.ranks import ONE, local_metrics
+    from inr.methods.training import trained_numbers
+
+    ranks = ONE if ranks is None else ranks
     first = group[0]
     L.seed_everything(first.seed, verbose=False)
     stacked = len(group) > 1
@@ -667,6 +690,10 @@ def baseline_row(c: Comparison, ctx: Context, b: Baseline) -> dict[str, Any]:
 def estimate(c: Comparison, p: Any, names: Sequence[str]) -> float:
     """Expected seconds of the model rows: each method's median step on the first member (a few steps after a
     warm-up), × steps × members (a stacked step costs about K single steps on a CPU: benchmarks/stacked.py)."""
+    import lightning as L
+
+    from inr.methods.training import step_seconds
+
     per_step = {}
     names = [name for name in names if c.members(p, name)]
     for name in names:
@@ -735,6 +762,9 @@ def run(
 ) -> list[dict[str, Any]]:
     """The comparison ``c`` with flags ``args`` (``parse``'s): every row (models, then baselines), printed and written.
     ``rows`` gets the rows as they finish and ``opened["p"]`` the protocol (what ``main`` prints on a signal)."""
+    from inr.experiments.ranks import Ranks
+    from inr.methods.training import silence_lightning
+
     rows = [] if rows is None else rows
     opened = {} if opened is None else opened
     silence_lightning()
@@ -851,6 +881,8 @@ def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]
 
     def body() -> list[dict[str, Any]]:
         args = parse(c, argv)
+        from inr.io.threads import torch_threads  # torch, once the command line is read
+
         with torch_threads(args.threads):
             return run(c, args, rows, opened)
 
@@ -858,5 +890,17 @@ def main(c: Comparison, argv: Optional[list[str]] = None) -> list[dict[str, Any]
         p = opened.get("p")
         return markdown_table(summarise(rows, numeric(c, p)), c.table_columns(p)) if rows else ""
 
-    with quiet(Ranks.of_launcher()):  # over several processes rank 0 alone prints (inr.experiments.ranks)
+    with quiet_ranks():  # over several processes rank 0 alone prints (inr.experiments.ranks)
         return command(body, partial)
+
+
+def quiet_ranks() -> contextlib.AbstractContextManager:
+    """``inr.experiments.ranks.quiet`` of the launcher's ranks: over several processes, the ranks other than 0 print
+    nothing. A process started by hand has neither torchrun's ``TORCHELASTIC_RUN_ID`` nor SLURM's ``SLURM_NTASKS``
+    (what Lightning's launcher environments detect) and is one rank: it reads no ranks, so that a command line alone
+    (``--help``) imports no Lightning."""
+    if "TORCHELASTIC_RUN_ID" not in os.environ and "SLURM_NTASKS" not in os.environ:
+        return contextlib.nullcontext()
+    from inr.experiments.ranks import Ranks, quiet
+
+    return quiet(Ranks.of_launcher())

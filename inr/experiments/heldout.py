@@ -15,21 +15,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import lightning as L
 from jsonargparse import ArgumentParser
-from lightning.pytorch.loggers import TensorBoardLogger
 
-from inr.callbacks.spectral import SpectralBiasCallback
 from inr.errors import InputError
-from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Context, neighbours_and_best
-from inr.experiments.progress import HeldOutPSNRHistory
 from inr.experiments.runner import Column
 from inr.methods.protocols import MappingSettings, given_bands
 from inr.methods.registry import Setting
-from inr.spectral.plots import comparison_figure
+
+if TYPE_CHECKING:  # the hooks that train import them: the command line needs no Lightning or torch
+    import lightning as L
 
 # Δ: relative errors of inr.spectral (DC apart; low/high = the lower/upper half of the bands), on the held-out
 # samples' grid, then on the training samples' grid; the target: the first measured step whose held-out PSNR
@@ -141,11 +138,16 @@ class HeldOutComparison(Comparison):
     def prepare(self, p: HeldOut, names: list[str], data: Any) -> HeldOut:
         if p.target_psnr is not None:
             return p
+        from inr.experiments.baselines import interpolations, score_field
+
         make, _ = interpolations(data, p.clamp)["bilinear" if p.ndim == 2 else "linear"]
         linear = score_field(make(), data.values_grid(), data, p.data_range, p.num_bands)["psnr"]
         return replace(p, target_psnr=round(float(linear), 2))
 
     def callbacks(self, ctx: Context) -> list[L.Callback]:
+        from inr.callbacks.spectral import SpectralBiasCallback
+        from inr.experiments.progress import HeldOutPSNRHistory
+
         p = ctx.p
         return [
             SpectralBiasCallback(num_bands=p.num_bands),
@@ -153,6 +155,8 @@ class HeldOutComparison(Comparison):
         ]
 
     def trainer_args(self, ctx: Context) -> dict[str, Any]:
+        from lightning.pytorch.loggers import TensorBoardLogger
+
         name = ctx.name if ctx.signal is None else f"{ctx.name}_{self.label(ctx.p, ctx.signal)}".replace(" ", "")
         logger = TensorBoardLogger(str(ctx.out / "tb"), name=name, version=f"seed_{ctx.seed}")
         return {"logger": logger, "log_every_n_steps": ctx.p.steps_per_epoch}
@@ -169,9 +173,13 @@ class HeldOutComparison(Comparison):
         }
 
     def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        from inr.experiments.baselines import score_field
+
         return score_field(prediction, ctx.data.values_grid(), ctx.data, ctx.p.data_range, ctx.p.num_bands)
 
     def baselines(self, ctx: Context) -> list[Baseline]:
+        from inr.experiments.baselines import interpolations
+
         return [Baseline(name, make, setting) for name, (make, setting) in interpolations(ctx.data, ctx.p.clamp).items()]
 
     def pairs(self, p: HeldOut, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -195,5 +203,7 @@ class HeldOutComparison(Comparison):
     def finish(self, p: HeldOut, rows: list[dict[str, Any]], out: Path) -> None:
         histories = {r["method"]: r["history"] for r in rows if "history" in r and r["seed"] == p.seeds[0]}
         if histories:
+            from inr.spectral.plots import comparison_figure
+
             figure = comparison_figure(histories, title=f"spectral bias: {self.title(p)}")
             figure.savefig(out / "spectral_heatmaps.png", dpi=110)

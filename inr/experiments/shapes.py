@@ -38,31 +38,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import imageio.v3 as iio
-import lightning as L
 import numpy as np
-import torch
-import torch.nn.functional as F
 from jsonargparse import ArgumentParser
-from scipy.spatial import cKDTree
-from torch import Tensor
 
-from inr.data.mesh import MeshDataModule
 from inr.errors import InputError, check_memory
 from inr.experiments import comparison
 from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.runner import Column, summarise
-from inr.export.normal_map import normal_map
-from inr.geometry.level_set import level_set_mesh
-from inr.geometry.sampling import sample_surface
-from inr.geometry.surface_metrics import surface_distances
 from inr.methods.protocols import PROTOCOLS, paper_row
 from inr.methods.registry import SHAPE_ROWS, SHAPE_SETTINGS, Setting
-from inr.methods.training import trained_numbers
-from inr.metrics import iou
-from inr.tasks.shape import SURFACE_SAMPLE_SEED, ShapeFitting
+
+if TYPE_CHECKING:  # the mesh, the task, torch and the geometry are imported where a row reads, trains or scores them
+    from torch import Tensor
+
+    from inr.data.mesh import MeshDataModule
+    from inr.tasks.shape import ShapeFitting
 
 # the nearest-point baseline's k-d tree holds at most this many training points (the paper's run sees 327 M)
 NEAREST_POINTS = 2**22
@@ -175,6 +168,8 @@ class Shapes(Comparison):
         return None if signal is None else Path(signal).stem
 
     def data(self, ctx: Context) -> MeshDataModule:
+        from inr.data.mesh import MeshDataModule
+
         p = ctx.p
         sizes = dict(batch_size=p.batch_size, steps_per_epoch=p.steps_per_epoch, test_points=p.test_points)
         try:
@@ -201,9 +196,13 @@ class Shapes(Comparison):
         return replace(SHAPE_SETTINGS[p.kind], protocol=replace(PROTOCOLS[p.kind], steps=p.steps), seed=ctx.seed)
 
     def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        from inr.tasks.shape import ShapeFitting
+
         return ShapeFitting, {"mode": "occupancy", "geometry_resolution": ctx.p.geometry_resolution}
 
     def model(self, ctx: Context) -> ShapeFitting:
+        import lightning as L
+
         # seeded again after the spec: describing a hash grid builds one, which draws from the global generator
         L.seed_everything(ctx.data.seed, verbose=False)
         return super().model(ctx)
@@ -215,6 +214,8 @@ class Shapes(Comparison):
         return score_field(occupancy, ctx.data, ctx.p.geometry_resolution)
 
     def keep(self, ctx: Context, row: dict[str, Any], prediction: Any, scores: dict[str, Any]) -> None:
+        from inr.export.normal_map import normal_map
+
         p, out = ctx.p, ctx.out
         verts, faces, box = scores["_mesh"]
         if verts is not None and row["seed"] in (None, p.seeds[0]):
@@ -224,6 +225,8 @@ class Shapes(Comparison):
             iio.imwrite(out / f"normals_{mesh}{name}.png", normal_map(verts, faces, box, p.render_size))
 
     def baselines(self, ctx: Context) -> list[Baseline]:
+        from inr.methods.training import trained_numbers
+
         p, data = ctx.p, ctx.data
         gaussian = comparison.context(self, p, "gaussian", Member(None, p.seeds[0]), data)
         budget = trained_numbers(self.model(gaussian))
@@ -260,6 +263,8 @@ class Shapes(Comparison):
         return comparison.neighbours_and_best(summary, "iou")
 
     def finish(self, p: ShapeProtocol, rows: list[dict[str, Any]], out: Path) -> None:
+        from inr.export.normal_map import normal_map
+
         for mesh in self.signals(p):
             dm = self.data(Context(p, Member(mesh, p.seeds[0])))
             name = f"normals_{self.label(p, mesh)}_mesh.png" if mesh else "normals_mesh.png"
@@ -299,6 +304,14 @@ def score_field(occupancy: Callable[[Tensor], Tensor], dm: MeshDataModule, resol
     """IoU on both held-out sets (``iou``: uniform, ``iou_surface``: near the surface), and the level-set mesh (½)
     over the box (``_mesh``: vertices, triangles and the box) with its Chamfer-L1 and normal consistency against the data's surface samples;
     ``occupancy``: points (N, 3) -> probabilities (N,)."""
+    import torch
+
+    from inr.geometry.level_set import level_set_mesh
+    from inr.geometry.sampling import sample_surface
+    from inr.geometry.surface_metrics import surface_distances
+    from inr.metrics import iou
+    from inr.tasks.shape import SURFACE_SAMPLE_SEED
+
     out: dict[str, Any] = {}
     with torch.no_grad():
         for name, key in (("easy", "iou"), ("hard", "iou_surface")):
@@ -320,6 +333,9 @@ def score_field(occupancy: Callable[[Tensor], Tensor], dm: MeshDataModule, resol
 
 def voxel_grid_field(dm: MeshDataModule, values: int) -> tuple[Callable[[Tensor], Tensor], int]:
     """Labels on an n³ grid over the box (corners included), n = round(values^(1/3)), read trilinearly."""
+    import torch
+    import torch.nn.functional as F
+
     n = max(2, round(values ** (1 / 3)))
     axes = [np.linspace(dm.box[0, k], dm.box[1, k], n) for k in range(3)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)  # (n³, 3), x slowest
@@ -339,6 +355,9 @@ def nearest_point_field(
     dm: MeshDataModule, steps: int, batch_size: int, limit: int = NEAREST_POINTS
 ) -> tuple[Callable[[Tensor], Tensor], int]:
     """The label of the nearest of the first ``limit`` training points the networks saw (fresh draws, epoch by epoch)."""
+    import torch
+    from scipy.spatial import cKDTree
+
     points, labels, epoch = [], [], 0
     total = min(limit, steps * batch_size)
     while sum(len(x) for x in points) < total:

@@ -30,21 +30,20 @@ from typing import Any, Literal, Optional
 
 from jsonargparse import ArgumentParser
 
-from inr.data import ImageDataModule
-from inr.data.image_sets import NATURAL, image_folder, natural_set, text_set
 from inr.errors import InputError
-from inr.experiments import comparison, problems
-from inr.experiments.baselines import interpolations, score_prediction
+from inr.experiments import comparison
 from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.runner import Column, prepare_out
 from inr.methods.protocols import PROTOCOLS, paper_row
 from inr.methods.registry import MAPPING_METHODS, METHODS, Setting
-from inr.tasks import ImageFitting, InverseFitting
+
+# the data, the tasks, the measurements and the baselines are imported by the hooks that read or train them: the
+# command line needs no Lightning
 
 # CPU-sized defaults: the image comparison's 128² and 300 steps; CT at 128², where the mappings separate
 # (docs/inverse.md), with the notebook's 1000 steps
 CPU = {"natural": (128, 300), "text": (128, 300), "ct": (128, 1000)}
-DEFAULT_COUNT = {"natural": len(NATURAL), "text": 8, "ct": 4}
+DEFAULT_COUNT = {"text": 8, "ct": 4}  # natural: every photograph of the set (image_sets.NATURAL)
 COLUMNS = (
     Column("method", "method", "s"),
     Column("PSNR (dB)", "psnr", ".2f"),
@@ -96,12 +95,14 @@ class Table1(Comparison):
         parser.add_argument("--width", type=int, default=256, help="hidden width of the MLP (the paper's)")
 
     def protocol(self, args: Any) -> TableProtocol:
+        from inr.data.image_sets import NATURAL, image_folder
+
         if args.kind == "ct" and args.images is not None:
             raise InputError("--images applies to the image kinds; CT uses generated phantoms (--count)")
         for key in ("count", "width"):
             if getattr(args, key) is not None and getattr(args, key) < 1:
                 raise InputError(f"--{key} is too small: {getattr(args, key)}")
-        count = args.count or DEFAULT_COUNT[args.kind]
+        count = args.count or DEFAULT_COUNT.get(args.kind, len(NATURAL))
         resolution, steps = CPU[args.kind]
         paper = PROTOCOLS[args.kind]
         resolution = args.resolution or (paper.resolution if args.paper else resolution)
@@ -130,6 +131,8 @@ class Table1(Comparison):
     def check(self, p: TableProtocol) -> Any:
         """The built-in images written (or checked against their sources), then every image read: a bad one fails
         here, before anything trains."""
+        from inr.data.image_sets import natural_set, text_set
+
         if p.builtin and p.kind == "natural":
             natural_set(prepare_out(p.folder, "--out images"), tuple(Path(s).stem for s in p.signals))
         elif p.builtin:
@@ -151,12 +154,17 @@ class Table1(Comparison):
         return [[m for m in members if m.signal == signal] for signal in p.signals]
 
     def data(self, ctx: Context) -> Any:
+        from inr.data import ImageDataModule
+        from inr.experiments import problems
+
         p = ctx.p
         if p.kind == "ct":
             return problems.Measurement("ct", p.resolution).data(seed=ctx.signal)
         return ImageDataModule(path=str(ctx.signal), resolution=p.resolution, split="every_other")
 
     def stacked_data(self, ctx: Context) -> Any:
+        from inr.data import ImageDataModule
+
         p = ctx.p
         if p.kind == "ct":
             return self.data(ctx)  # the members share the phantom's measurements
@@ -176,6 +184,8 @@ class Table1(Comparison):
         )
 
     def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
+        from inr.tasks import ImageFitting, InverseFitting
+
         kind = ctx.p.kind
         return (InverseFitting if kind == "ct" else ImageFitting), {"out_channels": 1 if kind == "ct" else 3}
 
@@ -183,6 +193,9 @@ class Table1(Comparison):
         return model.render().cpu()
 
     def score(self, ctx: Context, prediction: Any) -> dict[str, Any]:
+        from inr.experiments import problems
+        from inr.experiments.baselines import score_prediction
+
         data = ctx.data
         if ctx.p.kind == "ct":
             return problems.score(prediction, data.values_grid())
@@ -195,6 +208,9 @@ class Table1(Comparison):
         return {} if paper is None else {"paper_psnr": paper}
 
     def baselines(self, ctx: Context) -> list[Baseline]:
+        from inr.experiments import problems
+        from inr.experiments.baselines import interpolations
+
         p, data = ctx.p, ctx.data
         if p.kind == "ct":
             name, make = problems.classical("ct", data)

@@ -43,13 +43,11 @@ import json
 from argparse import ArgumentError
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
-import torch
 from jsonargparse import ArgumentParser
 
-from inr.data.rays import camera_distance, view_nyquist
 from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Baseline, Comparison, Context
@@ -59,9 +57,9 @@ from inr.io.files import atomic_write
 from inr.io.progress import reporting
 from inr.methods.protocols import PROTOCOLS, paper_row
 from inr.methods.registry import Setting
-from inr.metrics import psnr, ssim
-from inr.run.cli import build_cli, condense_config_error, resolve_config_names
-from inr.spectral import spectral_summary
+
+if TYPE_CHECKING:  # torch, the rays and train.py's CLI are imported where a row uses them: --help needs none
+    import torch
 
 ENCODINGS = ("none", "basic", "positional", "positional_rotated", "gaussian", "hashgrid")
 NUM_BANDS = 8
@@ -154,6 +152,8 @@ class Views(Comparison):
             *(["--trainer.max_steps", str(args.steps)] if args.steps is not None else []),
             *args.override,
         ]
+        from inr.data.rays import camera_distance, view_nyquist
+
         p = ViewsProtocol(args.seed_list, 0, config, tuple(overrides), 0.0, 0, kind)
         cli = self.cli(p, [])
         cli.datamodule.setup("fit")
@@ -165,6 +165,8 @@ class Views(Comparison):
 
     def cli(self, p: ViewsProtocol, extra: list[str]) -> Any:
         """The config as train.py builds it (no logger, callbacks or checkpoints: a row writes nothing of its own)."""
+        from inr.run.cli import build_cli, condense_config_error, resolve_config_names
+
         common = ["--config", p.config, "--trainer.logger", "false", "--trainer.callbacks", "null"]
         try:
             return build_cli(resolve_config_names([*common, *extra, *p.overrides]))
@@ -191,6 +193,11 @@ class Views(Comparison):
     def score(self, ctx: Context, prediction: tuple) -> dict[str, Any]:
         """PSNR per view (its mean ``psnr`` and sample std over the views ``view_psnr_std``), SSIM and the DC and
         low/high-band relative errors of the held-out views (V, 3, H, W) against the truth."""
+        import torch
+
+        from inr.metrics import psnr, ssim
+        from inr.spectral import spectral_summary
+
         rgb, _, train_psnr = prediction
         truth = ctx.data.heldout_images()
         pred = rgb.float().clamp(0, 1)
@@ -210,6 +217,8 @@ class Views(Comparison):
     def baselines(self, ctx: Context) -> list[Baseline]:
         """The training pixels' mean colour, and the training view whose camera centre is nearest to each held-out
         camera: held-out predictions (V, 3, H, W)."""
+        import torch
+
         posed = ctx.data.posed
         train_images = posed.images[posed.train_views]  # (T, H, W, 3)
         held = ctx.data.heldout_images()
@@ -269,6 +278,8 @@ class Views(Comparison):
         return f"PSNR: mean ± std over {p.views} held-out views, seed {p.seeds[0]}"
 
     def finish(self, p: ViewsProtocol, rows: list[dict[str, Any]], out: Path) -> None:
+        import torch
+
         views_figure({k: torch.from_numpy(v) for k, v in np.load(out / "renders.npz").items()}, out / "views.png")
 
 
