@@ -78,7 +78,7 @@ def documented_commands() -> set[str]:
     for page in PAGES:
         text = page.read_text()
         found |= {f"python -m {m}" for m in re.findall(r"python -m (inr(?:\.\w+)+)", text)}
-        found |= {c.strip() for c in re.findall(r"(?<![\w/-])(inr-(?:train|mesh|compare)|inr-codec (?:\w|-)+)", text)}
+        found |= {c.strip() for c in re.findall(r"(?<![\w/-])(inr-(?:train|mesh|compare)|inr-codec [a-z][\w-]*)", text)}
         found |= {"python train.py"} if "python train.py" in text else set()
     return found
 
