@@ -203,6 +203,10 @@ class Fields(HeldOutComparison):
     def baselines(self, ctx: Context) -> list:
         return [] if ctx.p.sweep else super().baselines(ctx)
 
+    def pairs(self, p: FieldProtocol, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        # a sweep's rows are one method at several settings, each its own row: nothing to pair by method name
+        return [] if p.sweep else super().pairs(p, summary)
+
     def summary(self, p: FieldProtocol, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if p.sweep:  # each swept value its own row
             return [{k: v for k, v in r.items() if k not in DETAILS} for r in rows]

@@ -177,6 +177,18 @@ def test_sweep_reads_only_the_training_samples(tmp_path, monkeypatch):
     assert saved["protocol"]["resolution"] == 16 and (tmp_path / "sweep" / "results.md").is_file()
 
 
+@pytest.mark.slow
+def test_a_sweep_of_several_values_of_one_method_writes_its_table(tmp_path, monkeypatch):
+    """Two σ are two rows of the method gaussian: the sweep pairs no rows by method (it used to refuse them as a
+    duplicate pair after training every row, writing nothing)."""
+    monkeypatch.setattr(cf, "SWEEP_SIGMAS", (3.0, 5.0))
+    monkeypatch.setattr(cf, "SWEEP_SCALES", (4.0,))
+    rows = cf.main(["--signal", "--resolution", "32", "--steps", "2", "--width", "8", "--sweep", "--out", str(tmp_path)])
+    assert [r["setting"] for r in rows][:2] == ["σ = 3, m = 256", "σ = 5, m = 256"] and len(rows) == 3
+    saved = json.loads((tmp_path / "sweep" / "results.json").read_text())
+    assert len(saved["rows"]) == 3
+
+
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     out = tmp_path / "out"
     for argv, word in (
