@@ -170,7 +170,7 @@ import lightning as L, torch
 from inr.callbacks import SpectralBiasCallback
 from inr.data import ImageDataModule
 from inr.encoders import GaussianEncoding
-from inr.experiments.runner import quiet_trainer  # the quiet_trainer fixture's own: no fixture reaches this process
+from inr.methods.training import quiet_trainer  # the quiet_trainer fixture's own: no fixture reaches this process
 from inr.networks import MLP
 from inr.tasks import ImageFitting
 if __name__ == "__main__":
