@@ -8,14 +8,8 @@ from inr.experiments.results import load_results
 from inr.experiments.runner import summarise
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = {
-    "no mapping": "none",
-    "basic": "basic",
-    "positional features": "positional",
-    "Gaussian features": "gaussian",
-    "bilinear interpolation": "bilinear",
-    "bicubic interpolation": "bicubic",
-}
+SHOWN = ("no mapping", "basic", "positional features", "Gaussian features", "bilinear interpolation", "bicubic interpolation")
+NAMES = dict(zip(SHOWN, ("none", "basic", "positional", "gaussian", "bilinear", "bicubic")))  # README row -> method
 
 
 def headline_rows() -> dict[str, list[str]]:
