@@ -116,3 +116,14 @@ def test_help_shows_the_defaults_and_the_time_quality_trade(codec_cli):
     for expected in ("(default: 1000)", "default: siren)", "(default: 60)", "time and quality:", "the time grows with steps"):
         assert expected in text, text
     assert "(default: 1e+12" in help_text("decode") and "(default: 192)" in help_text("learn-init")
+
+
+def test_the_codec_module_names_the_comparisons_command_for_compare(capsys):
+    """``python -m inr.codec compare`` (the codec alone, below the comparison) says in one line which command
+    compares; ``inr-codec compare`` (inr.commands) runs it."""
+    from inr.codec.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["compare", "photos/"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and len(err) == 1 and "python -m inr.experiments.codec" in err[0]
