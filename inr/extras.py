@@ -23,9 +23,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "phantoms": ("phantominator", "skimage"),  # Shepp–Logan phantoms; filtered back-projection (iradon)
     "photos": ("skimage",),  # scikit-image's bundled photographs (the studies' image sets)
     "codec": ("constriction",),  # the codec's range coder
+    "rd": ("bjontegaard", "pillow_heif"),  # BD-rates of rate–distortion curves; the HEVC (HEIF) anchor
 }
 # import name -> the distribution pip installs it from, where the two differ
-DISTRIBUTIONS = {"skimage": "scikit-image", "igl": "libigl", "av": "av"}
+DISTRIBUTIONS = {"skimage": "scikit-image", "igl": "libigl", "av": "av", "pillow_heif": "pillow-heif"}
 
 
 def require(module: str, extra: str, what: Optional[str] = None) -> ModuleType:
