@@ -1,0 +1,118 @@
+"""The codecs a rate–distortion curve measures, by name: ``run(pixels, point) -> (file bytes, decoded pixels)``, one
+file per setting, with the settings measured by default and what the codec was run with.
+
+The classical anchors (``inr.codec.classical.ANCHORS``) are registered here, a point being their quality; another
+codec joins with ``register``, a point being whatever setting it has (a learned codec's λ)::
+
+    register("latent", lambda pixels, lam: (file_bytes, decoded), points=(0.001, 0.01, 0.1), point="lambda")
+
+``pixels`` and the decoded pixels are 8-bit (H, W, C ∈ {1, 3}). A ``run`` may return the encode and decode seconds
+as a third and fourth item; without them the call's whole wall time is its encoding time and its decoding time is
+not reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from inr.codec.classical import ANCHORS, OPTIONS, code
+from inr.errors import InputError
+from inr.extras import require
+
+Run = Callable[[np.ndarray, float], tuple]  # (pixels (H, W, C) uint8, point) -> (bytes, decoded (H, W, C) uint8[, s, s])
+
+# quality ladders spanning about 0.05–2 bpp on a 256² Kodak crop (and up to 3–4 bpp on a detailed one): 8 points
+# each, where the settings still change the file (AVIF qualities 0–5 give one file, libaom's coarsest quantiser)
+LADDERS: dict[str, tuple[int, ...]] = {
+    "jpeg": (2, 5, 10, 20, 35, 50, 70, 85),
+    "webp": (0, 5, 15, 30, 50, 70, 80, 90),
+    "avif": (10, 20, 30, 40, 50, 60, 70, 80),
+    "avif-slow": (10, 20, 30, 40, 50, 60, 70, 80),  # avif's ladder: the two differ in speed only
+    "heif": (0, 5, 10, 20, 30, 40, 50, 60),
+}
+DESCRIPTIONS = {
+    "jpeg": "JPEG (libjpeg-turbo, optimised Huffman tables, 4:2:0) through Pillow",
+    "webp": "WebP (libwebp, method 6, 4:2:0) through Pillow",
+    "avif": "AVIF (libavif with libaom, speed 6, 4:2:0) through Pillow",
+    "avif-slow": "AVIF (libavif with libaom, speed 0, 4:2:0) through Pillow",
+    "heif": "HEVC intra in HEIF (libheif with x265, preset slow, 4:2:0) through pillow-heif",
+}
+
+
+@dataclass(frozen=True)
+class RDCodec:
+    """A codec by name: its ``run``, the settings measured by default (``points``, a ``point`` each: "quality",
+    "lambda"), a one-line ``description`` and ``settings()``, what it was run with (library versions, options)."""
+
+    name: str
+    run: Run
+    points: tuple[float, ...]
+    point: str = "quality"
+    description: str = ""
+    settings: Callable[[], dict[str, Any]] = field(default=dict)
+
+
+CODECS: dict[str, RDCodec] = {}
+
+
+def register(
+    name: str,
+    run: Run,
+    points: Sequence[float],
+    point: str = "quality",
+    description: str = "",
+    settings: Callable[[], dict[str, Any]] = dict,
+) -> RDCodec:
+    """Add (or replace) the codec ``name``; returns its entry."""
+    if not points:
+        raise InputError(f"codec {name!r}: no settings to measure")
+    CODECS[name] = RDCodec(name, run, tuple(points), point, description or name, settings)
+    return CODECS[name]
+
+
+def get(name: str) -> RDCodec:
+    """The registered codec ``name``, or one line naming those registered."""
+    if name not in CODECS:
+        raise InputError(f"unknown codec {name!r}; choose from {', '.join(CODECS)}")
+    return CODECS[name]
+
+
+def anchor_settings(codec: str) -> dict[str, Any]:
+    """The library versions and encoder options one classical anchor runs with."""
+    import PIL
+    from PIL import features
+
+    versions = {"pillow": PIL.__version__}
+    if codec == "heif":
+        heif = require("pillow_heif", extra="rd", what="the heif anchor (HEVC through libheif)")
+        info = heif.libheif_info()
+        versions |= {"pillow-heif": heif.__version__, "libheif": info["libheif"], "x265": info["HEIF"]}
+    elif codec.startswith("avif"):
+        from PIL import _avif  # the libavif binding of Pillow's wheel: the encoder and decoder versions
+
+        versions |= {"libavif": features.version("avif"), "codecs": _avif.codec_versions()}
+    else:
+        versions[{"jpeg": "libjpeg-turbo", "webp": "libwebp"}[codec]] = features.version({"jpeg": "jpg", "webp": "webp"}[codec])
+    return {"versions": versions, "options": OPTIONS[codec], "chroma": "4:2:0"}
+
+
+def _anchor(codec: str) -> Run:
+    def run(pixels: np.ndarray, quality: float) -> tuple:
+        coded = code(pixels, codec, int(quality))
+        return coded.data, coded.pixels, coded.encode_seconds, coded.decode_seconds
+
+    return run
+
+
+for _name in ANCHORS:
+    register(
+        _name,
+        _anchor(_name),
+        LADDERS[_name],
+        description=DESCRIPTIONS[_name],
+        settings=lambda c=_name: anchor_settings(c),
+    )
