@@ -22,7 +22,9 @@ interpolation) are scored the same way. CT rows are fitted at the paper's 20 ang
 prior's effect where measurements are few), each summarised apart. ``finish`` measures why (``init_analysis``):
 the residual per frequency band at step 0 and after 2 steps per init (``bands.png``), and the empirical NTK's
 eigenvalues and energy per band at each init against the test signals' mean power per band (``ntk.png``,
-``why.json``).
+``why.json``). The paired table (``paired_table``: each other row − the paper's init per test signal after 2, 10 and
+100 steps and at the full count, and each row − each baseline at the full count, judged by the rule of
+docs/results.md) closes ``results.md``, its numbers in ``paired.json``.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from inr.experiments import comparison
 from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
-from inr.experiments.runner import Column, summarise
+from inr.experiments.results import json_safe
+from inr.experiments.runner import Column, paired, summarise, verdict
 from inr.io.files import atomic_write
 from inr.methods.meta import META, MetaSettings
 from inr.methods.meta import meta_train as driver
@@ -63,6 +66,8 @@ LEARNED = ("reptile", "maml")
 STANDARD = ("paper", "torch")
 # the steps after which the residual per band is compared (bands.png): the start and two steps
 BAND_MARKS = (0, 2)
+# the step budgets of the paired table (below the full count, which it adds): the first steps, then a tenth of a run
+PAIRED_MARKS = (2, 10, 100)
 
 
 @dataclass(frozen=True)
@@ -310,28 +315,28 @@ class LearnedInit(Comparison):
         metric = KINDS[p.kind].metric
         lines = []
         for angles in dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,):
-            rows = {r["method"]: r for r in summary if angles is None or r.get("angles") == angles}
+            by_method = {r["method"]: r for r in summary if angles is None or r.get("angles") == angles}
             where = f" at {angles} angles" if angles is not None else ""
-            if "paper" not in rows:
+            if "paper" not in by_method:
                 continue
-            full = rows["paper"].get(metric)
+            full = by_method["paper"].get(metric)
             for name in LEARNED:
-                if name not in rows:
+                if name not in by_method:
                     continue
-                row = rows[name]
+                row = by_method[name]
                 reached = next(
                     (m for m in MARKS if isinstance(row.get(f"{metric}_{m}"), float) and row[f"{metric}_{m}"] >= full), None
                 )
                 tenth = p.steps / 10
-                verdict = (
+                target = (
                     f"reached at step {reached} (≤ 1/10 of {p.steps}: {'yes' if reached <= tenth else 'no'})"
                     if reached is not None
                     else f"not reached by step {max(m for m in MARKS if m <= p.steps)}"
                 )
-                gain = row.get(f"{metric}_2", math.nan) - rows["paper"].get(f"{metric}_2", math.nan)
+                gain = row.get(f"{metric}_2", math.nan) - by_method["paper"].get(f"{metric}_2", math.nan)
                 unit = " dB" if metric == "psnr" else ""
                 lines.append(
-                    f"{name}{where}: the paper init's full-run {metric} ({full:.3g}{unit}) {verdict}; after 2 steps "
+                    f"{name}{where}: the paper init's full-run {metric} ({full:.3g}{unit}) {target}; after 2 steps "
                     f"{gain:+.2f}{unit} against the paper init (target +8 dB: {'met' if metric == 'psnr' and gain >= 8 else 'not met'})."
                 )
         info = []
@@ -343,12 +348,27 @@ class LearnedInit(Comparison):
                     f"{name}: {s['steps']} outer steps of {s['signals_per_step']} signals, {s['inner_steps']} inner "
                     f"{s['inner_optimizer']} steps at {s['inner_lr']:g}, outer Adam {s['outer_lr']:g}, {record['seconds'] / 60:.1f} min"
                 )
-        return "\n".join(lines + ([f"Meta-training: {'; '.join(info)}."] if info else []))
+        text = "\n".join(lines + ([f"Meta-training: {'; '.join(info)}."] if info else []))
+        table = paired_markdown(self.paired_table(p, rows), p.steps, "dB" if metric == "psnr" else "")
+        return f"{text}\n\n{table}" if table else text
+
+    def paired_table(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The paired table (``paired_table``) of this protocol's rows, CT's angle counts apart."""
+        groups = [(a, [r for r in rows if r.get("angles") == a]) for a in dict.fromkeys((p.angles, p.few_angles))]
+        return paired_table(
+            groups if p.kind == "ct" else [(None, rows)],
+            KINDS[p.kind].metric,
+            p.steps,
+            lambda a, b, key: self.machine_spread(p, a, b, key),
+        )
 
     def finish(self, p: Study, rows: list[dict[str, Any]], out: Path) -> None:
         why = explain(self, p, rows)
         with atomic_write(out / "why.json", "w") as f:
             f.write(json.dumps(why, indent=1))
+        paired_record = {"protocol": {"comparison": self.name, **self.record(p)}, "paired": self.paired_table(p, rows)}
+        with atomic_write(out / "paired.json", "w") as f:
+            f.write(json.dumps(json_safe(paired_record), indent=1, allow_nan=False))
         figure = band_figure(why["bands"], why["band_edges"], f"{self.title(p)}: residual per band")
         figure.savefig(out / "bands.png", dpi=110)
         figure = ntk_figure(why["ntk"], why["class_power"], f"empirical NTK at each init ({p.kind}, {why['ntk_grid']})")
@@ -401,6 +421,113 @@ def init_pairs(summary: list[dict[str, Any]], metric: str) -> list[tuple[str, st
         best = max(scored, key=lambda r: r[metric])["method"]
         pairs += [(best, name) for name in dict.fromkeys(r["method"] for r in summary if r["kind"] == "baseline")]
     return pairs
+
+
+def budgets(metric: str, steps: int) -> list[tuple[int, str]]:
+    """(steps, score key) of the paired table: each of ``PAIRED_MARKS`` below the full count, then the full count.
+
+    Example:
+        >>> budgets("psnr", 1000), budgets("iou", 10)
+        ([(2, 'psnr_2'), (10, 'psnr_10'), (100, 'psnr_100'), (1000, 'psnr')], [(2, 'iou_2'), (10, 'iou')])
+    """
+    return [(m, f"{metric}_{m}") for m in PAIRED_MARKS if m < steps] + [(steps, metric)]
+
+
+def paired_table(
+    groups: list[tuple[Optional[int], list[dict[str, Any]]]],
+    metric: str,
+    steps: int,
+    spread: Any = lambda a, b, key: None,
+) -> list[dict[str, Any]]:
+    """Every model row other than the paper's init against it (row − paper's init) after each step budget
+    (``budgets``), and every model row against each baseline at the full count, paired per test signal
+    (``runner.paired``: a signal's pair counted once) and judged by the rule of docs/results.md (``runner.verdict``,
+    with ``spread(a, b, key)``, the machine spread where one was measured): one entry per group (CT's angle count,
+    ``angles``; None for the other kinds), row, opponent and budget.
+
+    Example:
+        >>> rows = [{"method": m, "kind": k, "signal": s, "seed": None if k == "baseline" else 0, "psnr_2": v + s, "psnr": v}
+        ...         for s in range(3) for m, k, v in (("reptile", "model", 20.0), ("paper", "model", 19.0), ("bicubic", "baseline", 18.5))]
+        >>> [(e["method"], e["against"], e["steps"], e["mean"], e["pairs"], e["verdict"]) for e in paired_table([(None, rows)], "psnr", 10)]  # doctest: +NORMALIZE_WHITESPACE
+        [('reptile', 'paper', 2, 1.0, 3, 'reptile above paper'), ('reptile', 'paper', 10, 1.0, 3, 'reptile above paper'),
+         ('reptile', 'bicubic', 10, 1.5, 3, 'reptile above bicubic'), ('paper', 'bicubic', 10, 0.5, 3, 'paper above bicubic')]
+    """
+    entries = []
+    for angles, group in groups:
+        models = list(dict.fromkeys(r["method"] for r in group if r["kind"] == "model"))
+        baselines = list(dict.fromkeys(r["method"] for r in group if r["kind"] == "baseline"))
+        for name in models:
+            opponents = [("paper", b) for b in budgets(metric, steps)] if name != "paper" and "paper" in models else []
+            opponents += [(baseline, (steps, metric)) for baseline in baselines]
+            for against, (budget, key) in opponents:
+                d = paired(group, name, against, key)
+                entries.append(
+                    {
+                        "method": name,
+                        "against": against,
+                        "angles": angles,
+                        "steps": budget,
+                        "key": key,
+                        "mean": d.mean,
+                        "std": d.std,
+                        "pairs": d.n,
+                        "signals": d.signals,
+                        "above": d.above,
+                        "low": d.low,
+                        "high": d.high,
+                        "p": d.p,
+                        "verdict": verdict(d, spread(name, against, key)) if d.n else "no pairs",
+                    }
+                )
+    return entries
+
+
+def paired_markdown(entries: list[dict[str, Any]], steps: int, unit: str = "dB") -> str:
+    """``paired_table``'s entries as Markdown: against the paper's init, a row per row (and angle count) and a column
+    per budget; against each baseline, a line per row at the full count. Each cell: the mean ± std of the
+    differences, how many of the pairs are above, the t-test's p and the verdict."""
+    digits = 2 if unit else 3
+
+    def cell(e: dict[str, Any]) -> str:
+        if not e["pairs"]:
+            return "—"
+        spread = f" ± {e['std']:.{digits}f}" if math.isfinite(e["std"]) else ""
+        p = "" if not math.isfinite(e["p"]) else "; p < 0.001" if e["p"] < 0.001 else f"; p = {e['p']:.2g}"
+        word = {f"{e['method']} above {e['against']}": "above", f"{e['against']} above {e['method']}": "below"}
+        return f"{e['mean']:+.{digits}f}{spread} ({e['above']} of {e['pairs']} above{p}): {word.get(e['verdict'], e['verdict'])}"
+
+    versus_paper = [e for e in entries if e["against"] == "paper"]
+    others = [e for e in entries if e["against"] != "paper"]
+    parts, ct = [], any(e["angles"] is not None for e in entries)
+    heading = f"row − {{}}, {'PSNR (dB)' if unit else 'score'}, paired per test signal: mean ± std over the pairs (how many above; two-sided paired t-test p): the verdict at 5 %, the rule of docs/results.md"
+    if versus_paper:
+        marks = list(dict.fromkeys(e["steps"] for e in versus_paper))
+        lines = [
+            heading.format("the paper's init") + ":",
+            "",
+            "| row |"
+            + (" angles |" if ct else "")
+            + " pairs (signals) |"
+            + "".join(f" @{m}{' (full)' if m == steps else ''} |" for m in marks),
+            "|---|" + ("---:|" if ct else "") + "---:|" + "---:|" * len(marks),
+        ]
+        for name, angles in dict.fromkeys((e["method"], e["angles"]) for e in versus_paper):
+            cells = {e["steps"]: e for e in versus_paper if e["method"] == name and e["angles"] == angles}
+            full = cells[marks[-1]]
+            lines.append(
+                f"| {name} |"
+                + (f" {angles} |" if ct else "")
+                + f" {full['pairs']} ({full['signals']}) |"
+                + "".join(f" {cell(cells[m])} |" for m in marks)
+            )
+        parts.append("\n".join(lines))
+    for against in dict.fromkeys(e["against"] for e in others):
+        lines = [heading.format(against) + f", at the full count ({steps} steps):", ""]
+        for e in (e for e in others if e["against"] == against):
+            where = f" at {e['angles']} angles" if e["angles"] is not None else ""
+            lines.append(f"- {e['method']}{where}: {cell(e)}, {e['pairs']} pairs from {e['signals']} signals")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def columns_of(kind: str) -> tuple[Column, ...]:
