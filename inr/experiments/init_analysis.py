@@ -15,7 +15,7 @@ initialisation: a learned init that raises D_b where the class holds its energy 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Optional
 
 import matplotlib
 
@@ -50,15 +50,18 @@ def fourier_diagonal(kernel: Tensor, shape: Sequence[int]) -> Tensor:
     return (flat.diagonal().real / n).reshape(shape)
 
 
-def band_means(values: Tensor, shape: Sequence[int], num_bands: int) -> tuple[Tensor, Tensor]:
-    """The mean of a per-bin quantity (*shape) over each radial band (DC apart, up to Nyquist), and the edges."""
-    bands = BandPartition(shape, num_bands)
+def band_means(values: Tensor, shape: Sequence[int], num_bands: int, edges: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+    """The mean of a per-bin quantity (*shape) over each radial band (DC apart; ``num_bands`` up to Nyquist, or the
+    bands between ``edges`` in cycles per unit, the bins above the last left out), and the edges."""
+    bands = BandPartition(shape, num_bands, edges=edges)
     return bands.mean(values.reshape(*shape).to(torch.float64)), bands.edges
 
 
-def class_energy(signals: Tensor, num_bands: int) -> tuple[Tensor, Tensor]:
+def class_energy(signals: Tensor, num_bands: int, edges: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """The signals' mean power per bin, |c_k|² averaged over signals and channels, then over each band: where a
-    class holds its energy. ``signals``: (S, C, *shape), 1 to 3 spatial axes.
+    class holds its energy. ``signals``: (S, C, *shape), 1 to 3 spatial axes; ``edges``: the bands' edges in cycles
+    per unit (None: ``num_bands`` up to the signals' Nyquist). c_k does not depend on the resolution
+    (``grid_dft``), so with the edges of a kernel's coarser grid the power is that of the kernel's bands.
 
     Each channel of each signal is transformed on its own (the transform runs over the spatial axes only).
 
@@ -71,7 +74,7 @@ def class_energy(signals: Tensor, num_bands: int) -> tuple[Tensor, Tensor]:
     shape = tuple(signals.shape[2:])
     per_channel = signals.to(torch.float64).reshape(-1, *shape)  # (S·C, *shape)
     power = grid_dft(per_channel).abs().square().mean(dim=0)  # (*shape)
-    return band_means(power, shape, num_bands)
+    return band_means(power, shape, num_bands, edges)
 
 
 def ntk_spectrum(model: torch.nn.Module, coords: Tensor, shape: Sequence[int], num_bands: int = 8) -> dict[str, Any]:

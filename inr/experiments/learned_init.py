@@ -57,6 +57,7 @@ from inr.methods.registry import METHODS, Component, Resolved, Setting
 from inr.metrics import iou
 from inr.modes import eval_mode
 from inr.operators.baselines import filtered_back_projection
+from inr.spectral.bands import BandPartition
 from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
 from inr.tasks.init_from import load_init
 
@@ -614,13 +615,15 @@ def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[st
             load_init(model, model.init_from)
         spectra[name] = ntk_spectrum(model.eval(), coords, shape, p.num_bands)
     signals = torch.stack([dm.signal_values(k, "test").movedim(-1, 0) for k in range(dm.test_count)])
-    power, _ = class_energy(signals, p.num_bands)
+    # the kernel's bands (its sub-grid's, in cycles per unit) on the signals' whole grid: one frequency axis for both
+    power, power_edges = class_energy(signals, p.num_bands, BandPartition(shape, p.num_bands).edges)
     return {
         "bands": bands,
         "band_edges": edges,
         "ntk": spectra,
         "ntk_grid": "×".join(map(str, shape)),
         "class_power": power.tolist(),
+        "class_power_edges": power_edges.tolist(),
     }
 
 
