@@ -29,6 +29,8 @@ from inr.codec.bitstream import MAX_FILE_BYTES, Body, Header, Layout, pack, read
 from inr.codec.bounds import MAX_DECODE_WORK
 from inr.codec.cost import check_decode_work
 from inr.codec.init import Init, check_digest, init_in
+from inr.codec.latent_coding import decode_latent_file
+from inr.codec.latent_file import is_latent_file
 from inr.codec.quantise import Quantised, channel_rows, levels, quantise
 from inr.errors import InputError, check_memory
 from inr.io.progress import advance
@@ -178,7 +180,10 @@ def render(encoder: nn.Module, network: nn.Module, height: int, width: int, chun
 def decode(data: bytes, source: str = "file", init: InitSource = None, max_work: Optional[float] = MAX_DECODE_WORK) -> np.ndarray:
     """A file's pixels, uint8 (H, W, C) with C = 1 or 3; ``init``: the learned init a file coded against one needs;
     ``max_work``: the multiply-adds a decode may take (``cost.check_decode_work``; None: unbounded, for the encoder's
-    own files, whose cost its training has already paid many times over)."""
+    own files, whose cost its training has already paid many times over). A latent file (``latent_file``) is
+    decoded by its own decoder."""
+    if is_latent_file(data):
+        return decode_latent_file(data, source, max_work)
     header, _ = read_header(data, source)
     if max_work is not None:
         check_decode_work(header, source, max_work)

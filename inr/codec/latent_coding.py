@@ -1,0 +1,168 @@
+"""Range coding of the latent grids under the integer entropy model, wave by wave, and the decoder of a latent file.
+
+Each latent ŷ is coded as the symbol d = ŷ − c ∈ −K … K under the table row P[s, f] (``laplace.table``) of its
+predicted (c, f, s) (``latent_arm.FixedPoint.predict``). The encoder knows every latent, so it predicts all of them
+at once and codes them in the decoder's order: grid by grid, wave by wave (``latent_arm.waves``). The decoder
+fills each grid one wave at a time: the contexts of a wave's latents are all decoded, so one batched prediction
+and one call of the range decoder decode the whole wave. Predictions are integers from integers, the tables
+integers, the coder's models built from them by exact arithmetic: the same file decodes to the same latents on
+every machine, thread count and process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Optional
+
+import numpy as np
+import torch
+
+from inr.codec import entropy
+from inr.codec.laplace import table
+from inr.codec.latent_arm import CONTEXT, PAD_SIDE, PAD_TOP, FixedPoint, contexts, wave_order, waves
+from inr.codec.latent_file import LatentBody, LatentHeader, pack, unpack
+from inr.codec.latent_model import Spec, Synthesis, render
+from inr.errors import InputError, check_memory
+from inr.extras import require
+
+CODER_PRECISION = 24  # constriction's Categorical: probabilities in 24-bit fixed point
+ENCODE_CHUNK = 1 << 15  # symbols per call of the range encoder: bounds the probability rows held at once
+OFFSET_ROWS = np.array([di for di, _ in CONTEXT])
+OFFSET_COLS = np.array([dj for _, dj in CONTEXT])
+
+
+def _categorical():
+    constriction = require("constriction", extra="codec", what="the codec's range coder")
+    return constriction, constriction.stream.model.Categorical(perfect=False)
+
+
+def predictions(model: FixedPoint, grids: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(c, f, s) of every latent of every grid, flat in raster order (the encoder's view: all contexts known)."""
+    return [model.predict(contexts(torch.from_numpy(g.astype(np.int64))).numpy()) for g in grids]
+
+
+def latent_bound(grids: Sequence[np.ndarray], predicted: Sequence[tuple[np.ndarray, ...]]) -> int:
+    """K = max |ŷ − c| over every latent."""
+    return max(int(np.abs(g.reshape(-1) - c).max(initial=0)) for g, (c, _, _) in zip(grids, predicted))
+
+
+def ideal_bits(grids: Sequence[np.ndarray], predicted: Sequence[tuple[np.ndarray, ...]], bound: int) -> float:
+    """Σ −log2 P(ŷ) under the integer tables, each probability floored at the coder's smallest share 2^−24 (constriction's
+    precision): what the range coder spends, to within its fixed-point rounding."""
+    probabilities = table(bound)
+    totals = probabilities.sum(axis=-1).astype(np.float64)
+    out = 0.0
+    for g, (c, f, s) in zip(grids, predicted):
+        p = probabilities[s, f, g.reshape(-1) - c + bound].astype(np.float64)
+        out += float(np.sum(np.log2(totals[s, f]) - np.log2(np.maximum(p, totals[s, f] * 2.0**-CODER_PRECISION))))
+    return out
+
+
+def encode_latents(grids: Sequence[np.ndarray], model: FixedPoint) -> tuple[bytes, int]:
+    """The coded latents and K: every grid in the decoder's order."""
+    constriction, categorical = _categorical()
+    predicted = predictions(model, grids)
+    bound = latent_bound(grids, predicted)
+    if bound > 1023:
+        raise InputError(f"a latent lies {bound} from its predicted mean; a file holds at most 1023")
+    probabilities = table(bound).astype(np.float64)
+    coder = constriction.stream.queue.RangeEncoder()
+    for g, (c, f, s) in zip(grids, predicted):
+        order = wave_order(*g.shape)
+        symbols = (g.reshape(-1) - c + bound)[order].astype(np.int32)
+        f, s = f[order], s[order]
+        for start in range(0, len(order), ENCODE_CHUNK):
+            part = slice(start, start + ENCODE_CHUNK)
+            coder.encode(symbols[part], categorical, probabilities[s[part], f[part]])
+    return coder.get_compressed().astype("<u4").tobytes(), bound
+
+
+def decode_latents(data: bytes, model: FixedPoint, shapes: Sequence[tuple[int, int]], bound: int) -> list[np.ndarray]:
+    """The latent grids (int64) from ``encode_latents``'s bytes; a stream no encoder under this model writes is one
+    ``InputError``."""
+    constriction, categorical = _categorical()
+    if len(data) % entropy.WORD_BYTES:
+        raise InputError(f"the coded latents take {len(data)} bytes, not a whole number of {entropy.WORD_BYTES}-byte words")
+    probabilities = table(bound).astype(np.float64)
+    decoder = constriction.stream.queue.RangeDecoder(np.frombuffer(data, dtype="<u4").astype(np.uint32))
+    grids = []
+    try:
+        for h, w in shapes:
+            padded = np.zeros((h + PAD_TOP, w + 2 * PAD_SIDE), dtype=np.int64)
+            for rows, cols in waves(h, w):
+                r, k = rows + PAD_TOP, cols + PAD_SIDE
+                context = padded[r[:, None] + OFFSET_ROWS, k[:, None] + OFFSET_COLS]  # (n, 12)
+                c, f, s = model.predict(context)
+                symbols = np.asarray(decoder.decode(categorical, probabilities[s, f]), dtype=np.int64)
+                padded[r, k] = c + symbols - bound
+            grids.append(padded[PAD_TOP:, PAD_SIDE : PAD_SIDE + w].copy())
+    except AssertionError:  # constriction's word for a stream no encoder under these models writes
+        raise InputError("the coded latents are damaged: the range decoder found words no encoder writes") from None
+    if not decoder.maybe_exhausted():
+        raise InputError("the coded latents hold more data than the grids need")
+    return grids
+
+
+def split_weights(spec: Spec, tensors: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The stored integer tensors as (synthesis's, entropy model's)."""
+    n = len(spec.synthesis_shapes())
+    return list(tensors[:n]), list(tensors[n:])
+
+
+def synthesis_of(spec: Spec, integers: Sequence[np.ndarray], bits: int) -> Synthesis:
+    """The synthesis with weights q·2^−b (float64: exact for |q| < 2^53)."""
+    net = Synthesis(spec.levels, spec.synthesis, spec.channels).double()
+    with torch.no_grad():
+        for target, q in zip(net.stored(), integers):
+            target.copy_(torch.from_numpy(q.astype(np.float64).reshape(target.shape) * 2.0**-bits))
+    return net.eval()
+
+
+def decode_work(spec: Spec) -> int:
+    """Multiply-adds of a decode: the synthesis and upsampling at every pixel, the entropy model at every latent."""
+    n, hidden = len(CONTEXT), spec.arm
+    return spec.height * spec.width * (spec.synthesis_macs() + 3 * spec.levels) + spec.latent_count() * (
+        n * hidden + hidden * hidden + 2 * hidden
+    )
+
+
+def decode_latent_file(data: bytes, source: str = "file", max_work: Optional[float] = None) -> np.ndarray:
+    """A latent file's pixels, uint8 (H, W, C); ``max_work``: the multiply-adds a decode may take (None: any)."""
+    header, body = unpack(data, source)
+    spec = header.spec
+    work = decode_work(spec)
+    if max_work is not None and work > max_work:
+        raise InputError(f"{source}: decoding it takes about {work:.2g} multiply-adds, more than --max-work {max_work:.2g}")
+    # the grids (int64 plus the float64 features of a band) and the output: refused before anything is built
+    check_memory(
+        f"{source}: decoding {spec.width}×{spec.height}", spec.latent_count() * 16 + spec.height * spec.width * spec.channels * 9
+    )
+    shapes = spec.stored_shapes()
+    try:
+        flat = entropy.decode(body.weights, [int(np.prod(s)) for s in shapes], header.weight_bound, list(body.scale_codes))
+        synthesis_q, arm_q = split_weights(spec, [q.astype(np.int64) for q in flat])
+        arm = FixedPoint.from_tensors(arm_q, spec.arm, header.arm_bits)
+        grids = decode_latents(body.latents, arm, spec.level_shapes(), header.latent_bound)
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
+    return render(synthesis_of(spec, synthesis_q, header.synthesis_bits), grids, spec)
+
+
+def encode_weights(tensors: Sequence[np.ndarray]) -> tuple[bytes, bytes, int]:
+    """(scale codes, coded weights, bound) of integer tensors under one quantised Gaussian each (``entropy``)."""
+    flat = [np.asarray(t, dtype=np.int64).reshape(-1) for t in tensors]
+    bound = max(1, max(int(np.abs(t).max(initial=0)) for t in flat))
+    if bound > 32767:
+        raise InputError(f"a weight of {bound} steps; a file holds at most 32767")
+    codes = [entropy.scale_code(t) for t in flat]
+    return bytes(codes), entropy.encode(flat, bound, codes), bound
+
+
+def pack_file(
+    spec: Spec, synthesis_q: Sequence[np.ndarray], synthesis_bits: int, arm: FixedPoint, grids: Sequence[np.ndarray]
+) -> bytes:
+    """The latent file of integer synthesis weights (× 2^−b), an integer entropy model and the latent grids."""
+    codes, weights, weight_bound = encode_weights([*synthesis_q, *arm.tensors()])
+    latents, bound = encode_latents(grids, arm)
+    header = LatentHeader(spec, arm.bits, synthesis_bits, weight_bound, bound)
+    return pack(header, LatentBody(codes, weights, latents))

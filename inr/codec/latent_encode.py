@@ -1,0 +1,222 @@
+"""Encoding an image with the latent codec: train the model at a rate weight λ (``latent_fit``), quantise its
+networks at the bit depths that minimise D + λ·R, write the file and decode it back, and the λ search behind a
+target rate or PSNR.
+
+The entropy model's fixed-point precision F changes only the rate (the latents are fixed by then), so it is the F
+of 6 … 12 that gives the fewest bits (latents under the integer tables + its own weights); the synthesis's step
+2^−b changes the distortion too, so b of 6 … 14 is the one of least D + λ·R measured on the decoded pixels.
+The file is decoded from its bytes before it is returned: the PSNR reported is the decoder's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from inr.codec.latent_arm import FixedPoint
+from inr.codec.latent_coding import (
+    decode_latent_file,
+    encode_weights,
+    ideal_bits,
+    latent_bound,
+    pack_file,
+    predictions,
+    synthesis_of,
+)
+from inr.codec.latent_fit import GAIN, PRESETS, Preset, Progress, fit_latents
+from inr.codec.latent_model import LatentImage, Spec, render
+from inr.errors import InputError
+
+ARM_BITS = range(6, 13)
+SYNTHESIS_BITS = range(6, 15)
+MAX_LEVELS = 7
+
+
+def default_levels(height: int, width: int) -> int:
+    """L = 7 latent grids, fewer for an image whose shorter side is under 2^7 (the coarsest at least 2 pixels).
+
+    Example:
+        >>> default_levels(512, 768), default_levels(32, 40)
+        (7, 4)
+    """
+    return max(1, min(MAX_LEVELS, int(math.log2(min(height, width))) - 1))
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """10·log10(255² / MSE) of two 8-bit images (over every channel)."""
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return math.inf if mse == 0 else 10 * math.log10(255.0**2 / mse)
+
+
+@dataclass
+class LatentCoded:
+    """One latent file: its bytes, its decoded pixels, the λ and preset it was trained at, and where its bits went."""
+
+    data: bytes
+    pixels: np.ndarray
+    psnr: float
+    lam: float
+    preset: str
+    spec: Spec
+    seconds: float
+    parts: dict = field(default_factory=dict)  # bits: per latent level, the networks' weights, the header
+
+    @property
+    def bpp(self) -> float:
+        return 8 * len(self.data) / (self.spec.height * self.spec.width)
+
+
+def integer_latents(model: LatentImage) -> list[np.ndarray]:
+    """round(16·θ) of every grid, int64."""
+    return [torch.round(GAIN * y.detach()).to(torch.int64).numpy() for y in model.latents]
+
+
+def weight_bits(tensors: list[np.ndarray]) -> int:
+    """The bits of integer tensors coded as a file codes them (the range coder's words)."""
+    return 8 * len(encode_weights(tensors)[1])
+
+
+def choose_arm(model: LatentImage, grids: list[np.ndarray]) -> FixedPoint:
+    """The fixed-point entropy model of the fewest bits (latents + its weights) over F = 6 … 12."""
+
+    def cost(arm: FixedPoint) -> float:
+        predicted = predictions(arm, grids)
+        return ideal_bits(grids, predicted, latent_bound(grids, predicted)) + weight_bits(arm.tensors())
+
+    return min((FixedPoint.of(model.arm, bits) for bits in ARM_BITS), key=cost)
+
+
+def choose_synthesis(model: LatentImage, grids: list[np.ndarray], target: np.ndarray, lam: float) -> tuple[list[np.ndarray], int]:
+    """The synthesis's integer weights at the step 2^−b of least MSE + λ·(weight bits / pixels), b = 6 … 14."""
+    spec = model.spec
+    pixels = spec.height * spec.width
+    best = None
+    for bits in SYNTHESIS_BITS:
+        q = [np.round(t.detach().double().numpy() * 2.0**bits).astype(np.int64) for t in model.synthesis.stored()]
+        if max(int(np.abs(t).max()) for t in q) > 32767:
+            break  # finer steps only need larger integers than a file holds
+        decoded = render(synthesis_of(spec, q, bits), grids, spec)
+        mse = float(np.mean((decoded.astype(np.float64) - target) ** 2)) / 255.0**2
+        score = mse + lam * weight_bits(q) / pixels
+        if best is None or score < best[0]:
+            best = (score, q, bits)
+    if best is None:
+        raise InputError("the synthesis's weights are too large for any step a file holds")
+    return best[1], best[2]
+
+
+def encode_latent_image(
+    image: Tensor,
+    lam: float,
+    preset: Preset,
+    levels: Optional[int] = None,
+    seed: int = 0,
+    report: Optional[Callable[[Progress], None]] = None,
+) -> LatentCoded:
+    """The latent file of an image (H, W, C) in [0, 1] trained at rate weight λ, decoded back from its bytes."""
+    if not lam > 0:
+        raise InputError(f"--lambda {lam:g}: the rate's weight, > 0 (e.g. 0.001)")
+    start = time.perf_counter()
+    height, width, _ = image.shape
+    levels = default_levels(height, width) if levels is None else levels
+    model = fit_latents(image, lam, preset, levels, seed=seed, report=report)
+    grids = integer_latents(model)
+    target = np.round(image.double().numpy() * 255.0)
+    arm = choose_arm(model, grids)
+    synthesis_q, synthesis_bits = choose_synthesis(model, grids, target, lam)
+    data = pack_file(model.spec, synthesis_q, synthesis_bits, arm, grids)
+    pixels = decode_latent_file(data, "the encoded file")
+    predicted = predictions(arm, grids)
+    bound = latent_bound(grids, predicted)
+    parts = {f"level {level}": ideal_bits([g], [p], bound) for level, (g, p) in enumerate(zip(grids, predicted))}
+    parts["synthesis weights"] = weight_bits(synthesis_q)
+    parts["entropy-model weights"] = weight_bits(arm.tensors())
+    parts["header"] = 8 * (len(data) - len(pack_body_only(data)))
+    return LatentCoded(
+        data, pixels, psnr(pixels, target.astype(np.uint8)), lam, preset.name, model.spec, time.perf_counter() - start, parts
+    )
+
+
+def pack_body_only(data: bytes) -> bytes:
+    """The payload bytes of a latent file (both range-coded streams), without the header and CRC."""
+    from inr.codec.latent_file import unpack
+
+    _, body = unpack(data)
+    return body.weights + body.latents
+
+
+def preset_of(name: str) -> Preset:
+    if name not in PRESETS:
+        raise InputError(f"--preset {name!r}: one of {', '.join(PRESETS)}")
+    return PRESETS[name]
+
+
+MAX_FITS = 4  # fits a --bpp or --psnr target may take
+
+
+def step_seconds(image: Tensor, preset: Preset, levels: Optional[int] = None, steps: int = 3) -> float:
+    """Seconds a training step of ``preset`` takes on this image here: a few steps timed (after one to warm up)."""
+    height, width, _ = image.shape
+    levels = default_levels(height, width) if levels is None else levels
+    probe = Preset(preset.name, 1, preset.synthesis, preset.arm, hard_fraction=0.0)
+    fit_latents(image, 1e-3, probe, levels)
+    start = time.perf_counter()
+    fit_latents(image, 1e-3, Preset(preset.name, steps, preset.synthesis, preset.arm, hard_fraction=0.0), levels)
+    return (time.perf_counter() - start) / steps
+
+
+def next_lambda(lam: float, low: Optional[float], high: Optional[float]) -> float:
+    """The next λ of a search whose answer lies in (low, high) (None: unbounded on that side): their geometric mean,
+    or a factor of 4 beyond the one known bound.
+
+    Example:
+        >>> next_lambda(0.001, 0.001, None), next_lambda(0.001, None, 0.001), next_lambda(0.004, 0.001, 0.004)
+        (0.004, 0.00025, 0.002)
+    """
+    if low is not None and high is not None:
+        return math.sqrt(low * high)
+    return lam * 4 if high is None else lam / 4
+
+
+def encode_to_target(
+    image: Tensor,
+    kind: str,
+    value: float,
+    preset: Preset,
+    lam: float = 1e-3,
+    levels: Optional[int] = None,
+    seed: int = 0,
+    fits: int = MAX_FITS,
+    say: Callable[[str], None] = lambda line: None,
+) -> LatentCoded:
+    """The best file meeting a target, by a search over λ of at most ``fits`` full encodes: for ``bpp`` the file of
+    highest PSNR at most ``value`` bits per pixel, for ``psnr`` the smallest file of at least ``value`` dB. λ
+    raises the rate's weight: a larger λ, a smaller file, a lower PSNR."""
+    best: Optional[LatentCoded] = None
+    low = high = None  # the answer's λ lies between
+    for _ in range(fits):
+        coded = encode_latent_image(image, lam, preset, levels, seed)
+        meets = coded.bpp <= value if kind == "bpp" else coded.psnr >= value
+        say(f"λ {lam:.3g}: {coded.bpp:.4f} bpp, {coded.psnr:.2f} dB{'' if meets else ' (misses the target)'}")
+        if meets:
+            if best is None or (coded.psnr > best.psnr if kind == "bpp" else coded.bpp < best.bpp):
+                best = coded
+        # bpp: a file within the budget may afford a smaller λ; psnr: a file above the target may afford a larger one
+        if (kind == "bpp") == meets:
+            high = lam
+        else:
+            low = lam
+        lam = next_lambda(lam, low, high)
+    if best is None:
+        unit = "bpp" if kind == "bpp" else "dB"
+        raise InputError(
+            f"--{kind} {value:g}: no file of {fits} λ's met it (the last: {coded.bpp:.4f} bpp, {coded.psnr:.2f} dB); try --preset slow or another target {unit}"
+        )
+    return best

@@ -1,0 +1,146 @@
+"""Training the latent codec's model on one image: minimise D + λ·R over the latents, the synthesis and the entropy
+model, with R the entropy model's bits per pixel of the quantised latents.
+
+    loss = mean((x̂ − x)²) + λ · Σ_l Σ_p −log2 P(ŷ_l,p | context) / (H·W)
+
+The latents are trained as y = 16·θ (the encoder's gain: Adam's steps on θ move y sixteen times as far, so the
+grids reach the tens of units the synthesis reads within a few hundred steps; Cool-chic's ``encoder_gain``).
+Quantisation is simulated in two phases, as the published overfitted codecs do (Cool-chic 3, C3): first soft
+rounding around additive noise, ŷ = s_T(s_T(y) + a·u), u ~ U(−½, ½), with
+
+    s_T(y) = ⌊y⌋ + ½ + ½·tanh(r / T) / tanh(1 / (2T)),   r = y − ⌊y⌋ − ½
+
+and the temperature T annealed 0.35 → 0.08 and the noise a 1 → 0.3 (s_T tends to rounding as T → 0, to the
+identity as T grows); then the true rounding ŷ = round(y) with the straight-through gradient at a tenth of the
+learning rate, so the last steps train what the file will hold. Adam, cosine decay within each phase. The entropy
+model reads the same ŷ its rate is charged on, as the decoder will.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from inr.codec.laplace import bits
+from inr.codec.latent_arm import contexts
+from inr.codec.latent_model import LatentImage, Spec
+from inr.io.progress import advance
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Training length and model size of an encoding speed: more steps, a wider synthesis, a slower encode."""
+
+    name: str
+    steps: int
+    synthesis: int
+    arm: int
+    lr: float = 1e-2
+    hard_fraction: float = 0.1  # the last steps, trained through the true rounding
+    hard_lr: float = 0.01  # their learning rate, relative to lr
+
+
+PRESETS = {
+    "fast": Preset("fast", 600, 12, 12),
+    "medium": Preset("medium", 1500, 16, 16),
+    "slow": Preset("slow", 4000, 24, 16),
+}
+DEFAULT_PRESET = "medium"
+
+
+GAIN = 16.0
+TEMPERATURE = (0.35, 0.08)
+NOISE = (1.0, 0.3)
+
+
+def soft_round(y: Tensor, temperature: float) -> Tensor:
+    """s_T(y) = ⌊y⌋ + ½ + ½·tanh(r/T)/tanh(1/(2T)), r = y − ⌊y⌋ − ½: continuous, s_T(k ± ½) = k ± ½ at integers' edges.
+
+    Example:
+        >>> [round(float(v), 3) for v in soft_round(torch.tensor([0.5, 1.0, 1.2]), 0.1)]
+        [0.5, 1.0, 1.0]
+    """
+    floor = torch.floor(y).detach()
+    r = y - floor - 0.5
+    return floor + 0.5 + 0.5 * torch.tanh(r / temperature) / math.tanh(0.5 / temperature)
+
+
+def quantised(y: Tensor, hard: bool, progress: float = 1.0) -> Tensor:
+    """ŷ of latents y: soft rounding around noise at the schedule's point ``progress`` ∈ [0, 1] (soft phase), or
+    round(y) with the identity gradient (hard phase)."""
+    if hard:
+        return y + (torch.round(y) - y).detach()
+    temperature = TEMPERATURE[0] + (TEMPERATURE[1] - TEMPERATURE[0]) * progress
+    noise = NOISE[0] + (NOISE[1] - NOISE[0]) * progress
+    return soft_round(soft_round(y, temperature) + noise * (torch.rand_like(y) - 0.5), temperature)
+
+
+def rate_bits(model: LatentImage, latents: list[Tensor]) -> Tensor:
+    """Σ −log2 P(ŷ) over every latent of every level under the (float) entropy model."""
+    total = latents[0].new_zeros(())
+    for y in latents:
+        mean, scale = model.arm(contexts(y))
+        total = total + bits(y.reshape(-1), mean, scale).sum()
+    return total
+
+
+@dataclass
+class Progress:
+    """What a training step reports: its index, the loss's parts."""
+
+    step: int
+    steps: int
+    mse: float
+    bpp: float
+
+
+def fit_latents(
+    image: Tensor,
+    lam: float,
+    preset: Preset,
+    levels: int,
+    seed: int = 0,
+    report: Optional[Callable[[Progress], None]] = None,
+    start: Optional[LatentImage] = None,
+) -> LatentImage:
+    """The trained model of an image (H, W, C) in [0, 1] at rate weight λ; ``start``: a model to continue from
+    (its synthesis and entropy model, e.g. a shared prior; its latents are replaced by zeros)."""
+    torch.manual_seed(seed)
+    height, width, channels = image.shape
+    spec = Spec(height, width, channels, levels, preset.synthesis, preset.arm)
+    model = LatentImage(spec)
+    if start is not None:
+        model.synthesis.load_state_dict(start.synthesis.state_dict())
+        model.arm.load_state_dict(start.arm.state_dict())
+    target = image.to(torch.float32)
+    pixels = height * width
+    hard_steps = int(round(preset.steps * preset.hard_fraction))
+    phases = [(False, preset.steps - hard_steps, preset.lr), (True, hard_steps, preset.lr * preset.hard_lr)]
+    done = 0
+    last = time.perf_counter()
+    for hard, steps, lr in phases:
+        if steps <= 0:
+            continue
+        optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k, n=steps: 0.5 * (1 + math.cos(math.pi * k / n)))
+        for k in range(steps):
+            latents = [quantised(GAIN * y, hard, k / steps) for y in model.latents]
+            mse = torch.mean((model.image(latents) - target) ** 2)
+            rate = rate_bits(model, latents) / pixels
+            loss = mse + lam * rate
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            done += 1
+            advance(done, preset.steps)
+            if report is not None and (time.perf_counter() - last > 2.0 or done == preset.steps):
+                last = time.perf_counter()
+                report(Progress(done, preset.steps, float(mse), float(rate)))
+    return model
