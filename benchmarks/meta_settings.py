@@ -68,13 +68,16 @@ def study_parts(kind: str, train_signals: int, test_signals: int, resolution: in
     return p, dm, spec, f"inr.tasks.{task.__name__}"
 
 
-def unadapted(spec, dm, task: str, optimizer: str, lr: float) -> dict[str, float]:
-    """The paper's init, not meta-trained: the test signals adapted from it with ``optimizer`` at ``lr``."""
+def unadapted(spec, dm, task: str, optimizer: str, lr: float, seed: int = 0) -> dict[str, float]:
+    """The paper's init, not meta-trained: the test signals adapted from it with ``optimizer`` at ``lr``. θ is drawn
+    as the meta-training driver draws it (seeded with ``seed``, META's), so it is where every trial starts."""
+    import lightning as L
     import torch
 
     from inr.tasks.meta import MetaLearning
 
     encoder, network, _ = spec.build()
+    L.seed_everything(seed, verbose=False)
     model = MetaLearning(
         encoder=encoder,
         network=network,
