@@ -80,11 +80,12 @@ class MetaSettings:
             raise InputError(f"validations must be ≥ 1, got {self.validations}")
 
 
-# The study's meta-training of each class, chosen by short trials on this 2-core CPU (docs/learned_init.md, "How the
-# settings were chosen"): two inner SGD steps; Reptile's outer Adam at 1e-3, MAML's at 1e-4; the inner rate per class
-# (10 oscillated on text and diverged on shapes, 1 learned there); outer steps for at most about a quarter of an hour
-# each on this shared CPU with one thread (--threads 1: two threads on its two loaded cores ran a fit 5-10 times
-# slower). MAML's second-order steps cost about twice Reptile's on images, so it gets half as many; through CT's
+# The study's meta-training of each class, chosen by short trials on this 2-core CPU (benchmarks/meta_settings.py runs
+# them; docs/learned_init.md, "How the settings were chosen", states what it measured): two inner SGD steps; Reptile's
+# outer Adam at 1e-3, MAML's at 1e-4; the inner rate per class (10 for natural crops and CT, 1 for shapes and text,
+# where 10 was seen to diverge or oscillate in earlier trials not repeated); outer steps for at most about a quarter
+# of an hour each on this shared CPU with one thread (--threads 1: two threads on its two loaded cores ran a fit 5-10
+# times slower). MAML's second-order steps cost about twice Reptile's on images, so it gets half as many; through CT's
 # projections they cost about 10 s each against Reptile's 0.9 s, so 60 there. 64² grids (shapes 32³), 256 training
 # and 8 test signals, ten scorings of the outer loop (its TensorBoard curves).
 META = {
