@@ -42,7 +42,7 @@ class Preset:
     synthesis: int
     arm: int
     lr: float = 1e-2
-    hard_fraction: float = 0.1  # the last steps, trained through the true rounding
+    hard_fraction: float = 0.0  # the last steps, trained through the true rounding (none: see below)
     hard_lr: float = 0.01  # their learning rate, relative to lr
 
 
