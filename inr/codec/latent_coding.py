@@ -22,6 +22,7 @@ from inr.codec.laplace import table
 from inr.codec.latent_arm import CONTEXT, PAD_SIDE, PAD_TOP, FixedPoint, contexts, wave_order, waves
 from inr.codec.latent_file import LatentBody, LatentHeader, pack, unpack
 from inr.codec.latent_model import Spec, Synthesis, render
+from inr.codec.latent_prior import Prior, prior_named
 from inr.errors import InputError, check_memory
 from inr.extras import require
 
@@ -140,7 +141,13 @@ def decode_latent_file(data: bytes, source: str = "file", max_work: Optional[flo
     shapes = spec.stored_shapes()
     try:
         flat = entropy.decode(body.weights, [int(np.prod(s)) for s in shapes], header.weight_bound, list(body.scale_codes))
-        synthesis_q, arm_q = split_weights(spec, [q.astype(np.int64) for q in flat])
+        integers = [q.astype(np.int64) for q in flat]
+        if header.prior is not None:  # the change from the shipped prior the file names
+            prior = prior_named(header.prior, "the file")
+            if not prior.fits(spec) or (prior.synthesis_bits, prior.arm_bits) != (header.synthesis_bits, header.arm_bits):
+                raise InputError(f"its networks are not those of the decoder prior {header.prior.hex()} it names")
+            integers = [q + p.reshape(-1) for q, p in zip(integers, prior.tensors)]
+        synthesis_q, arm_q = split_weights(spec, integers)
         arm = FixedPoint.from_tensors(arm_q, spec.arm, header.arm_bits)
         grids = decode_latents(body.latents, arm, spec.level_shapes(), header.latent_bound)
     except InputError as exc:
@@ -159,10 +166,21 @@ def encode_weights(tensors: Sequence[np.ndarray]) -> tuple[bytes, bytes, int]:
 
 
 def pack_file(
-    spec: Spec, synthesis_q: Sequence[np.ndarray], synthesis_bits: int, arm: FixedPoint, grids: Sequence[np.ndarray]
+    spec: Spec,
+    synthesis_q: Sequence[np.ndarray],
+    synthesis_bits: int,
+    arm: FixedPoint,
+    grids: Sequence[np.ndarray],
+    prior: Optional[Prior] = None,
 ) -> bytes:
-    """The latent file of integer synthesis weights (× 2^−b), an integer entropy model and the latent grids."""
-    codes, weights, weight_bound = encode_weights([*synthesis_q, *arm.tensors()])
+    """The latent file of integer synthesis weights (× 2^−b), an integer entropy model and the latent grids; with a
+    ``prior``, the weights are coded as their change from it (and must use its steps)."""
+    tensors = [np.asarray(t).reshape(-1) for t in [*synthesis_q, *arm.tensors()]]
+    if prior is not None:
+        if (prior.synthesis_bits, prior.arm_bits) != (synthesis_bits, arm.bits):
+            raise ValueError("weights coded against a prior use its steps")
+        tensors = [t - p.reshape(-1) for t, p in zip(tensors, prior.tensors)]
+    codes, weights, weight_bound = encode_weights(tensors)
     latents, bound = encode_latents(grids, arm)
-    header = LatentHeader(spec, arm.bits, synthesis_bits, weight_bound, bound)
+    header = LatentHeader(spec, arm.bits, synthesis_bits, weight_bound, bound, prior.digest if prior is not None else None)
     return pack(header, LatentBody(codes, weights, latents))

@@ -32,6 +32,7 @@ from inr.codec.latent_coding import (
 )
 from inr.codec.latent_fit import GAIN, PRESETS, Preset, Progress, fit_latents
 from inr.codec.latent_model import LatentImage, Spec, render
+from inr.codec.latent_prior import prior_for
 from inr.errors import InputError
 
 ARM_BITS = range(6, 13)
@@ -119,25 +120,37 @@ def encode_latent_image(
     levels: Optional[int] = None,
     seed: int = 0,
     report: Optional[Callable[[Progress], None]] = None,
+    use_prior: bool = True,
 ) -> LatentCoded:
-    """The latent file of an image (H, W, C) in [0, 1] trained at rate weight λ, decoded back from its bytes."""
+    """The latent file of an image (H, W, C) in [0, 1] trained at rate weight λ, decoded back from its bytes; with
+    ``use_prior`` and a shipped prior that fits the model, trained from it and coded as the change from it."""
     if not lam > 0:
         raise InputError(f"--lambda {lam:g}: the rate's weight, > 0 (e.g. 0.001)")
     start = time.perf_counter()
     height, width, _ = image.shape
     levels = default_levels(height, width) if levels is None else levels
-    model = fit_latents(image, lam, preset, levels, seed=seed, report=report)
+    spec = Spec(height, width, image.shape[2], levels, preset.synthesis, preset.arm)
+    prior = prior_for(spec) if use_prior else None
+    model = fit_latents(image, lam, preset, levels, seed=seed, report=report, prior=prior)
     grids = integer_latents(model)
     target = np.round(image.double().numpy() * 255.0)
-    arm = choose_arm(model, grids)
-    synthesis_q, synthesis_bits = choose_synthesis(model, grids, target, lam)
-    data = pack_file(model.spec, synthesis_q, synthesis_bits, arm, grids)
+    if prior is None:
+        arm = choose_arm(model, grids)
+        synthesis_q, synthesis_bits = choose_synthesis(model, grids, target, lam)
+    else:  # the prior's steps: the change from it is coded
+        arm, synthesis_bits = FixedPoint.of(model.arm, prior.arm_bits), prior.synthesis_bits
+        synthesis_q = [
+            np.round(t.detach().double().numpy() * 2.0**synthesis_bits).astype(np.int64) for t in model.synthesis.stored()
+        ]
+    data = pack_file(model.spec, synthesis_q, synthesis_bits, arm, grids, prior)
     pixels = decode_latent_file(data, "the encoded file")
     predicted = predictions(arm, grids)
     bound = latent_bound(grids, predicted)
     parts = {f"level {level}": ideal_bits([g], [p], bound) for level, (g, p) in enumerate(zip(grids, predicted))}
-    parts["synthesis weights"] = weight_bits(synthesis_q)
-    parts["entropy-model weights"] = weight_bits(arm.tensors())
+    n = len(synthesis_q)
+    offsets = [p.reshape(-1) for p in prior.tensors] if prior is not None else [0] * (n + len(arm.tensors()))
+    parts["synthesis weights"] = weight_bits([q.reshape(-1) - o for q, o in zip(synthesis_q, offsets[:n])])
+    parts["entropy-model weights"] = weight_bits([q.reshape(-1) - o for q, o in zip(arm.tensors(), offsets[n:])])
     parts["header"] = 8 * (len(data) - len(pack_body_only(data)))
     return LatentCoded(
         data, pixels, psnr(pixels, target.astype(np.uint8)), lam, preset.name, model.spec, time.perf_counter() - start, parts

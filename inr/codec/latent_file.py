@@ -14,7 +14,8 @@ Layout of version 1 (integers unsigned, little-endian; docs/codec.md has the sam
     arm         1   the entropy model's width, 1 … 64 (``latent_arm``)
     arm bits    1   F, 5 … 14: its weights are integers × 2^−F, and so is every activation (fixed point)
     synth bits  1   the synthesis's weights are integers × 2^−b, b 0 … 20
-    prior       1   0: the weights are coded as they are (this version defines no other value)
+    prior       1+d 0: the weights are coded as they are; 1: as their change from the shipped decoder prior named by
+                    the next d = 8 bytes (``latent_prior.digest``), whose steps the two bits fields then repeat
     weight max  2   the largest |integer| among the stored weights, 1 … 32767
     latent max  2   K, the largest |ŷ − c| of a latent from its predicted integer mean, 0 … 1023
     scales      T   one byte per stored tensor (``entropy.scale_value``), T from the widths (16 tensors)
@@ -28,6 +29,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import Optional
 
 from inr.codec.bitstream import CRC_BYTES, Reader
 from inr.codec.bounds import MAX_FILE_BYTES, MAX_PIXELS, MAX_SIDE
@@ -41,7 +43,8 @@ MAX_LEVELS, MAX_WIDTH = 12, 64
 ARM_BITS = (5, 14)
 SYNTHESIS_BITS = (0, 20)
 MAX_WEIGHT, MAX_LATENT = 32767, 1023
-NO_PRIOR = 0
+NO_PRIOR, WITH_PRIOR = 0, 1
+PRIOR_DIGEST_BYTES = 8
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class LatentHeader:
     synthesis_bits: int
     weight_bound: int
     latent_bound: int
+    prior: Optional[bytes] = None  # the digest of the decoder prior the weights are coded against
     version: int = VERSION
 
     def check(self, source: str) -> None:
@@ -78,6 +82,8 @@ class LatentHeader:
                 raise InputError(f"{source}: {name} {value} outside {low}…{high}")
         if self.version not in READABLE:
             raise InputError(f"{source}: latent format version {self.version}; this inr reads {READABLE}")
+        if self.prior is not None and len(self.prior) != PRIOR_DIGEST_BYTES:
+            raise InputError(f"{source}: a decoder prior is named by {PRIOR_DIGEST_BYTES} bytes")
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,8 @@ def pack(header: LatentHeader, body: LatentBody) -> bytes:
         raise ValueError(f"{len(body.scale_codes)} scale codes for {len(s.stored_shapes())} tensors")
     out = bytearray(MAGIC)
     out += struct.pack("<BBHH", header.version, s.channels, s.height, s.width)
-    out += struct.pack("<BBBBBB", s.levels, s.synthesis, s.arm, header.arm_bits, header.synthesis_bits, NO_PRIOR)
+    out += struct.pack("<BBBBB", s.levels, s.synthesis, s.arm, header.arm_bits, header.synthesis_bits)
+    out += struct.pack("<B", NO_PRIOR if header.prior is None else WITH_PRIOR) + (header.prior or b"")
     out += struct.pack("<HH", header.weight_bound, header.latent_bound)
     out += body.scale_codes
     out += struct.pack("<I", len(body.weights)) + body.weights
@@ -143,13 +150,15 @@ def unpack(data: bytes, source: str = "file") -> tuple[LatentHeader, LatentBody]
     if len(data) < r.pos + CRC_BYTES or zlib.crc32(data[:-CRC_BYTES]) != struct.unpack("<I", data[-CRC_BYTES:])[0]:
         raise InputError(f"{source}: damaged or truncated: the checksum does not match the file's bytes")
     channels, height, width = r.unpack("<BHH", "image size")
-    levels, synthesis, arm, arm_bits, synthesis_bits, prior = r.unpack("<BBBBBB", "model size")
-    if prior != NO_PRIOR:
-        raise InputError(f"{source}: prior field {prior:#04x}; this version defines {NO_PRIOR} (none)")
+    levels, synthesis, arm, arm_bits, synthesis_bits, field = r.unpack("<BBBBBB", "model size")
+    if field not in (NO_PRIOR, WITH_PRIOR):
+        raise InputError(
+            f"{source}: prior field {field:#04x}; this version defines {NO_PRIOR} (none) and {WITH_PRIOR} (a shipped prior)"
+        )
+    prior = r.take(PRIOR_DIGEST_BYTES, "prior digest") if field == WITH_PRIOR else None
     weight_bound, latent_bound = r.unpack("<HH", "bounds")
-    header = LatentHeader(
-        Spec(height, width, channels, levels, synthesis, arm), arm_bits, synthesis_bits, weight_bound, latent_bound, version
-    )
+    spec = Spec(height, width, channels, levels, synthesis, arm)
+    header = LatentHeader(spec, arm_bits, synthesis_bits, weight_bound, latent_bound, prior, version)
     header.check(source)
     scales = r.take(len(header.spec.stored_shapes()), "entropy-model scales")
     weights = payload(r, "coded weights", last=False)

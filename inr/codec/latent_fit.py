@@ -30,6 +30,7 @@ from torch import Tensor
 from inr.codec.laplace import bits
 from inr.codec.latent_arm import contexts
 from inr.codec.latent_model import LatentImage, Spec
+from inr.codec.latent_prior import Prior, load_prior
 from inr.io.progress import advance
 
 
@@ -47,9 +48,9 @@ class Preset:
 
 
 PRESETS = {
-    "fast": Preset("fast", 600, 12, 12),
-    "medium": Preset("medium", 1500, 16, 16),
-    "slow": Preset("slow", 4000, 24, 16),
+    "fast": Preset("fast", 400, 16, 16),
+    "medium": Preset("medium", 1000, 16, 16),
+    "slow": Preset("slow", 3000, 16, 16),
 }
 DEFAULT_PRESET = "medium"
 
@@ -107,17 +108,16 @@ def fit_latents(
     levels: int,
     seed: int = 0,
     report: Optional[Callable[[Progress], None]] = None,
-    start: Optional[LatentImage] = None,
+    prior: Optional[Prior] = None,
 ) -> LatentImage:
-    """The trained model of an image (H, W, C) in [0, 1] at rate weight λ; ``start``: a model to continue from
-    (its synthesis and entropy model, e.g. a shared prior; its latents are replaced by zeros)."""
+    """The trained model of an image (H, W, C) in [0, 1] at rate weight λ; ``prior``: the decoder prior whose
+    synthesis and entropy model training starts from (``latent_prior``)."""
     torch.manual_seed(seed)
     height, width, channels = image.shape
     spec = Spec(height, width, channels, levels, preset.synthesis, preset.arm)
     model = LatentImage(spec)
-    if start is not None:
-        model.synthesis.load_state_dict(start.synthesis.state_dict())
-        model.arm.load_state_dict(start.arm.state_dict())
+    if prior is not None:
+        load_prior(model, prior)
     target = image.to(torch.float32)
     pixels = height * width
     hard_steps = int(round(preset.steps * preset.hard_fraction))

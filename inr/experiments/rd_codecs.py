@@ -116,3 +116,42 @@ for _name in ANCHORS:
         description=DESCRIPTIONS[_name],
         settings=lambda c=_name: anchor_settings(c),
     )
+
+
+# the latent codec's λ ladder: about 0.1–1.5 bpp on 256² Kodak crops at the medium preset
+LATENT_LAMBDAS = (0.03, 0.012, 0.005, 0.002)
+
+
+def _latent(preset: str) -> Run:
+    def run(pixels: np.ndarray, lam: float) -> tuple:
+        import time
+
+        import torch
+
+        from inr.codec.latent_coding import decode_latent_file
+        from inr.codec.latent_encode import encode_latent_image, preset_of
+
+        coded = encode_latent_image(torch.from_numpy(pixels.astype(np.float32) / 255.0), float(lam), preset_of(preset))
+        start = time.perf_counter()
+        decoded = decode_latent_file(coded.data)
+        return coded.data, decoded, coded.seconds, time.perf_counter() - start
+
+    return run
+
+
+def _latent_settings(preset: str) -> dict[str, Any]:
+    from inr.codec.latent_fit import PRESETS
+
+    p = PRESETS[preset]
+    return {"preset": preset, "steps": p.steps, "synthesis width": p.synthesis, "entropy-model width": p.arm, "levels": 7}
+
+
+for _preset in ("fast", "medium", "slow"):
+    register(
+        "latents" if _preset == "medium" else f"latents-{_preset}",
+        _latent(_preset),
+        LATENT_LAMBDAS,
+        point="lambda",
+        description=f"inr latent grids + autoregressive entropy model ({_preset} preset)",
+        settings=lambda p=_preset: _latent_settings(p),
+    )

@@ -109,7 +109,7 @@ def test_every_flipped_byte_behind_a_recomputed_crc_is_decoded_or_refused(coded)
         (LEVELS_AT + 1, "<B", 0, "synthesis width 0"),
         (LEVELS_AT + 2, "<B", 65, "entropy-model width 65"),
         (LEVELS_AT + 3, "<B", 30, "entropy-model bits 30"),
-        (LEVELS_AT + 5, "<B", 1, "prior field 0x01"),
+        (LEVELS_AT + 5, "<B", 2, "prior field 0x02"),
         (LEVELS_AT + 8, "<H", 5000, "largest latent residual 5000"),
     ],
 )
@@ -162,3 +162,45 @@ def test_a_rate_target_is_met_by_the_search(crop):
     assert got.bpp <= 6.0 and len(lines) == 3
     with pytest.raises(InputError, match="no file of 2 λ's met it"):
         encode_to_target(image, "psnr", 59.0, Preset("tiny", 10, 6, 6), fits=2)
+
+
+@pytest.fixture
+def tiny_prior(monkeypatch):
+    """A prior fitting the tiny preset at 3 levels, shipped for the test's duration (learned over two crops)."""
+    from inr.codec import latent_prior
+    from inr.codec.latent_prior_learn import learn_prior
+
+    rng = np.random.default_rng(0)
+    crops = [torch.from_numpy(rng.random((16, 16, 3), dtype=np.float32)) for _ in range(2)]
+    prior = learn_prior(crops, 1e-3, TINY, levels=3)
+    monkeypatch.setattr(latent_prior, "shipped", lambda: {prior.digest: prior})
+    return prior
+
+
+def test_a_file_coded_against_the_prior_names_it_and_decodes(crop, tiny_prior, monkeypatch):
+    from inr.codec import latent_prior
+
+    image = torch.from_numpy(crop.astype(np.float32) / 255.0)
+    with_prior = encode_latent_image(image, 1e-3, TINY, levels=3)
+    header, _ = unpack(with_prior.data)
+    assert header.prior == tiny_prior.digest
+    assert np.array_equal(decode(with_prior.data), with_prior.pixels)
+    without = encode_latent_image(image, 1e-3, TINY, levels=3, use_prior=False)
+    assert unpack(without.data)[0].prior is None
+    # a decoder that ships no such prior says so in one line
+    monkeypatch.setattr(latent_prior, "shipped", lambda: {})
+    with pytest.raises(InputError, match=f"decoder prior {tiny_prior.digest.hex()}, which this inr does not ship"):
+        decode(with_prior.data, "x.inr")
+
+
+def test_the_shipped_priors_match_their_digests_and_the_medium_preset():
+    from inr.codec.latent_fit import PRESETS
+    from inr.codec.latent_model import Spec
+    from inr.codec.latent_prior import prior_for, shipped
+
+    priors = shipped()
+    assert priors, "the package ships a decoder prior"
+    for name, prior in priors.items():
+        assert prior.digest == name and len(name) == 8
+    medium = PRESETS["medium"]
+    assert prior_for(Spec(256, 256, 3, 7, medium.synthesis, medium.arm)) is not None
