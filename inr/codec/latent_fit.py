@@ -45,6 +45,7 @@ class Preset:
     lr: float = 1e-2
     hard_fraction: float = 0.0  # the last steps, trained through the true rounding (none: see below)
     hard_lr: float = 0.01  # their learning rate, relative to lr
+    prior_lr: float = 0.1  # the networks' learning rate when they start from a decoder prior, relative to lr
 
 
 PRESETS = {
@@ -109,16 +110,20 @@ def fit_latents(
     seed: int = 0,
     report: Optional[Callable[[Progress], None]] = None,
     prior: Optional[Prior] = None,
+    device: Optional[str] = None,
 ) -> LatentImage:
     """The trained model of an image (H, W, C) in [0, 1] at rate weight λ; ``prior``: the decoder prior whose
-    synthesis and entropy model training starts from (``latent_prior``)."""
+    synthesis and entropy model training starts from (``latent_prior``); ``device``: where to train (default: a
+    GPU when torch sees one; the model comes back on the CPU, and the file it makes decodes the same anywhere)."""
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(seed)
     height, width, channels = image.shape
     spec = Spec(height, width, channels, levels, preset.synthesis, preset.arm)
     model = LatentImage(spec)
     if prior is not None:
         load_prior(model, prior)
-    target = image.to(torch.float32)
+    model = model.to(device)
+    target = image.to(device=device, dtype=torch.float32)
     pixels = height * width
     hard_steps = int(round(preset.steps * preset.hard_fraction))
     phases = [(False, preset.steps - hard_steps, preset.lr), (True, hard_steps, preset.lr * preset.hard_lr)]
@@ -127,7 +132,16 @@ def fit_latents(
     for hard, steps, lr in phases:
         if steps <= 0:
             continue
-        optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+        # from a prior, the networks move less: the file pays for every step they take away from it
+        network_lr = lr * (preset.prior_lr if prior is not None else 1.0)
+        groups = [{"params": list(model.latents), "lr": lr}]
+        networks = [*model.synthesis.parameters(), *model.arm.parameters()]
+        if network_lr > 0:
+            groups.append({"params": networks, "lr": network_lr})
+        else:
+            for p in networks:
+                p.requires_grad_(False)
+        optimiser = torch.optim.Adam(groups)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k, n=steps: 0.5 * (1 + math.cos(math.pi * k / n)))
         for k in range(steps):
             latents = [quantised(GAIN * y, hard, k / steps) for y in model.latents]
@@ -143,4 +157,4 @@ def fit_latents(
             if report is not None and (time.perf_counter() - last > 2.0 or done == preset.steps):
                 last = time.perf_counter()
                 report(Progress(done, preset.steps, float(mse), float(rate)))
-    return model
+    return model.cpu()

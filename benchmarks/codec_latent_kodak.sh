@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The latent codec on the full Kodak set (24 images, 768×512 and 512×768, coded whole) beside JPEG, WebP, AVIF at
+# Pillow's speed 6 and at speed 0, and HEVC intra (HEIF), in one run: one JSON per codec in CompressAI's layout,
+# bd.md (BD-rate against AVIF, both averaging conventions) and rd.png, so the curves plot beside Cool-chic's
+# published results. Meant for a GPU (the latent codec trains where torch finds one; decoding is on the CPU).
+#
+#     benchmarks/codec_latent_kodak.sh KODAK_DIR [OUT]
+#     benchmarks/codec_latent_kodak.sh --estimate-only KODAK_DIR
+#
+# KODAK_DIR: the 24 Kodak PNGs (docs/codec.md says where to get them). Settings by environment: PRESET (the latent
+# codec's, default slow), ANCHORS (default jpeg,webp,avif,avif-slow,heif). The expected time (training steps of the
+# preset timed on the first image, times the steps, the λ ladder and the images) is printed before the run starts;
+# the results land in OUT (default runs/codec_latent_kodak).
+set -euo pipefail
+usage="usage: $0 [--estimate-only] KODAK_DIR [OUT]"
+ESTIMATE_ONLY=0
+ARGS=()
+for arg in "$@"; do
+    case $arg in
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; echo "$usage"; exit 0 ;;
+        --estimate-only) ESTIMATE_ONLY=1 ;;
+        -*) echo "$0: error: unknown option $arg; $usage" >&2; exit 2 ;;
+        *) ARGS+=("$arg") ;;
+    esac
+done
+set -- "${ARGS[@]+"${ARGS[@]}"}"
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "$0: error: $usage" >&2
+    exit 2
+fi
+KODAK=$1
+OUT=${2:-runs/codec_latent_kodak}
+PRESET=${PRESET:-slow}
+ANCHORS=${ANCHORS:-jpeg,webp,avif,avif-slow,heif}
+PYTHON=${PYTHON:-python}
+if [ ! -d "$KODAK" ]; then
+    echo "$0: error: $KODAK: no such directory" >&2
+    exit 2
+fi
+CODEC=latents
+[ "$PRESET" = medium ] || CODEC="latents-$PRESET"
+
+"$PYTHON" -m inr.codec.latent_estimate "$KODAK" --preset "$PRESET"
+[ "$ESTIMATE_ONLY" = 1 ] && exit 0
+"$PYTHON" -m inr.experiments.rd --images "$KODAK" --whole --codecs "$CODEC,$ANCHORS" --anchor avif --out "$OUT"
