@@ -19,7 +19,6 @@ Printed: one Markdown table per kind, with each trial's wall seconds (they depen
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -27,6 +26,8 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from inr.io.command_line import CommandParser
 
 EVAL_STEPS = (0, 1, 2, 5, 10, 50)
 # (kind, label, algorithm, inner steps, inner optimiser, inner rate, outer rate); None: the paper's init, not
@@ -161,7 +162,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
     parser.add_argument("--steps", type=int, default=300, help="outer steps of every trial")
     parser.add_argument("--resolution", type=int, default=None, help="the grid's side (default: the study's)")

@@ -1,6 +1,7 @@
 """``inr-codec``: images to ``.inr`` files and back, and the rate–distortion comparison with JPEG, WebP and AVIF.
 
-    inr-codec encode image.png -o image.inr --bpp 0.3        # or --psnr 30, or --params 3000
+    inr-codec encode image.png -o image.inr --method latents --lambda 0.005   # latent grids (or --bpp / --psnr)
+    inr-codec encode image.png -o image.inr --bpp 0.3        # a SIREN's weights (COIN); or --psnr 30, --params 3000
     inr-codec decode image.inr -o out.png
     inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --out runs/codec   # = python -m inr.experiments.codec --images DIR
     inr-codec learn-init PHOTOS -o inits/ --bpp 0.1,0.2,0.3,0.5,1   # learned inits (inr.codec.learn)
@@ -135,10 +136,17 @@ def latent_encode_command(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     with reporting(f"training on {args.image}"):
         if args.lam is not None:
-            coded = encode_latent_image(image, args.lam, preset, args.levels, args.seed)
+            coded = encode_latent_image(image, args.lam, preset, args.levels, args.seed, use_prior=args.prior)
         else:
             coded = encode_to_target(
-                image, kind, value, preset, levels=args.levels, seed=args.seed, say=lambda line: print(line, file=sys.stderr)
+                image,
+                kind,
+                value,
+                preset,
+                levels=args.levels,
+                seed=args.seed,
+                say=lambda line: print(line, file=sys.stderr),
+                use_prior=args.prior,
             )
     write_bytes(out, coded.data)
     seconds = time.perf_counter() - start
@@ -242,7 +250,10 @@ def parse_widths(text: str) -> list[int]:
 def build_parser(learn_options: bool = True) -> Parser:
     """The command's parser; ``learn_options``: with the learn-init subcommand's options (``main`` leaves them out
     of a command line that does not name it, so that a decode or a ``--help`` imports no meta-training)."""
-    parser = Parser(prog="inr-codec", description="Images to .inr files (a fitted network, quantised and range-coded) and back.")
+    parser = Parser(
+        prog="inr-codec",
+        description="Images to .inr files (latent grids and an entropy model, or a fitted network; quantised and range-coded) and back.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     enc = sub.add_parser(
         "encode",
@@ -270,6 +281,11 @@ def build_parser(learn_options: bool = True) -> Parser:
     )
     enc.add_argument(
         "--levels", type=int, default=None, help="--method latents: latent grids (default: 7, fewer for small images)"
+    )
+    enc.add_argument(
+        "--prior",
+        action="store_true",
+        help="--method latents: start from the shipped decoder prior and code the change from it (docs/codec.md: it does not pay yet)",
     )
     enc.add_argument("--depth", type=int, default=None, help="network depth (default: the registry's, 4 for siren)")
     enc.add_argument("--steps", type=int, default=1000, help="full-batch training steps per network (default: %(default)s)")

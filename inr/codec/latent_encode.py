@@ -120,7 +120,7 @@ def encode_latent_image(
     levels: Optional[int] = None,
     seed: int = 0,
     report: Optional[Callable[[Progress], None]] = None,
-    use_prior: bool = True,
+    use_prior: bool = False,
 ) -> LatentCoded:
     """The latent file of an image (H, W, C) in [0, 1] trained at rate weight λ, decoded back from its bytes; with
     ``use_prior`` and a shipped prior that fits the model, trained from it and coded as the change from it."""
@@ -207,6 +207,7 @@ def encode_to_target(
     levels: Optional[int] = None,
     seed: int = 0,
     fits: int = MAX_FITS,
+    use_prior: bool = False,
     say: Callable[[str], None] = lambda line: None,
 ) -> LatentCoded:
     """The best file meeting a target, by a search over λ of at most ``fits`` full encodes: for ``bpp`` the file of
@@ -215,7 +216,7 @@ def encode_to_target(
     best: Optional[LatentCoded] = None
     low = high = None  # the answer's λ lies between
     for _ in range(fits):
-        coded = encode_latent_image(image, lam, preset, levels, seed)
+        coded = encode_latent_image(image, lam, preset, levels, seed, use_prior=use_prior)
         meets = coded.bpp <= value if kind == "bpp" else coded.psnr >= value
         say(f"λ {lam:.3g}: {coded.bpp:.4f} bpp, {coded.psnr:.2f} dB{'' if meets else ' (misses the target)'}")
         if meets:

@@ -181,11 +181,11 @@ def test_a_file_coded_against_the_prior_names_it_and_decodes(crop, tiny_prior, m
     from inr.codec import latent_prior
 
     image = torch.from_numpy(crop.astype(np.float32) / 255.0)
-    with_prior = encode_latent_image(image, 1e-3, TINY, levels=3)
+    with_prior = encode_latent_image(image, 1e-3, TINY, levels=3, use_prior=True)
     header, _ = unpack(with_prior.data)
     assert header.prior == tiny_prior.digest
     assert np.array_equal(decode(with_prior.data), with_prior.pixels)
-    without = encode_latent_image(image, 1e-3, TINY, levels=3, use_prior=False)
+    without = encode_latent_image(image, 1e-3, TINY, levels=3)
     assert unpack(without.data)[0].prior is None
     # a decoder that ships no such prior says so in one line
     monkeypatch.setattr(latent_prior, "shipped", lambda: {})
