@@ -142,17 +142,19 @@ def decode_latent_file(data: bytes, source: str = "file", max_work: Optional[flo
     try:
         flat = entropy.decode(body.weights, [int(np.prod(s)) for s in shapes], header.weight_bound, list(body.scale_codes))
         integers = [q.astype(np.int64) for q in flat]
-        if header.prior is not None:  # the change from the shipped prior the file names
+        synthesis_bits, arm_bits = header.synthesis_bits, header.arm_bits
+        if header.prior is not None:  # the change from the shipped prior the file names, at its steps or coarser
             prior = prior_named(header.prior, "the file")
-            if not prior.fits(spec) or (prior.synthesis_bits, prior.arm_bits) != (header.synthesis_bits, header.arm_bits):
+            if not prior.fits(spec) or synthesis_bits > prior.synthesis_bits or arm_bits > prior.arm_bits:
                 raise InputError(f"its networks are not those of the decoder prior {header.prior.hex()} it names")
-            integers = [q + p.reshape(-1) for q, p in zip(integers, prior.tensors)]
+            integers = from_prior(integers, prior, synthesis_bits, arm_bits, spec)
+            synthesis_bits, arm_bits = prior.synthesis_bits, prior.arm_bits
         synthesis_q, arm_q = split_weights(spec, integers)
-        arm = FixedPoint.from_tensors(arm_q, spec.arm, header.arm_bits)
+        arm = FixedPoint.from_tensors(arm_q, spec.arm, arm_bits)
         grids = decode_latents(body.latents, arm, spec.level_shapes(), header.latent_bound)
     except InputError as exc:
         raise InputError(f"{source}: {exc}") from None
-    return render(synthesis_of(spec, synthesis_q, header.synthesis_bits), grids, spec)
+    return render(synthesis_of(spec, synthesis_q, synthesis_bits), grids, spec)
 
 
 def encode_weights(tensors: Sequence[np.ndarray]) -> tuple[bytes, bytes, int]:
@@ -165,22 +167,30 @@ def encode_weights(tensors: Sequence[np.ndarray]) -> tuple[bytes, bytes, int]:
     return bytes(codes), entropy.encode(flat, bound, codes), bound
 
 
+def from_prior(coded: Sequence[np.ndarray], prior: Prior, synthesis_bits: int, arm_bits: int, spec: Spec) -> list[np.ndarray]:
+    """The weights' integers at the prior's steps from a file's changes q at coarser steps 2^−b ≥ the prior's:
+    w = p + q·2^(B − b) for the synthesis (B, b: the prior's and the file's synthesis bits) and the entropy model
+    (its own B, b) alike, integer arithmetic."""
+    n = len(spec.synthesis_shapes())
+    shifts = [prior.synthesis_bits - synthesis_bits] * n + [prior.arm_bits - arm_bits] * (len(coded) - n)
+    return [
+        p.reshape(-1) + (np.asarray(q, dtype=np.int64).reshape(-1) << shift) for q, p, shift in zip(coded, prior.tensors, shifts)
+    ]
+
+
 def pack_file(
     spec: Spec,
-    synthesis_q: Sequence[np.ndarray],
+    coded: Sequence[np.ndarray],
     synthesis_bits: int,
+    arm_bits: int,
     arm: FixedPoint,
     grids: Sequence[np.ndarray],
     prior: Optional[Prior] = None,
 ) -> bytes:
-    """The latent file of integer synthesis weights (× 2^−b), an integer entropy model and the latent grids; with a
-    ``prior``, the weights are coded as their change from it (and must use its steps)."""
-    tensors = [np.asarray(t).reshape(-1) for t in [*synthesis_q, *arm.tensors()]]
-    if prior is not None:
-        if (prior.synthesis_bits, prior.arm_bits) != (synthesis_bits, arm.bits):
-            raise ValueError("weights coded against a prior use its steps")
-        tensors = [t - p.reshape(-1) for t, p in zip(tensors, prior.tensors)]
-    codes, weights, weight_bound = encode_weights(tensors)
+    """The latent file of the weights' integers ``coded`` (the synthesis's then the entropy model's: the weights
+    × 2^b, or with a ``prior`` their change from it at steps 2^−b, ``from_prior``), the integer entropy model
+    ``arm`` the latents are coded under, and the latent grids."""
+    codes, weights, weight_bound = encode_weights(coded)
     latents, bound = encode_latents(grids, arm)
-    header = LatentHeader(spec, arm.bits, synthesis_bits, weight_bound, bound, prior.digest if prior is not None else None)
+    header = LatentHeader(spec, arm_bits, synthesis_bits, weight_bound, bound, prior.digest if prior is not None else None)
     return pack(header, LatentBody(codes, weights, latents))

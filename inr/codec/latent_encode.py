@@ -113,6 +113,38 @@ def choose_synthesis(model: LatentImage, grids: list[np.ndarray], target: np.nda
     return best[1], best[2]
 
 
+def changes(full: list[np.ndarray], start: tuple[np.ndarray, ...], shift: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(q, p + q·2^shift): the change of integer weights ``full`` from ``start`` at a step 2^shift of theirs,
+    rounded half to even, and the weights it gives back."""
+    q = [np.round((f.reshape(-1) - p.reshape(-1)) / 2.0**shift).astype(np.int64) for f, p in zip(full, start)]
+    return q, [p.reshape(-1) + (d << shift) for d, p in zip(q, start)]
+
+
+def choose_changes(model: LatentImage, grids: list[np.ndarray], target: np.ndarray, lam: float, prior) -> tuple:
+    """With a prior: the synthesis's change at the step 2^−b (b ≤ the prior's) of least MSE + λ·(bits / pixels), and
+    the entropy model's at the step 2^−a (a ≤ the prior's) of fewest bits; ((q, b), (q, a, the integer model))."""
+    spec = model.spec
+    n = len(spec.synthesis_shapes())
+    pixels = spec.height * spec.width
+    full = [np.round(t.detach().double().numpy() * 2.0**prior.synthesis_bits).astype(np.int64) for t in model.synthesis.stored()]
+    synthesis = []
+    for bits in range(2, prior.synthesis_bits + 1):
+        q, weights = changes(full, prior.tensors[:n], prior.synthesis_bits - bits)
+        decoded = render(synthesis_of(spec, weights, prior.synthesis_bits), grids, spec)
+        mse = float(np.mean((decoded.astype(np.float64) - target) ** 2)) / 255.0**2
+        synthesis.append((mse + lam * weight_bits(q) / pixels, q, bits))
+    arm_full = FixedPoint.of(model.arm, prior.arm_bits).tensors()
+    arms = []
+    for bits in range(2, prior.arm_bits + 1):
+        q, weights = changes(arm_full, prior.tensors[n:], prior.arm_bits - bits)
+        fixed = FixedPoint.from_tensors(weights, spec.arm, prior.arm_bits)
+        predicted = predictions(fixed, grids)
+        arms.append((ideal_bits(grids, predicted, latent_bound(grids, predicted)) + weight_bits(q), q, bits, fixed))
+    _, synthesis_q, synthesis_bits = min(synthesis, key=lambda c: c[0])
+    _, arm_q, arm_bits, fixed = min(arms, key=lambda c: c[0])
+    return (synthesis_q, synthesis_bits), (arm_q, arm_bits, fixed)
+
+
 def encode_latent_image(
     image: Tensor,
     lam: float,
@@ -137,20 +169,18 @@ def encode_latent_image(
     if prior is None:
         arm = choose_arm(model, grids)
         synthesis_q, synthesis_bits = choose_synthesis(model, grids, target, lam)
-    else:  # the prior's steps: the change from it is coded
-        arm, synthesis_bits = FixedPoint.of(model.arm, prior.arm_bits), prior.synthesis_bits
-        synthesis_q = [
-            np.round(t.detach().double().numpy() * 2.0**synthesis_bits).astype(np.int64) for t in model.synthesis.stored()
-        ]
-    data = pack_file(model.spec, synthesis_q, synthesis_bits, arm, grids, prior)
+        coded, arm_bits = [*synthesis_q, *arm.tensors()], arm.bits
+    else:
+        (synthesis_delta, synthesis_bits), (arm_delta, arm_bits, arm) = choose_changes(model, grids, target, lam, prior)
+        coded = [*synthesis_delta, *arm_delta]
+    data = pack_file(model.spec, coded, synthesis_bits, arm_bits, arm, grids, prior)
     pixels = decode_latent_file(data, "the encoded file")
     predicted = predictions(arm, grids)
     bound = latent_bound(grids, predicted)
     parts = {f"level {level}": ideal_bits([g], [p], bound) for level, (g, p) in enumerate(zip(grids, predicted))}
-    n = len(synthesis_q)
-    offsets = [p.reshape(-1) for p in prior.tensors] if prior is not None else [0] * (n + len(arm.tensors()))
-    parts["synthesis weights"] = weight_bits([q.reshape(-1) - o for q, o in zip(synthesis_q, offsets[:n])])
-    parts["entropy-model weights"] = weight_bits([q.reshape(-1) - o for q, o in zip(arm.tensors(), offsets[n:])])
+    n = len(model.spec.synthesis_shapes())
+    parts["synthesis weights"] = weight_bits(coded[:n])
+    parts["entropy-model weights"] = weight_bits(coded[n:])
     parts["header"] = 8 * (len(data) - len(pack_body_only(data)))
     return LatentCoded(
         data, pixels, psnr(pixels, target.astype(np.uint8)), lam, preset.name, model.spec, time.perf_counter() - start, parts

@@ -12,8 +12,9 @@ Layout of version 1 (integers unsigned, little-endian; docs/codec.md has the sam
     levels      1   L, 1 … 12 latent grids (each ⌈H/2^l⌉ × ⌈W/2^l⌉, at least 1 × 1)
     synthesis   1   n, the synthesis's width, 1 … 64 (``latent_model.Spec``)
     arm         1   the entropy model's width, 1 … 64 (``latent_arm``)
-    arm bits    1   F, 5 … 14: its weights are integers × 2^−F, and so is every activation (fixed point)
-    synth bits  1   the synthesis's weights are integers × 2^−b, b 0 … 20
+    arm bits    1   F, 1 … 14: its weights are integers × 2^−F, and so is every activation (fixed point); with a
+                    prior, the steps 2^−F of the change from the prior's (F at most the prior's)
+    synth bits  1   the synthesis's weights are integers × 2^−b, b 0 … 20 (with a prior: of the change, as above)
     prior       1+d 0: the weights are coded as they are; 1: as their change from the shipped decoder prior named by
                     the next d = 8 bytes (``latent_prior.digest``), whose steps the two bits fields then repeat
     weight max  2   the largest |integer| among the stored weights, 1 … 32767
@@ -40,7 +41,7 @@ MAGIC = b"\x89ILG"
 VERSION = 1
 READABLE = (1,)
 MAX_LEVELS, MAX_WIDTH = 12, 64
-ARM_BITS = (5, 14)
+ARM_BITS = (1, 14)
 SYNTHESIS_BITS = (0, 20)
 MAX_WEIGHT, MAX_LATENT = 32767, 1023
 NO_PRIOR, WITH_PRIOR = 0, 1
