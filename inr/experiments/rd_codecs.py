@@ -122,7 +122,7 @@ for _name in ANCHORS:
 LATENT_LAMBDAS = (0.03, 0.012, 0.005, 0.002)
 
 
-def _latent(preset: str) -> Run:
+def _latent(preset: str, use_prior: bool = False) -> Run:
     def run(pixels: np.ndarray, lam: float) -> tuple:
         import time
 
@@ -131,7 +131,8 @@ def _latent(preset: str) -> Run:
         from inr.codec.latent_coding import decode_latent_file
         from inr.codec.latent_encode import encode_latent_image, preset_of
 
-        coded = encode_latent_image(torch.from_numpy(pixels.astype(np.float32) / 255.0), float(lam), preset_of(preset))
+        image = torch.from_numpy(pixels.astype(np.float32) / 255.0)
+        coded = encode_latent_image(image, float(lam), preset_of(preset), use_prior=use_prior)
         start = time.perf_counter()
         decoded = decode_latent_file(coded.data)
         return coded.data, decoded, coded.seconds, time.perf_counter() - start
@@ -139,11 +140,15 @@ def _latent(preset: str) -> Run:
     return run
 
 
-def _latent_settings(preset: str) -> dict[str, Any]:
+def _latent_settings(preset: str, use_prior: bool = False) -> dict[str, Any]:
     from inr.codec.latent_fit import PRESETS
+    from inr.codec.latent_prior import shipped
 
     p = PRESETS[preset]
-    return {"preset": preset, "steps": p.steps, "synthesis width": p.synthesis, "entropy-model width": p.arm, "levels": 7}
+    settings = {"preset": preset, "steps": p.steps, "synthesis width": p.synthesis, "entropy-model width": p.arm, "levels": 7}
+    if use_prior:
+        settings |= {"prior": [d.hex() for d in shipped()], "prior_lr": p.prior_lr}
+    return settings
 
 
 for _preset in ("fast", "medium", "slow"):
@@ -155,3 +160,11 @@ for _preset in ("fast", "medium", "slow"):
         description=f"inr latent grids + autoregressive entropy model ({_preset} preset)",
         settings=lambda p=_preset: _latent_settings(p),
     )
+register(
+    "latents+prior",
+    _latent("medium", use_prior=True),
+    LATENT_LAMBDAS,
+    point="lambda",
+    description="inr latent grids + autoregressive entropy model, networks coded as their change from the shipped decoder prior",
+    settings=lambda: _latent_settings("medium", use_prior=True),
+)
