@@ -104,6 +104,7 @@ THROUGH = {
     "inr.data.posed_images:read_blender": "read_blender_split, split by split",
     "inr.io.checkpoint:read_init": "a learned init's checkpoint, not a user's data file: torch.load(weights_only=True) "
     "behind the checkpoint reader's bounds, with its own damaged-file tests (tests/tasks/test_init_from.py, tests/codec/test_init.py)",
+    "inr.io.checkpoint:read_checkpoint": "the sized, weights_only load that read_init reads through (and inner_rates)",
 }
 PACKAGES = ("inr.data", "inr.io")
 MODULES = ("inr.codec.encode",)  # the codec's input; its own .inr files have their reader and tests (tests/codec)

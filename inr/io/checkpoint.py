@@ -29,6 +29,16 @@ ZIP_SLACK = 1 << 20
 def read_init(path: Union[str, Path]) -> tuple[dict[str, Tensor], Any]:
     """The field's tensors of a checkpoint (``encoder.*``, ``network.*``) and its recorded architecture (None
     when it records none); ``InputError`` with one line for a missing, unreadable or foreign file."""
+    checkpoint = read_checkpoint(path)
+    tensors = {k: v for k, v in checkpoint["state_dict"].items() if k.startswith(PARTS) and isinstance(v, Tensor)}
+    if not any(k.startswith("network.") for k in tensors):
+        raise InputError(f"model.init_from {path}: it holds no network weights (network.*)")
+    return tensors, checkpoint.get(INIT_KEY)
+
+
+def read_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
+    """The whole training checkpoint (a dict with a ``state_dict``), sized then loaded as data; ``InputError`` with
+    one line for a missing, unreadable or foreign file."""
     path = Path(path)
     where = f"model.init_from {path}"
     if not path.is_file():
@@ -48,7 +58,4 @@ def read_init(path: Union[str, Path]) -> tuple[dict[str, Tensor], Any]:
     state = checkpoint.get("state_dict") if isinstance(checkpoint, dict) else None
     if not isinstance(state, Mapping):
         raise InputError(f"{where}: not a training checkpoint (it has no state_dict)")
-    tensors = {k: v for k, v in state.items() if k.startswith(PARTS) and isinstance(v, Tensor)}
-    if not any(k.startswith("network.") for k in tensors):
-        raise InputError(f"{where}: it holds no network weights (network.*)")
-    return tensors, checkpoint.get(INIT_KEY)
+    return checkpoint

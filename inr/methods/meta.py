@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from inr.methods.registry import Resolved
 
 # ``inr.tasks.meta.ALGORITHMS``, here without its import (tests/methods/test_meta.py checks they are the same)
-ALGORITHMS = ("reptile", "maml")
+ALGORITHMS = ("reptile", "maml", "metasgd")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ step of K independent fits (as for ``model.members``).
 - MAML (Finn et al. 2017): L(θ) = mean_k L_k(φ_k^(n)(θ)), φ^(t+1) = φ^(t) − α ∇_φ Σ_k L_k(φ^(t)), each inner
   gradient taken with ``torch.func.grad``, so that ∂L/∂θ differentiates through every inner step (second order);
   the meta-gradient is checked against finite differences in float64 (tests/tasks/test_adaptation.py).
+- Meta-SGD (Li et al. 2017): MAML's loop with a rate α_i per tensor i of θ (``Rates``: a mapping of tensors), so
+  that L is differentiable with respect to the rates as well and the outer loop learns them with θ.
 
 Example (one inner SGD step with ε = 1 is one SGD step on the mean loss):
     >>> theta = {"w": torch.tensor([1.0, -2.0])}
@@ -25,13 +27,15 @@ Example (one inner SGD step with ε = 1 is one SGD step on the mean loss):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 from torch import Tensor
 
 # stacked parameters φ (each (K, ...)) -> the K members' losses (K,)
 Losses = Callable[[dict[str, Tensor]], Tensor]
+# the inner SGD's rate: one α for every tensor, or α_i per tensor of θ by name (Meta-SGD's, tensors that may carry a graph)
+Rates = Union[float, Mapping[str, Union[float, Tensor]]]
 INNER_OPTIMIZERS = ("sgd", "adam")
 
 
@@ -44,16 +48,21 @@ def adapt(
     losses: Losses,
     start: Mapping[str, Tensor],
     steps: int,
-    lr: float,
+    lr: Rates,
     optimizer: str = "sgd",
     observe: Optional[Callable[[int, dict[str, Tensor]], None]] = None,
 ) -> tuple[dict[str, Tensor], Tensor]:
     """n = ``steps`` first-order steps of ``optimizer`` (SGD, or torch's Adam with its defaults) at rate ``lr`` on
     Σ_k L_k from φ₀ = ``start`` (detached copies): -> (φ_n, the losses (n, K) before each step). ``observe(t, φ_t)``
-    is called at t = 0 and after every step, with no gradient recorded."""
+    is called at t = 0 and after every step, with no gradient recorded. A ``lr`` per tensor (SGD only) gives each
+    tensor its own parameter group."""
     phi = {name: p.detach().clone().requires_grad_(True) for name, p in start.items()}
-    if optimizer == "sgd":
+    if optimizer == "sgd" and isinstance(lr, Mapping):
+        step = torch.optim.SGD([{"params": [p], "lr": float(lr[name])} for name, p in phi.items()], lr=0.0)
+    elif optimizer == "sgd":
         step = torch.optim.SGD(list(phi.values()), lr=lr)
+    elif optimizer == "adam" and isinstance(lr, Mapping):
+        raise ValueError("a rate per tensor is SGD's (Meta-SGD); Adam takes one rate")
     elif optimizer == "adam":
         step = torch.optim.Adam(list(phi.values()), lr=lr)
     else:
@@ -88,15 +97,17 @@ def surrogate(theta: Mapping[str, Tensor], gradient: Mapping[str, Tensor], value
     return value.detach() + dot - dot.detach()
 
 
-def maml_losses(losses: Losses, theta: Mapping[str, Tensor], count: int, steps: int, lr: float) -> tuple[Tensor, Tensor]:
+def maml_losses(losses: Losses, theta: Mapping[str, Tensor], count: int, steps: int, lr: Rates) -> tuple[Tensor, Tensor]:
     """(the K losses at θ, the K losses after n differentiable SGD steps from θ): φ^(t+1) = φ^(t) − α ∇ Σ_k L_k(φ^(t))
-    with ``torch.func.grad``; the second is differentiable with respect to θ through every step (MAML)."""
+    with ``torch.func.grad``; the second is differentiable with respect to θ through every step (MAML), and with
+    ``lr`` a mapping of tensors φ_i^(t+1) = φ_i^(t) − α_i ∇_i, differentiable with respect to each α_i (Meta-SGD)."""
+    rate = (lambda name: lr[name]) if isinstance(lr, Mapping) else (lambda name: lr)
     phi = expand(theta, count)
     total = lambda p: (lambda values: (values.sum(), values.detach()))(losses(p))
     first = None
     for _ in range(steps):
         grads, values = torch.func.grad(total, has_aux=True)(phi)
         first = values if first is None else first
-        phi = {name: phi[name] - lr * grads[name] for name in phi}
+        phi = {name: phi[name] - rate(name) * grads[name] for name in phi}
     after = losses(phi)
     return (after.detach() if first is None else first), after

@@ -9,6 +9,10 @@ network); a checkpoint of another architecture is refused in one line (``InputEr
 differ in name or shape. A stacked model (``members``) takes a single model's init in every member, or a
 stacked checkpoint of as many members member by member.
 
+A Meta-SGD init (``MetaLearning(algorithm="metasgd")``) holds its learned inner rates beside its tensors
+(``INNER_RATES_KEY``: the rate α_i of each network tensor, by name); ``load_init`` reads the field alone, and
+``inner_rates(path)`` reads the rates (None for an init without them).
+
 The file is data: it is read with ``torch.load(weights_only=True)`` after its archive entries are sized (a
 deflated entry could stand for any size), so a checkpoint can run no code (``inr.io.checkpoint``; the record:
 ``inr.networks.record``).
@@ -26,9 +30,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import torch
 from torch import nn
@@ -37,10 +42,39 @@ from inr.errors import InputError
 
 # the reading and the record live below the tasks, where a decoder of learned inits reads them without Lightning;
 # their names stay importable from here, the task's own module
-from inr.io.checkpoint import INIT_KEY, PARTS, read_init
+from inr.io.checkpoint import INIT_KEY, PARTS, read_checkpoint, read_init
 from inr.networks.record import architecture, first_difference, layer_text
 
-__all__ = ["INIT_KEY", "PARTS", "architecture", "first_difference", "layer_text", "load_init", "read_init"]
+__all__ = [
+    "INIT_KEY",
+    "INNER_RATES_KEY",
+    "PARTS",
+    "architecture",
+    "first_difference",
+    "inner_rates",
+    "layer_text",
+    "load_init",
+    "read_init",
+]
+
+# the checkpoint entry of a Meta-SGD init's learned inner rates: {network tensor name: α > 0}
+INNER_RATES_KEY = "inr_inner_rates"
+
+
+def inner_rates(path: Union[str, Path]) -> Optional[dict[str, float]]:
+    """α_i of each network tensor i that the init was meta-learned to take inner SGD steps with (Meta-SGD:
+    θ_i' = θ_i − α_i ∇_i L), by tensor name (``network.`` left off, as ``network.named_parameters()`` names
+    them); None when the checkpoint holds none (Reptile, MAML, any other run)."""
+    rates = read_checkpoint(path).get(INNER_RATES_KEY)
+    if rates is None:
+        return None
+    good = isinstance(rates, dict) and all(
+        isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+        for k, v in rates.items()
+    )
+    if not good or not rates:
+        raise InputError(f"model.init_from {path}: its {INNER_RATES_KEY} is not a mapping of tensor names to rates > 0")
+    return {k: float(v) for k, v in rates.items()}
 
 
 def load_init(task: nn.Module, path: Union[str, Path]) -> None:

@@ -10,6 +10,10 @@ through the task's operator), and runs the inner loop (``inr.tasks.adaptation``)
 - ``reptile``: n steps of SGD or Adam at rate α on the K members, each starting at θ; then the outer optimizer
   (its learning rate is ε) steps on g = θ − mean_k φ_k: with SGD, θ ← θ + ε·mean_k(φ_k − θ);
 - ``maml``: n differentiable SGD steps at rate α, then the outer optimizer steps on ∇_θ mean_k L_k(φ_k^(n)).
+- ``metasgd`` (Li et al. 2017): MAML with a learned rate per network tensor, φ_i ← φ_i − α_i ∇_i with α_i = exp(a_i),
+  a_i = log α at the start; the a_i are parameters of the module (``inner_log_rates``) that the outer optimizer
+  steps with θ on the same loss. A checkpoint holds the rates (``INNER_RATES_KEY``; ``inner_rates(path)``), and
+  the held-out scores adapt with them.
 
 The loss the inner loop minimises is the task's own (``ImageFitting``: MSE on the training pixels;
 ``InverseFitting``: |A(f) − y|² on the projections; ``VolumeFitting``: BCE on occupancy). Under N ranks each rank
@@ -40,10 +44,10 @@ from inr.metrics.local import not_distributed
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.adaptation import INNER_OPTIMIZERS, adapt, expand, maml_losses, reptile_gradient, surrogate
 from inr.tasks.base import INRModule
-from inr.tasks.init_from import load_init
+from inr.tasks.init_from import INNER_RATES_KEY, inner_rates, load_init
 from inr.tasks.parts import import_class
 
-ALGORITHMS = ("reptile", "maml")
+ALGORITHMS = ("reptile", "maml", "metasgd")
 DEFAULT_EVAL_STEPS = (0, 1, 2, 5, 10)
 MAX_INNER_STEPS = 10_000
 
@@ -85,7 +89,7 @@ def task_class(path: str) -> type:
 
 
 class MetaLearning(INRModule):
-    """θ = (encoder, network) meta-learned over a ``SignalSet`` by Reptile or MAML (module docstring).
+    """θ = (encoder, network) meta-learned over a ``SignalSet`` by Reptile, MAML or Meta-SGD (module docstring).
 
     Args:
         encoder, network, out_channels: the architecture of the init (a network of linear layers and entrywise
@@ -94,9 +98,9 @@ class MetaLearning(INRModule):
         optimizer, scheduler: the outer loop's (its learning rate is Reptile's ε).
         task: the fitting task of one signal, whose loss, measurement and score the loops use.
         mode: a volume task's mode (linked from the data: occupancy for shapes).
-        algorithm: ``reptile`` or ``maml``.
+        algorithm: ``reptile``, ``maml`` or ``metasgd``.
         inner_loop_steps: n, inner steps per outer step.
-        inner_loop_lr: α, the inner steps' learning rate.
+        inner_loop_lr: α, the inner steps' learning rate (Meta-SGD's rates start there).
         inner_loop_optimizer: ``sgd`` or ``adam`` (torch's Adam; first order, so Reptile only).
         eval_steps: the inner-step counts after which the test signals are scored (default 0, 1, 2, 5, 10).
         render_chunk: coordinates per forward pass when scoring (shared by the K members).
@@ -114,7 +118,7 @@ class MetaLearning(INRModule):
         scheduler: Optional[LRSchedulerCallable] = None,
         task: str = "inr.tasks.ImageFitting",
         mode: Optional[str] = None,
-        algorithm: Literal["reptile", "maml"] = "reptile",
+        algorithm: Literal["reptile", "maml", "metasgd"] = "reptile",
         inner_loop_steps: int = 2,
         inner_loop_lr: float = 1e-2,
         inner_loop_optimizer: Literal["sgd", "adam"] = "sgd",
@@ -135,8 +139,10 @@ class MetaLearning(INRModule):
             raise InputError(f"model.inner_loop_lr must be a finite number > 0, got {inner_loop_lr}")
         if inner_loop_optimizer not in INNER_OPTIMIZERS:
             raise InputError(f"model.inner_loop_optimizer: unknown {inner_loop_optimizer!r}; choose sgd or adam")
-        if algorithm == "maml" and inner_loop_optimizer != "sgd":
-            raise InputError("model.inner_loop_optimizer: MAML differentiates through SGD steps; use sgd (or algorithm reptile)")
+        if algorithm in ("maml", "metasgd") and inner_loop_optimizer != "sgd":
+            raise InputError(
+                f"model.inner_loop_optimizer: {'MAML' if algorithm == 'maml' else 'Meta-SGD'} differentiates through SGD steps; use sgd (or algorithm reptile)"
+            )
         steps = list(DEFAULT_EVAL_STEPS if eval_steps is None else eval_steps)
         if not steps or any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_INNER_STEPS for s in steps):
             raise InputError(f"model.eval_steps must be a list of ints from 0 to {MAX_INNER_STEPS:,}, got {eval_steps}")
@@ -157,6 +163,9 @@ class MetaLearning(INRModule):
         self.factory = factory
         self.algorithm, self.inner_loop_steps, self.inner_loop_lr = algorithm, inner_loop_steps, float(inner_loop_lr)
         self.inner_loop_optimizer, self.eval_steps = inner_loop_optimizer, sorted(set(steps))
+        if algorithm == "metasgd":  # a_i = log α_i: the rates stay > 0 whatever step the outer optimizer takes
+            start = math.log(self.inner_loop_lr)
+            self.inner_log_rates = nn.ParameterList(nn.Parameter(torch.tensor(start)) for _ in self.network.parameters())
         self._stacks: dict[tuple[int, str, torch.dtype], INRModule] = {}  # stacked tasks by (K, device, dtype)
         try:  # a task, network or encoder that cannot be stacked: refused now
             probe = self.members_task(1, torch.device("cpu"))
@@ -201,6 +210,14 @@ class MetaLearning(INRModule):
     def theta(self) -> dict[str, Tensor]:
         return dict(self.network.named_parameters())
 
+    def inner_rates(self) -> Any:
+        """The inner SGD's rate: α_i = exp(a_i) per network tensor by name for Meta-SGD (differentiable in a_i),
+        else the one ``inner_loop_lr``."""
+        if self.algorithm != "metasgd":
+            return self.inner_loop_lr
+        names = [n for n, _ in self.network.named_parameters()]
+        return {n: a.exp() for n, a in zip(names, self.inner_log_rates)}
+
     # --- training ---------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
         count = len(batch["signals"])
@@ -214,8 +231,8 @@ class MetaLearning(INRModule):
                 after = losses(adapted)
             before = history[0]
             loss = surrogate(theta, reptile_gradient(theta, adapted), after.mean())
-        else:
-            before, after = maml_losses(losses, theta, count, self.inner_loop_steps, self.inner_loop_lr)
+        else:  # MAML, or Meta-SGD through its rates
+            before, after = maml_losses(losses, theta, count, self.inner_loop_steps, self.inner_rates())
             loss = after.mean()
         if self._trainer is not None:  # (a step called by hand logs nothing)
             distributed = self.trainer.world_size > 1
@@ -249,6 +266,8 @@ class MetaLearning(INRModule):
         count = len(batch["signals"])
         stacked = self.members_task(count, self.device)
         theta = {n: p.detach() for n, p in self.theta().items()}
+        rates = self.inner_rates()
+        rates = {n: a.item() for n, a in rates.items()} if isinstance(rates, dict) else rates
         recorded: dict[int, Tensor] = {}
         wanted = set(self.eval_steps)
 
@@ -262,7 +281,7 @@ class MetaLearning(INRModule):
                 self.losses_at(stacked, batch),
                 expand(theta, count),
                 max(self.eval_steps),
-                self.inner_loop_lr,
+                rates,
                 self.inner_loop_optimizer,
                 observe,
             )
@@ -337,8 +356,18 @@ class MetaLearning(INRModule):
                 )
         if stage == "fit" and self.init_from is not None and not getattr(self, "_init_loaded", False):
             load_init(self, self.init_from)
+            rates = inner_rates(self.init_from) if self.algorithm == "metasgd" else None
+            if rates is not None and set(rates) == set(self.theta()):  # a Meta-SGD init continues with its rates
+                with torch.no_grad():
+                    for name, a in zip(self.theta(), self.inner_log_rates):
+                        a.fill_(math.log(rates[name]))
             self._init_loaded = True
         self._stacks.clear()  # the encoder's tensors may have been restored or loaded since
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        super().on_save_checkpoint(checkpoint)
+        if self.algorithm == "metasgd":  # beside the field, where a consumer of the init finds them (inner_rates)
+            checkpoint[INNER_RATES_KEY] = {n: a.item() for n, a in self.inner_rates().items()}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         super().on_load_checkpoint(checkpoint)
