@@ -1,8 +1,9 @@
 """The latent codec's decoder prior: synthesis and entropy-model weights learned once over a set of photographs and
 shipped with the package, so that a file codes only its latents and the change of its networks from the prior.
 
-On a 256² crop the two small networks cost 0.1–0.15 bpp when a file carries them whole (their ~1,100 weights at
-6–7 bits each); coded as the change from a prior the encoder started from, most of that goes. A file names its prior
+On a 256² crop the two small networks cost 0.12–0.14 bpp when a file carries them whole (their 1,133 weights at
+6–7 bits each); coded as the change from a prior the encoder started from, they cost less, but the networks held
+near the prior cost PSNR: with the shipped prior the trade does not pay yet (docs/codec.md measures it). A file names its prior
 by the first 8 bytes of the SHA-256 of the prior's integers (``digest``); the table of priors is
 ``inr.codec.latent_priors`` (a frozen table: a new prior is a new entry, an entry is never edited).
 Learning one: ``inr.codec.latent_prior_learn``.
