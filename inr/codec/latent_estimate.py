@@ -7,11 +7,11 @@ rate–distortion run measures and the images (``benchmarks/codec_latent_kodak.s
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Optional
 
 from inr.errors import InputError
+from inr.io.command_line import CommandParser
 from inr.run.command import command
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
@@ -19,7 +19,7 @@ LADDER_POINTS = 4  # the rate–distortion run's λ's (inr.experiments.rd_codecs
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m inr.codec.latent_estimate", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m inr.codec.latent_estimate", description=__doc__.split("\n\n")[0])
     parser.add_argument("images", help="a folder of images")
     parser.add_argument("--preset", default="slow", help="fast, medium or slow (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -103,7 +103,7 @@ def pack(header: LatentHeader, body: LatentBody) -> bytes:
         >>> h = LatentHeader(Spec(4, 6, 3, 2, 8, 8), 8, 10, 100, 5)
         >>> data = pack(h, LatentBody(bytes(16), b"\\x00" * 8, b"\\x01" * 4))
         >>> len(data), unpack(data)[0] == h
-        (63, True)
+        (60, True)
     """
     header.check("pack")
     s = header.spec

@@ -66,7 +66,7 @@ def soft_round(y: Tensor, temperature: float) -> Tensor:
 
     Example:
         >>> [round(float(v), 3) for v in soft_round(torch.tensor([0.5, 1.0, 1.2]), 0.1)]
-        [0.5, 1.0, 1.0]
+        [0.5, 1.0, 1.002]
     """
     floor = torch.floor(y).detach()
     r = y - floor - 0.5

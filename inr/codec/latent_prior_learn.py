@@ -8,7 +8,6 @@ command prints the table ``inr/codec/latent_priors.py`` holds.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Sequence
@@ -22,6 +21,8 @@ from inr.codec.latent_arm import FixedPoint, contexts
 from inr.codec.latent_fit import GAIN, PRESETS, Preset, quantised
 from inr.codec.latent_model import LatentImage, Spec
 from inr.codec.latent_prior import Prior
+from inr.extras import require
+from inr.io.command_line import CommandParser
 
 PRIOR_BITS = 10  # the prior's synthesis and entropy-model steps, 2^−10
 # public-domain / CC0 photographs of scikit-image, none of those the codec is measured on (Kodak; astronaut, cat,
@@ -58,11 +59,10 @@ def learn_prior(images: Sequence[Tensor], lam: float, preset: Preset, levels: in
 
 def training_crops(side: int) -> list[Tensor]:
     """Two centre-row crops of ``side`` pixels from each training photograph (left and right halves)."""
-    import skimage.data
-
+    data = require("skimage.data", extra="photos", what="the decoder prior's training photographs")
     crops = []
     for name in TRAINING_PHOTOGRAPHS:
-        photo = getattr(skimage.data, name)()[..., :3]
+        photo = getattr(data, name)()[..., :3]
         h, w = photo.shape[:2]
         top = (h - side) // 2
         for left in (w // 4 - side // 2, 3 * w // 4 - side // 2):
@@ -92,7 +92,7 @@ def table_source(prior: Prior, command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m inr.codec.latent_prior_learn", description="Learn the latent codec's decoder prior; print its table."
     )
     parser.add_argument("--steps", type=int, default=400)

@@ -1,6 +1,6 @@
 """The latent codec's shipped decoder priors (``inr.codec.latent_prior``), a frozen table: made by
 
-    python -m inr.codec.latent_prior_learn --steps 1000 --crop 128 --lambda 0.01
+python -m inr.codec.latent_prior_learn --steps 1000 --crop 128 --lambda 0.01
 """
 
 # fmt: off
@@ -29,4 +29,3 @@ PRIORS = (
     },
 )
 # fmt: on
-

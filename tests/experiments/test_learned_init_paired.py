@@ -54,7 +54,7 @@ def test_the_run_writes_the_paired_table_of_its_rows(tmp_path):
     for name in ("reptile", "torch"):
         line = next(x for x in text.splitlines() if x.startswith(f"| {name} | 3 (3) |"))
         cells = [c.strip() for c in line.strip("|").split("|")][2:]
-        for cell, (steps, key) in zip(cells, ((2, "psnr_2"), (10, "psnr_10"), (12, "psnr"))):
+        for cell, (_steps, key) in zip(cells, ((2, "psnr_2"), (10, "psnr_10"), (12, "psnr"))):
             entry = next(e for e in entries if e["method"] == name and e["against"] == "paper" and e["key"] == key)
             assert cell.startswith(f"{entry['mean']:+.2f} ± {entry['std']:.2f} ({entry['above']} of 3 above")
     assert "row − bicubic, PSNR (dB)" in text and "- reptile: " in text and ", 3 pairs from 3 signals" in text

@@ -58,6 +58,10 @@ COMMANDS = {
             "inr.data.text",
             "inr.callbacks.ntk_figure",
             "inr.experiments.codec_sizes",
+            "inr.experiments.rd",
+            "inr.experiments.rd_merge",
+            "inr.codec.latent_prior_learn",
+            "inr.codec.latent_estimate",
             *(
                 f"inr.experiments.{name}"
                 for name in (
