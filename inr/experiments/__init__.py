@@ -30,4 +30,8 @@ The comparisons, each a ``Comparison`` declaration that imports no other:
   ``conv_autoencoder``: trained conv auto-encoders on image patches (the study's pieces: ``conv/``), per
   frequency band, against PCA and interpolation with a code of the same size.
 - ``false_calls``: the paired test's false-call rate, simulated with no true difference.
+- ``rd``: rate–distortion curves of any registered codec (``rd_codecs``: the classical anchors and the latent
+  codec) on a set of images, one CompressAI-layout JSON per codec (``rd_results``, ``rd_curve``), BD-rate in both
+  averaging conventions (``rd_bd``) and its table and figure (``rd_report``); ``rd_merge``: runs split by image
+  joined into one.
 """
