@@ -51,6 +51,18 @@ PER_CHANNEL_FLAG = 0x80
 CRC_BYTES = 4
 
 
+def check_image(source: str, channels: int, height: int, width: int) -> None:
+    """Refuse, in one line, an image a file may not declare: channels other than 1 or 3, a side outside 2 … 16384,
+    more than 2^26 pixels (every file format of the codec)."""
+    if channels not in CHANNELS:
+        raise InputError(f"{source}: {channels} channels; a file holds 1 (gray) or 3 (RGB)")
+    for name, value in (("height", height), ("width", width)):
+        if not 2 <= value <= MAX_SIDE:
+            raise InputError(f"{source}: image {name} {value} outside 2…{MAX_SIDE}")
+    if height * width > MAX_PIXELS:
+        raise InputError(f"{source}: {width}×{height} pixels, more than {MAX_PIXELS:,}")
+
+
 @dataclass(frozen=True)
 class Header:
     """What the fixed part of a file says: the image's size and channels, the network, the quantiser."""
@@ -70,13 +82,7 @@ class Header:
         return min(self.height, self.width)
 
     def check(self, source: str) -> None:
-        if self.channels not in CHANNELS:
-            raise InputError(f"{source}: {self.channels} channels; a file holds 1 (gray) or 3 (RGB)")
-        for name, value in (("height", self.height), ("width", self.width)):
-            if not 2 <= value <= MAX_SIDE:
-                raise InputError(f"{source}: image {name} {value} outside 2…{MAX_SIDE}")
-        if self.height * self.width > MAX_PIXELS:
-            raise InputError(f"{source}: {self.width}×{self.height} pixels, more than {MAX_PIXELS:,}")
+        check_image(source, self.channels, self.height, self.width)
         if not MIN_BITS <= self.bits <= MAX_BITS:
             raise InputError(f"{source}: {self.bits} bits per weight outside {MIN_BITS}…{MAX_BITS}")
         if self.version not in READABLE:

@@ -32,8 +32,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Optional
 
-from inr.codec.bitstream import CRC_BYTES, Reader
-from inr.codec.bounds import MAX_FILE_BYTES, MAX_PIXELS, MAX_SIDE
+from inr.codec.bitstream import CRC_BYTES, Reader, check_image
+from inr.codec.bounds import MAX_FILE_BYTES
 from inr.codec.latent_model import Spec
 from inr.errors import InputError
 
@@ -62,13 +62,7 @@ class LatentHeader:
 
     def check(self, source: str) -> None:
         s = self.spec
-        if s.channels not in (1, 3):
-            raise InputError(f"{source}: {s.channels} channels; a file holds 1 (gray) or 3 (RGB)")
-        for name, value in (("height", s.height), ("width", s.width)):
-            if not 2 <= value <= MAX_SIDE:
-                raise InputError(f"{source}: image {name} {value} outside 2…{MAX_SIDE}")
-        if s.height * s.width > MAX_PIXELS:
-            raise InputError(f"{source}: {s.width}×{s.height} pixels, more than {MAX_PIXELS:,}")
+        check_image(source, s.channels, s.height, s.width)
         checks = (
             ("latent levels", s.levels, 1, MAX_LEVELS),
             ("synthesis width", s.synthesis, 1, MAX_WIDTH),
