@@ -6,13 +6,15 @@ from each, and why.
     python -m inr.experiments.learned_init --kind text --train my_text/ --test my_held_out_text/
 
 First (``prepare``) each learned row meta-trains its init on the class's training signals (``MetaLearning`` on a
-``SignalSet``: ``reptile`` and ``maml``, the settings of ``inr.methods.meta.META`` for the kind, by the project's one
+``SignalSet``: ``reptile``, ``maml`` and ``metasgd``, the settings of ``inr.methods.meta.META`` for the kind, by the project's one
 meta-training driver, ``inr.methods.meta.meta_train``), written to ``--out``/meta/ (a later run with the same
 settings reuses it). Then every row fits each held-out test signal with the registry's
 Gaussian-feature method at the grid (``methods.METHODS["gaussian"]``: the paper's MLP and σ by the grid rule), the
 same network and encoder in every row; the rows differ in their start and their optimiser:
 
-- ``reptile``, ``maml``: the learned init (``init_from``), fitted with the inner loop's optimiser and rate;
+- ``reptile``, ``maml``, ``metasgd``: the learned init (``init_from``), fitted with the inner loop's optimiser and rate
+  (Meta-SGD's first n steps at its learned rate per tensor, as its inner loop: ``inr.tasks.init_steps``; then SGD at
+  the inner rate its rates started from);
 - ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam.
 
 The score (held-out PSNR of images: the [1::2, 1::2] pixels; CT: the whole grid against the phantom; IoU of
@@ -63,7 +65,7 @@ from inr.tasks.init_from import load_init
 
 # the step counts after which every row is scored (and the protocol's full count)
 MARKS = (0, 1, 2, 5, 10, 100)
-LEARNED = ("reptile", "maml")
+LEARNED = ("reptile", "maml", "metasgd")
 STANDARD = ("paper", "torch")
 # the steps after which the residual per band is compared (bands.png): the start and two steps
 BAND_MARKS = (0, 2)
@@ -109,6 +111,7 @@ class Study:
     few_angles: int
     reptile: MetaSettings
     maml: MetaSettings
+    metasgd: MetaSettings
     meta_dir: str = ""  # where the learned inits are kept (--out/meta)
     num_bands: int = 8
     ntk_points: int = 1024
@@ -136,7 +139,7 @@ class LearnedInit(Comparison):
         parser.add_argument("--train-signals", type=int, default=256, help="training signals of a generated set")
         parser.add_argument("--test-signals", type=int, default=8, help="test signals of a generated set (each a row)")
         parser.add_argument(
-            "--meta-steps", type=Optional[int], default=None, help="outer steps of Reptile (MAML: half; null: META's)"
+            "--meta-steps", type=Optional[int], default=None, help="outer steps of Reptile (MAML, Meta-SGD: half; null: META's)"
         )
         parser.add_argument("--inner-steps", type=Optional[int], default=None, help="inner steps of both (null: META's)")
         parser.add_argument("--angles", type=int, default=20, help="CT: projection angles (the paper's 20)")
@@ -236,7 +239,8 @@ class LearnedInit(Comparison):
             return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
         meta: MetaSettings = getattr(p, name)
         optimizer = Component(f"torch.optim.{'SGD' if meta.inner_optimizer == 'sgd' else 'Adam'}", {"lr": meta.inner_lr})
-        describe = f"{base.describe}, {name} init ({meta.inner_steps} × {meta.inner_optimizer} {meta.inner_lr:g}), {meta.inner_optimizer} {meta.inner_lr:g}"
+        inner = "learned rates" if name == "metasgd" else f"{meta.inner_optimizer} {meta.inner_lr:g}"
+        describe = f"{base.describe}, {name} init ({meta.inner_steps} × {inner}), {meta.inner_optimizer} {meta.inner_lr:g}"
         return replace(base, name=name, optimizer=optimizer, scheduler=None, describe=describe)
 
     def task(self, ctx: Context) -> tuple[type, dict[str, Any]]:
@@ -571,7 +575,7 @@ def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path) -
     name = meta.algorithm
     settings = {
         **dataclasses.asdict(meta),
-        "data": {k: v for k, v in study.record(p).items() if k not in ("reptile", "maml", "steps")},
+        "data": {k: v for k, v in study.record(p).items() if k not in (*LEARNED, "steps")},
     }
     member = Member(study.signals(p)[0], p.seeds[0])
     dm = study.signal_set(p, meta.signals_per_step)

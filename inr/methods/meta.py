@@ -1,7 +1,7 @@
 """The meta-training driver: one learned initialisation θ₀ meta-trained over a class of signals (``MetaLearning`` on a
 ``SignalSet``, ``inr.tasks.meta``), written, and kept when a later call asks for the same one; and ``MetaSettings``,
 the one statement of how an init is meta-trained (its defaults: ``inr-codec learn-init``'s; ``META``: the
-learned-init study's, per class and algorithm).
+learned-init study's, per class and algorithm: Reptile, MAML and Meta-SGD).
 
 Both meta-trainings of the project are ``meta_train``; what differs between them is an argument, not a loop:
 
@@ -87,7 +87,9 @@ class MetaSettings:
 # of an hour each on this shared CPU with one thread (--threads 1: two threads on its two loaded cores ran a fit 5-10
 # times slower). MAML's second-order steps cost about twice Reptile's on images, so it gets half as many; through CT's
 # projections they cost about 10 s each against Reptile's 0.9 s, so 60 there. 64² grids (shapes 32³), 256 training
-# and 8 test signals, ten scorings of the outer loop (its TensorBoard curves).
+# and 8 test signals, ten scorings of the outer loop (its TensorBoard curves). Meta-SGD is MAML with learned
+# per-tensor inner rates: MAML's settings (its rates start at MAML's inner rate), the rates' own outer Adam at
+# ``MetaLearning``'s ``inner_log_rate_lr`` (1e-2); not tuned by trials.
 META = {
     kind: {
         name: MetaSettings(
@@ -101,7 +103,11 @@ META = {
             test_signals=8,
             validations=10,
         )
-        for name, lr, outer_lr, steps in (("reptile", reptile_lr, 1e-3, reptile_steps), ("maml", maml_lr, 1e-4, maml_steps))
+        for name, lr, outer_lr, steps in (
+            ("reptile", reptile_lr, 1e-3, reptile_steps),
+            ("maml", maml_lr, 1e-4, maml_steps),
+            ("metasgd", maml_lr, 1e-4, maml_steps),
+        )
     }
     for kind, side, reptile_lr, maml_lr, reptile_steps, maml_steps in (
         ("natural", 64, 10.0, 1.0, 2000, 1000),

@@ -53,7 +53,8 @@ from inr.networks import MLP, NetworkFactory
 from inr.tasks.buildable import check_saved_config
 from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.guards import NonFiniteLossGuard
-from inr.tasks.init_from import INIT_KEY, architecture, load_init
+from inr.tasks.init_from import INIT_KEY, InnerLoop, architecture, inner_loop, load_init
+from inr.tasks.init_steps import check_names, init_optimizer
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
 from inr.tasks.parts import build_parts, import_class, init_arguments
@@ -89,6 +90,7 @@ class INRModule(L.LightningModule):
             on a CUDA device with inner_steps > 1, otherwise one log line says why not and the steps run eagerly).
         init_from: a checkpoint whose encoder and network start the fit instead of a random draw (a learned
             initialisation, ``inr.tasks.init_from``), read when ``fit`` sets up (a resume then restores its checkpoint).
+            A Meta-SGD init's first n steps are its inner loop's (SGD at its learned rates, ``inr.tasks.init_steps``).
     """
 
     default_in_dim = 2
@@ -162,6 +164,9 @@ class INRModule(L.LightningModule):
         # (batch, StepLoss) of the latest step of the group in progress, for ``refresh_grid_prediction``
         self.inner_output: Optional[tuple[dict[str, Any], StepLoss]] = None
         self.init_from = init_from  # loaded at the first fit's setup (a resume's checkpoint then replaces it)
+        # a Meta-SGD init's inner loop, the fit's first steps (``inr.tasks.init_steps``); None: an ordinary fit
+        self.init_loop: Optional[InnerLoop] = None
+        self._init_step_taken = False  # the latest optimizer step was one of those: the scheduler holds
 
     # --- what subclasses override -------------------------------------------------------------------
     def field(self, batch: dict[str, Any]) -> Tensor:
@@ -335,6 +340,15 @@ class INRModule(L.LightningModule):
         if stage == "fit":
             if self.init_from is not None and not getattr(self, "_init_loaded", False):
                 load_init(self, self.init_from)
+                self.init_loop = inner_loop(self.init_from)
+                if self.init_loop is not None:
+                    where = f"model.init_from {self.init_from}"
+                    check_names(self.init_loop, [n for n, _ in self.network.named_parameters()], where)
+                    if self.inner_steps > 1:
+                        raise InputError(
+                            f"{where}: a Meta-SGD init's first {self.init_loop.steps} steps take its learned rates, one "
+                            f"optimizer step per training step; model.inner_steps is {self.inner_steps}: set it to 1"
+                        )
                 self._init_loaded = True
             dm.inner_steps = self.inner_steps
             if self.inner_steps > 1:
@@ -543,14 +557,34 @@ class INRModule(L.LightningModule):
             return self.stack.predict_step(batch, batch_idx)
         return self.render(batch["shape"])
 
+    def optimizer_groups(self) -> list[Any]:
+        """What the configured optimizer steps: every parameter, one group (a subclass may give groups their own rates)."""
+        return list(self.parameters())
+
     def configure_optimizers(self) -> Any:
-        optimizer = make_optimizer(self.optimizer_factory, list(self.parameters()))
+        optimizer = make_optimizer(self.optimizer_factory, self.optimizer_groups())
         if self.scheduler_factory is None:
             return optimizer
         scheduler = {"scheduler": self.scheduler_factory(optimizer)}
         if self.automatic_optimization:  # under manual optimization (inner_steps > 1) the steps step it
             scheduler["interval"] = "step"
         return {"optimizer": optimizer, "lr_scheduler": scheduler}
+
+    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
+        """The configured optimizer's step; the first n steps of a fit from a Meta-SGD init are its inner loop's
+        instead (``inr.tasks.init_steps``): SGD at the learned rate α_i of each network tensor."""
+        loop = self.init_loop
+        self._init_step_taken = loop is not None and self.global_step < loop.steps
+        if not self._init_step_taken:
+            super().optimizer_step(epoch, batch_idx, optimizer, optimizer_closure)
+            return
+        sgd = init_optimizer(dict(self.network.named_parameters()), loop)
+        self.trainer.strategy.optimizer_step(sgd, optimizer_closure, model=self)
+
+    def lr_scheduler_step(self, scheduler: Any, metric: Any) -> None:
+        if self._init_step_taken:  # the configured schedule counts the configured optimizer's steps only
+            return
+        super().lr_scheduler_step(scheduler, metric)
 
     def configure_callbacks(self) -> list[L.Callback]:
         return [NonFiniteLossGuard()]

@@ -10,8 +10,10 @@ differ in name or shape. A stacked model (``members``) takes a single model's in
 stacked checkpoint of as many members member by member.
 
 A Meta-SGD init (``MetaLearning(algorithm="metasgd")``) holds its learned inner rates beside its tensors
-(``INNER_RATES_KEY``: the rate α_i of each network tensor, by name); ``load_init`` reads the field alone, and
-``inner_rates(path)`` reads the rates (None for an init without them).
+(``INNER_RATES_KEY``: the rate α_i of each network tensor, by name) and the count n of inner steps it was
+meta-trained to take with them (``INNER_STEPS_KEY``); ``load_init`` reads the field alone, ``inner_rates(path)``
+the rates and ``inner_loop(path)`` both (None for an init without them). A fit started from such an init takes
+its first n steps as that inner loop did (``inr.tasks.init_steps``).
 
 The file is data: it is read with ``torch.load(weights_only=True)`` after its archive entries are sized (a
 deflated entry could stand for any size), so a checkpoint can run no code (``inr.io.checkpoint``; the record:
@@ -33,7 +35,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 import torch
 from torch import nn
@@ -51,6 +53,9 @@ __all__ = [
     "PARTS",
     "architecture",
     "first_difference",
+    "INNER_STEPS_KEY",
+    "InnerLoop",
+    "inner_loop",
     "inner_rates",
     "layer_text",
     "load_init",
@@ -59,13 +64,27 @@ __all__ = [
 
 # the checkpoint entry of a Meta-SGD init's learned inner rates: {network tensor name: α > 0}
 INNER_RATES_KEY = "inr_inner_rates"
+# beside it, n: the inner SGD steps per outer step those rates were meta-trained for
+INNER_STEPS_KEY = "inr_inner_steps"
+
+
+class InnerLoop(NamedTuple):
+    """The inner loop a Meta-SGD init was meta-trained for: ``steps`` SGD steps θ_i ← θ_i − α_i ∇_i L with
+    α_i = ``rates[i]`` per network tensor, by name."""
+
+    rates: dict[str, float]
+    steps: int
 
 
 def inner_rates(path: Union[str, Path]) -> Optional[dict[str, float]]:
     """α_i of each network tensor i that the init was meta-learned to take inner SGD steps with (Meta-SGD:
     θ_i' = θ_i − α_i ∇_i L), by tensor name (``network.`` left off, as ``network.named_parameters()`` names
     them); None when the checkpoint holds none (Reptile, MAML, any other run)."""
-    rates = read_checkpoint(path).get(INNER_RATES_KEY)
+    return checked_rates(read_checkpoint(path).get(INNER_RATES_KEY), path)
+
+
+def checked_rates(rates: object, path: Union[str, Path]) -> Optional[dict[str, float]]:
+    """A checkpoint's ``INNER_RATES_KEY`` entry as {tensor name: α > 0}, None where there is none."""
     if rates is None:
         return None
     good = isinstance(rates, dict) and all(
@@ -75,6 +94,23 @@ def inner_rates(path: Union[str, Path]) -> Optional[dict[str, float]]:
     if not good or not rates:
         raise InputError(f"model.init_from {path}: its {INNER_RATES_KEY} is not a mapping of tensor names to rates > 0")
     return {k: float(v) for k, v in rates.items()}
+
+
+def inner_loop(path: Union[str, Path]) -> Optional[InnerLoop]:
+    """The rates and the inner step count n of a Meta-SGD init (``InnerLoop``); None for an init without rates.
+    An init with rates but no count, or a count that is not an int ≥ 1, is refused in one line: the rates were
+    learned for n steps, and another n would be another method."""
+    checkpoint = read_checkpoint(path)
+    rates = checked_rates(checkpoint.get(INNER_RATES_KEY), path)
+    if rates is None:
+        return None
+    steps = checkpoint.get(INNER_STEPS_KEY)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise InputError(
+            f"model.init_from {path}: it holds {INNER_RATES_KEY} but its {INNER_STEPS_KEY} (the inner steps they were learned for) "
+            f"is not an int ≥ 1, got {steps!r}; meta-train the init again"
+        )
+    return InnerLoop(rates, steps)
 
 
 def load_init(task: nn.Module, path: Union[str, Path]) -> None:

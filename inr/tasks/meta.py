@@ -12,8 +12,11 @@ through the task's operator), and runs the inner loop (``inr.tasks.adaptation``)
 - ``maml``: n differentiable SGD steps at rate α, then the outer optimizer steps on ∇_θ mean_k L_k(φ_k^(n)).
 - ``metasgd`` (Li et al. 2017): MAML with a learned rate per network tensor, φ_i ← φ_i − α_i ∇_i with α_i = exp(a_i),
   a_i = log α at the start; the a_i are parameters of the module (``inner_log_rates``) that the outer optimizer
-  steps with θ on the same loss. A checkpoint holds the rates (``INNER_RATES_KEY``; ``inner_rates(path)``), and
-  the held-out scores adapt with them.
+  steps with θ on the same loss, in a parameter group of their own at ``inner_log_rate_lr``: at MAML's outer rate
+  (Adam at 1e-4 moves a parameter by about its rate per step) a_i would move by 0.025 in 250 outer steps, α_i by
+  2.5 %, so the rates would stay where they started. A checkpoint holds the rates (``INNER_RATES_KEY``;
+  ``inner_rates(path)``) and n (``INNER_STEPS_KEY``); the held-out scores adapt with them, and so does a fit
+  started from the init (its first n steps: ``inr.tasks.init_steps``).
 
 The loss the inner loop minimises is the task's own (``ImageFitting``: MSE on the training pixels;
 ``InverseFitting``: |A(f) − y|² on the projections; ``VolumeFitting``: BCE on occupancy). Under N ranks each rank
@@ -44,7 +47,7 @@ from inr.metrics.local import not_distributed
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.adaptation import INNER_OPTIMIZERS, adapt, expand, maml_losses, reptile_gradient, surrogate
 from inr.tasks.base import INRModule
-from inr.tasks.init_from import INNER_RATES_KEY, inner_rates, load_init
+from inr.tasks.init_from import INNER_RATES_KEY, INNER_STEPS_KEY, inner_rates, load_init
 from inr.tasks.parts import import_class
 
 ALGORITHMS = ("reptile", "maml", "metasgd")
@@ -102,6 +105,9 @@ class MetaLearning(INRModule):
         inner_loop_steps: n, inner steps per outer step.
         inner_loop_lr: α, the inner steps' learning rate (Meta-SGD's rates start there).
         inner_loop_optimizer: ``sgd`` or ``adam`` (torch's Adam; first order, so Reptile only).
+        inner_log_rate_lr: Meta-SGD: the outer optimizer's learning rate for the log-rates a_i (their own
+            parameter group; θ's is the optimizer's own). Default 1e-2: with Adam each a_i can move by about 0.01
+            per outer step, α_i by about 1 %.
         eval_steps: the inner-step counts after which the test signals are scored (default 0, 1, 2, 5, 10).
         render_chunk: coordinates per forward pass when scoring (shared by the K members).
         init_from: continue from a checkpoint's encoder and network (``inr.tasks.init_from``).
@@ -122,6 +128,7 @@ class MetaLearning(INRModule):
         inner_loop_steps: int = 2,
         inner_loop_lr: float = 1e-2,
         inner_loop_optimizer: Literal["sgd", "adam"] = "sgd",
+        inner_log_rate_lr: float = 1e-2,
         eval_steps: Optional[list[int]] = None,
         render_chunk: int = 65536,
         init_from: Optional[str] = None,
@@ -137,6 +144,8 @@ class MetaLearning(INRModule):
             raise InputError(f"model.inner_loop_steps must be an int from 1 to {MAX_INNER_STEPS:,}, got {inner_loop_steps}")
         if not (isinstance(inner_loop_lr, (int, float)) and math.isfinite(inner_loop_lr) and inner_loop_lr > 0):
             raise InputError(f"model.inner_loop_lr must be a finite number > 0, got {inner_loop_lr}")
+        if not (isinstance(inner_log_rate_lr, (int, float)) and math.isfinite(inner_log_rate_lr) and inner_log_rate_lr > 0):
+            raise InputError(f"model.inner_log_rate_lr must be a finite number > 0, got {inner_log_rate_lr}")
         if inner_loop_optimizer not in INNER_OPTIMIZERS:
             raise InputError(f"model.inner_loop_optimizer: unknown {inner_loop_optimizer!r}; choose sgd or adam")
         if algorithm in ("maml", "metasgd") and inner_loop_optimizer != "sgd":
@@ -163,6 +172,7 @@ class MetaLearning(INRModule):
         self.factory = factory
         self.algorithm, self.inner_loop_steps, self.inner_loop_lr = algorithm, inner_loop_steps, float(inner_loop_lr)
         self.inner_loop_optimizer, self.eval_steps = inner_loop_optimizer, sorted(set(steps))
+        self.inner_log_rate_lr = float(inner_log_rate_lr)
         if algorithm == "metasgd":  # a_i = log α_i: the rates stay > 0 whatever step the outer optimizer takes
             start = math.log(self.inner_loop_lr)
             self.inner_log_rates = nn.ParameterList(nn.Parameter(torch.tensor(start)) for _ in self.network.parameters())
@@ -217,6 +227,14 @@ class MetaLearning(INRModule):
             return self.inner_loop_lr
         names = [n for n, _ in self.network.named_parameters()]
         return {n: a.exp() for n, a in zip(names, self.inner_log_rates)}
+
+    def optimizer_groups(self) -> list[Any]:
+        """θ at the outer optimizer's rate; Meta-SGD's log-rates a_i in a group of their own at ``inner_log_rate_lr``."""
+        if self.algorithm != "metasgd":
+            return super().optimizer_groups()
+        rates = list(self.inner_log_rates)
+        own = {id(a) for a in rates}
+        return [{"params": [p for p in self.parameters() if id(p) not in own]}, {"params": rates, "lr": self.inner_log_rate_lr}]
 
     # --- training ---------------------------------------------------------------------------------------
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> Tensor:
@@ -368,6 +386,7 @@ class MetaLearning(INRModule):
         super().on_save_checkpoint(checkpoint)
         if self.algorithm == "metasgd":  # beside the field, where a consumer of the init finds them (inner_rates)
             checkpoint[INNER_RATES_KEY] = {n: a.item() for n, a in self.inner_rates().items()}
+            checkpoint[INNER_STEPS_KEY] = self.inner_loop_steps  # the steps the rates were learned for
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         super().on_load_checkpoint(checkpoint)

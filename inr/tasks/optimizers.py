@@ -11,7 +11,7 @@ makes is kept as it is).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Union
 
 import torch
 from torch import nn
@@ -35,9 +35,12 @@ def chosen_by_config(factory: Callable[..., Any]) -> bool:
     return any(keywords.get(name) is not None for name in IMPLEMENTATIONS)
 
 
-def make_optimizer(factory: Callable[..., torch.optim.Optimizer], params: Sequence[nn.Parameter]) -> torch.optim.Optimizer:
+def make_optimizer(
+    factory: Callable[..., torch.optim.Optimizer], params: Sequence[Union[nn.Parameter, dict[str, Any]]]
+) -> torch.optim.Optimizer:
     """``factory(params)`` with the device's implementation (``implementation``) unless the factory chose one;
     an optimizer that takes neither keyword, or refuses the one chosen for these parameters, is built as given.
+    ``params``: parameters, or parameter groups (dicts with ``params``, as torch's optimizers take them).
 
     Example:
         >>> opt = make_optimizer(torch.optim.Adam, [nn.Parameter(torch.zeros(3))])
@@ -49,7 +52,8 @@ def make_optimizer(factory: Callable[..., torch.optim.Optimizer], params: Sequen
     params = list(params)
     if chosen_by_config(factory) or not params:
         return factory(params)
-    preferred = implementation(params[0].device)
+    first = params[0]["params"][0] if isinstance(params[0], dict) else params[0]
+    preferred = implementation(first.device)
     for extra in (preferred, {"foreach": True}) if "fused" in preferred else (preferred,):
         try:
             return factory(params, **extra)

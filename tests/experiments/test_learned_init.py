@@ -1,6 +1,6 @@
 """The learned-initialisation study: one command meta-trains the learned rows, fits each test signal from every init
 and scores it after 0, 1, 2, 5, 10, 100 and the full steps; a learned row starts where its init's own evaluation
-says; CT rows at two angle counts are summarised apart; a rerun keeps the rows and the inits; the analysis
+says (Meta-SGD's is there after its 2 inner steps too); CT rows at two angle counts are summarised apart; a rerun keeps the rows and the inits; the analysis
 functions against closed forms (a stationary kernel's Fourier diagonal is its circulant spectrum)."""
 
 import json
@@ -22,19 +22,23 @@ TINY = ["--resolution", "16", "--steps", "12", "--test-signals", "2", "--train-s
 def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     out = tmp_path / "natural"
     rows = main(["--kind", "natural", *TINY, "--out", str(out)])
-    assert [r["method"] for r in rows] == ["reptile"] * 2 + ["maml"] * 2 + ["paper"] * 2 + ["torch"] * 2 + ["bicubic"] * 2
+    assert [r["method"] for r in rows] == ["reptile"] * 2 + ["maml"] * 2 + ["metasgd"] * 2 + ["paper"] * 2 + ["torch"] * 2 + [
+        "bicubic"
+    ] * 2
     model_rows = [r for r in rows if r["kind"] == "model"]
     assert all({"psnr_0", "psnr_1", "psnr_2", "psnr_5", "psnr_10", "psnr"} <= set(r) for r in model_rows)
     assert all("psnr_100" not in r for r in model_rows)  # beyond the 12 steps of this run
     results = json.loads((out / "results.json").read_text())
     assert results["protocol"]["kind"] == "natural" and results["protocol"]["reptile"]["inner_steps"] == 2
     # a learned row starts at its init's field: the init's own evaluation after 0 inner steps, over the same signals
-    for name in ("reptile", "maml"):
+    # Meta-SGD's row takes its first 2 steps at its learned rates, as its evaluation's inner loop: the same after 1 and 2
+    for name, marks in (("reptile", (0,)), ("maml", (0,)), ("metasgd", (0, 1, 2))):
         record = json.loads((out / "meta" / f"{name}.json").read_text())
-        mean = sum(r["psnr_0"] for r in rows if r["method"] == name) / 2
-        assert mean == pytest.approx(record["scores"]["test/psnr@0"], abs=1e-3)
+        for mark in marks:
+            mean = sum(r[f"psnr_{mark}"] for r in rows if r["method"] == name) / 2
+            assert mean == pytest.approx(record["scores"][f"test/psnr@{mark}"], abs=1e-3)
     why = json.loads((out / "why.json").read_text())
-    assert set(why["ntk"]) == {"reptile", "maml", "paper", "torch"} and why["ntk_grid"] == "16×16"
+    assert set(why["ntk"]) == {"reptile", "maml", "metasgd", "paper", "torch"} and why["ntk_grid"] == "16×16"
     assert len(why["ntk"]["paper"]["band_means"]) == len(why["class_power"]) == 8
     assert set(why["bands"]["reptile"]) == {0, 2} or set(why["bands"]["reptile"]) == {"0", "2"}
     assert all((out / name).stat().st_size > 0 for name in ("bands.png", "ntk.png", "outer_loop.png"))

@@ -18,7 +18,7 @@ from inr.methods.meta import MetaSettings, meta_train
 from inr.networks import MLP
 from inr.tasks import ImageFitting
 from inr.tasks.adaptation import adapt, expand
-from inr.tasks.init_from import INNER_RATES_KEY, inner_rates, load_init
+from inr.tasks.init_from import INNER_RATES_KEY, inner_loop, inner_rates, load_init
 from inr.tasks.meta import MetaLearning
 
 
@@ -171,3 +171,39 @@ def test_an_init_without_rates_gives_none_and_bad_rates_are_refused(tmp_path):
         torch.save({"state_dict": single.state_dict(), INNER_RATES_KEY: bad}, path)
         with pytest.raises(InputError, match=f"its {INNER_RATES_KEY} is not a mapping of tensor names to rates > 0"):
             inner_rates(path)
+
+
+def test_the_log_rates_learn_at_their_own_rate(quiet_trainer):
+    """Under MAML's outer Adam at 1e-4 every parameter moves by at most 1e-4·(1 − β₁)/√(1 − β₂) ≈ 3.2e-4 per step
+    (Kingma & Ba 2015, section 2.1); the log-rates, in their own group at ``inner_log_rate_lr``, move by more than
+    ten times that over the same steps, while θ keeps the outer rate's bound."""
+    steps, outer = 3, 1e-4
+    bound = steps * outer * (1 - 0.9) / math.sqrt(1 - 0.999)
+    meta = tiny_meta(
+        algorithm="metasgd", inner_loop_lr=0.5, inner_log_rate_lr=1e-2, optimizer=partial(torch.optim.Adam, lr=outer)
+    )
+    groups = meta.configure_optimizers().param_groups
+    assert [g["lr"] for g in groups] == [outer, 1e-2]
+    assert [id(a) for a in groups[1]["params"]] == [id(a) for a in meta.inner_log_rates]
+    start_rates = [a.item() for a in meta.inner_log_rates]
+    start_theta = [p.detach().clone() for p in meta.network.parameters()]
+    quiet_trainer(steps).fit(meta, datamodule=tiny_data())
+    moved = [abs(a.item() - s) for a, s in zip(meta.inner_log_rates, start_rates)]
+    assert min(moved) > 10 * bound, moved
+    assert max((p.detach() - s).abs().max().item() for p, s in zip(meta.network.parameters(), start_theta)) <= bound * 1.0001
+
+
+def test_the_log_rates_need_a_finite_positive_rate_and_other_algorithms_keep_one_group():
+    for bad in (0.0, -1.0, float("inf")):
+        with pytest.raises(InputError, match="model.inner_log_rate_lr must be a finite number > 0"):
+            tiny_meta(algorithm="metasgd", inner_log_rate_lr=bad)
+    assert len(tiny_meta(algorithm="maml").configure_optimizers().param_groups) == 1
+
+
+def test_an_init_records_the_inner_steps_its_rates_were_learned_for(tmp_path, quiet_trainer):
+    meta, path = tiny_meta(algorithm="metasgd", inner_loop_steps=3), tmp_path / "meta.ckpt"
+    trainer = quiet_trainer(1)
+    trainer.fit(meta, datamodule=tiny_data())
+    trainer.save_checkpoint(path)
+    loop = inner_loop(path)
+    assert loop.steps == 3 and loop.rates == {n: r.item() for n, r in meta.inner_rates().items()}
