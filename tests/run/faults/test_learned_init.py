@@ -1,6 +1,6 @@
 """Learned initialisations given bad values through the command line: every one is one ``error:`` line, exit 2,
 and no file written — a missing, damaged or foreign ``init_from``, a checkpoint of another architecture, train and
-test signals that overlap, inner steps, inner or outer learning rates (Reptile's ε) that are not positive, MAML with
+test signals that overlap, inner steps, inner, log-rate or outer learning rates (Reptile's ε) that are not positive, MAML with
 Adam's inner steps, a meta-learning run whose data is not a class of signals."""
 
 import shutil
@@ -85,6 +85,7 @@ def test_train_and_test_signals_that_overlap(tmp_path, run_cli, kit):
         (["--model.init_args.inner_loop_steps", "-3"], "model.inner_loop_steps must be an int from 1"),
         (["--model.init_args.inner_loop_lr", "0"], "model.inner_loop_lr must be a finite number > 0"),
         (["--model.init_args.inner_loop_lr=-1e-3"], "model.inner_loop_lr must be a finite number > 0"),
+        (["--model.init_args.inner_log_rate_lr", "0"], "model.inner_log_rate_lr must be a finite number > 0"),
         (["--model.init_args.optimizer.init_args.lr", "0"], "the outer learning rate (Reptile's ε) must be a finite number > 0"),
         (["--model.init_args.optimizer.init_args.lr=-0.5"], "model.optimizer"),
         (
