@@ -63,7 +63,8 @@ def encode_latents(grids: Sequence[np.ndarray], model: FixedPoint) -> tuple[byte
     """The coded latents and K: every grid in the decoder's order."""
     constriction, categorical = _categorical()
     predicted = predictions(model, grids)
-    bound = latent_bound(grids, predicted)
+    # at least two symbols: the range coder's categorical refuses a one-symbol alphabet (every latent predicted exactly)
+    bound = max(1, latent_bound(grids, predicted))
     if bound > 1023:
         raise InputError(f"a latent lies {bound} from its predicted mean; a file holds at most 1023")
     probabilities = table(bound).astype(np.float64)

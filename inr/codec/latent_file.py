@@ -18,7 +18,7 @@ Layout of version 1 (integers unsigned, little-endian; docs/codec.md has the sam
     prior       1+d 0: the weights are coded as they are; 1: as their change from the shipped decoder prior named by
                     the next d = 8 bytes (``latent_prior.digest``), whose steps the two bits fields then repeat
     weight max  2   the largest |integer| among the stored weights, 1 … 32767
-    latent max  2   K, the largest |ŷ − c| of a latent from its predicted integer mean, 0 … 1023
+    latent max  2   K, the largest |ŷ − c| of a latent from its predicted integer mean, 1 … 1023 (at least 1: two symbols)
     scales      T   one byte per stored tensor (``entropy.scale_value``), T from the widths (16 tensors)
     weights     4+P their length P, then the range coder's 32-bit words
     latents     4+Q their length Q, then the range coder's 32-bit words
@@ -70,7 +70,7 @@ class LatentHeader:
             ("entropy-model bits", self.arm_bits, *ARM_BITS),
             ("synthesis bits", self.synthesis_bits, *SYNTHESIS_BITS),
             ("largest weight", self.weight_bound, 1, MAX_WEIGHT),
-            ("largest latent residual", self.latent_bound, 0, MAX_LATENT),
+            ("largest latent residual", self.latent_bound, 1, MAX_LATENT),
         )
         for name, value, low, high in checks:
             if not low <= value <= high:

@@ -52,6 +52,14 @@ def test_the_file_decodes_to_the_encoders_pixels(coded, crop):
     assert sum(coded.parts.values()) == pytest.approx(8 * len(coded.data), abs=2 * 32 + 8)
 
 
+def test_an_image_whose_latents_are_all_predicted_exactly_still_codes():
+    # a flat image after a few steps: every latent 0 and predicted 0, one symbol, which the range coder refuses alone
+    flat = torch.full((24, 24, 3), 0.5)
+    coded = encode_latent_image(flat, 0.01, Preset("few", 2, 4, 4))
+    assert unpack(coded.data)[0].latent_bound == 1
+    assert np.array_equal(decode(coded.data), coded.pixels)
+
+
 def test_the_file_decodes_alike_in_another_process_at_either_thread_count(coded, tmp_path):
     path = tmp_path / "crop.inr"
     path.write_bytes(coded.data)
@@ -111,6 +119,7 @@ def test_every_flipped_byte_behind_a_recomputed_crc_is_decoded_or_refused(coded)
         (LEVELS_AT + 3, "<B", 30, "entropy-model bits 30"),
         (LEVELS_AT + 5, "<B", 2, "prior field 0x02"),
         (LEVELS_AT + 8, "<H", 5000, "largest latent residual 5000"),
+        (LEVELS_AT + 8, "<H", 0, "largest latent residual 0"),
     ],
 )
 def test_hostile_headers_are_refused_in_one_line(coded, offset, fmt, value, expected):
