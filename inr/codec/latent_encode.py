@@ -163,6 +163,10 @@ def encode_latent_image(
     levels = default_levels(height, width) if levels is None else levels
     spec = Spec(height, width, image.shape[2], levels, preset.synthesis, preset.arm)
     prior = prior_for(spec) if use_prior else None
+    if use_prior and prior is None:
+        raise InputError(
+            f"--prior: no shipped decoder prior fits {levels} grids with networks {spec.synthesis} and {spec.arm} wide"
+        )
     model = fit_latents(image, lam, preset, levels, seed=seed, report=report, prior=prior)
     grids = integer_latents(model)
     target = np.round(image.double().numpy() * 255.0)

@@ -200,6 +200,9 @@ def test_a_file_coded_against_the_prior_names_it_and_decodes(crop, tiny_prior, m
     monkeypatch.setattr(latent_prior, "shipped", lambda: {})
     with pytest.raises(InputError, match=f"decoder prior {tiny_prior.digest.hex()}, which this inr does not ship"):
         decode(with_prior.data, "x.inr")
+    # an encoder asked for a prior that no shipped one fits says so, instead of coding without one
+    with pytest.raises(InputError, match="--prior: no shipped decoder prior fits 3 grids with networks 8 and 8 wide"):
+        encode_latent_image(image, 1e-3, TINY, levels=3, use_prior=True)
 
 
 def test_the_shipped_priors_match_their_digests_and_the_medium_preset():
