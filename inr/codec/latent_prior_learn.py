@@ -1,9 +1,10 @@
 """Learning the latent codec's decoder prior (``latent_prior``): the latents of every training crop and one shared
 synthesis and entropy model, trained together on the mean of D + λ·R over the crops (the encoder's own loss and
 schedule, ``latent_fit``), then the networks quantised at fixed steps (synthesis 2^−10, entropy model 2^−10); the
-command prints the table ``inr/codec/latent_priors.py`` holds.
+command prints an entry of the table ``inr/codec/latent_priors.py`` holds, to be appended to it (an entry is never
+edited: files name their prior by its digest).
 
-    python -m inr.codec.latent_prior_learn --steps 400 --crop 96 > inr/codec/latent_priors.py
+    python -m inr.codec.latent_prior_learn --steps 1000 --crop 128 --lambda 0.01
 """
 
 from __future__ import annotations
@@ -70,13 +71,11 @@ def training_crops(side: int) -> list[Tensor]:
     return crops
 
 
-def table_source(prior: Prior, command: str) -> str:
-    """The Python source of a one-entry table of priors."""
+def entry_source(prior: Prior, command: str) -> str:
+    """The Python source of one entry of the table of priors (``latent_priors.PRIORS``), the command that made it
+    in a comment above it."""
     lines = [
-        f'"""The latent codec\'s shipped decoder priors (``inr.codec.latent_prior``), a frozen table: made by\n\n    {command}\n"""',
-        "",
-        "# fmt: off",
-        "PRIORS = (",
+        f"    # {command}",
         "    {",
         f'        "levels": {prior.levels}, "synthesis": {prior.synthesis}, "arm": {prior.arm},',
         f'        "synthesis_bits": {prior.synthesis_bits}, "arm_bits": {prior.arm_bits},  # digest {prior.digest.hex()}',
@@ -84,16 +83,14 @@ def table_source(prior: Prior, command: str) -> str:
         *(f"            {tuple(int(v) for v in t.reshape(-1))!r}," for t in prior.tensors),
         "        ),",
         "    },",
-        ")",
-        "# fmt: on",
-        "",
     ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = CommandParser(
-        prog="python -m inr.codec.latent_prior_learn", description="Learn the latent codec's decoder prior; print its table."
+        prog="python -m inr.codec.latent_prior_learn",
+        description="Learn the latent codec's decoder prior for the medium preset's networks; print its entry of the table of priors.",
     )
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--crop", type=int, default=96)
@@ -102,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     preset = PRESETS["medium"]
     prior = learn_prior(training_crops(args.crop), args.lam, Preset("prior", args.steps, preset.synthesis, preset.arm), levels=7)
     command = f"python -m inr.codec.latent_prior_learn --steps {args.steps} --crop {args.crop} --lambda {args.lam:g}"
-    print(table_source(prior, command))
+    print(entry_source(prior, command))
 
 
 if __name__ == "__main__":
