@@ -101,13 +101,23 @@ def maml_losses(losses: Losses, theta: Mapping[str, Tensor], count: int, steps: 
     """(the K losses at θ, the K losses after n differentiable SGD steps from θ): φ^(t+1) = φ^(t) − α ∇ Σ_k L_k(φ^(t))
     with ``torch.func.grad``; the second is differentiable with respect to θ through every step (MAML), and with
     ``lr`` a mapping of tensors φ_i^(t+1) = φ_i^(t) − α_i ∇_i, differentiable with respect to each α_i (Meta-SGD)."""
+    first, after, _ = differentiable_sgd(losses, expand(theta, count), steps, lr)
+    return first, after
+
+
+def differentiable_sgd(
+    losses: Losses, start: Mapping[str, Tensor], steps: int, lr: Rates
+) -> tuple[Tensor, Tensor, dict[str, Tensor]]:
+    """n SGD steps x^(t+1) = x^(t) − α_i ∇_i Σ_k L_k(x^(t)) from ``start`` that keep the graph of whatever ``start``,
+    ``losses`` and ``lr`` depend on (each gradient with ``torch.func.grad``): -> (the K losses at the start, the K
+    losses after the n steps, x^(n)). MAML's loop (x = φ) and the shift modulations' (x = s, ``inr.tasks.modulations``)."""
     rate = (lambda name: lr[name]) if isinstance(lr, Mapping) else (lambda name: lr)
-    phi = expand(theta, count)
+    x = dict(start)
     total = lambda p: (lambda values: (values.sum(), values.detach()))(losses(p))
     first = None
     for _ in range(steps):
-        grads, values = torch.func.grad(total, has_aux=True)(phi)
+        grads, values = torch.func.grad(total, has_aux=True)(x)
         first = values if first is None else first
-        phi = {name: phi[name] - rate(name) * grads[name] for name in phi}
-    after = losses(phi)
-    return (after.detach() if first is None else first), after
+        x = {name: x[name] - rate(name) * grads[name] for name in x}
+    after = losses(x)
+    return (after.detach() if first is None else first), after, x

@@ -54,7 +54,7 @@ from inr.tasks.buildable import check_saved_config
 from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.guards import NonFiniteLossGuard
 from inr.tasks.init_from import INIT_KEY, InnerLoop, architecture, inner_loop, load_init
-from inr.tasks.init_steps import check_names, init_optimizer
+from inr.tasks.init_steps import adapted_names, check_names, init_optimizer
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
 from inr.tasks.parts import build_parts, import_class, init_arguments
@@ -90,7 +90,8 @@ class INRModule(L.LightningModule):
             on a CUDA device with inner_steps > 1, otherwise one log line says why not and the steps run eagerly).
         init_from: a checkpoint whose encoder and network start the fit instead of a random draw (a learned
             initialisation, ``inr.tasks.init_from``), read when ``fit`` sets up (a resume then restores its checkpoint).
-            A Meta-SGD init's first n steps are its inner loop's (SGD at its learned rates, ``inr.tasks.init_steps``).
+            A Meta-SGD init's first n steps are its inner loop's (SGD at its learned rates, ``inr.tasks.init_steps``);
+            a modulations init's are SGD on its hidden layers' biases alone, at its shifts' rates.
     """
 
     default_in_dim = 2
@@ -343,10 +344,11 @@ class INRModule(L.LightningModule):
                 self.init_loop = inner_loop(self.init_from)
                 if self.init_loop is not None:
                     where = f"model.init_from {self.init_from}"
-                    check_names(self.init_loop, [n for n, _ in self.network.named_parameters()], where)
+                    check_names(self.init_loop, adapted_names(self.init_loop, self.network), where)
                     if self.inner_steps > 1:
+                        which = "a Meta-SGD" if self.init_loop.adapts == "all" else "a modulations"
                         raise InputError(
-                            f"{where}: a Meta-SGD init's first {self.init_loop.steps} steps take its learned rates, one "
+                            f"{where}: {which} init's first {self.init_loop.steps} steps take its learned rates, one "
                             f"optimizer step per training step; model.inner_steps is {self.inner_steps}: set it to 1"
                         )
                 self._init_loaded = True
@@ -572,7 +574,8 @@ class INRModule(L.LightningModule):
 
     def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
         """The configured optimizer's step; the first n steps of a fit from a Meta-SGD init are its inner loop's
-        instead (``inr.tasks.init_steps``): SGD at the learned rate α_i of each network tensor."""
+        instead (``inr.tasks.init_steps``): SGD at the learned rate α_i of each network tensor (of each hidden layer's
+        bias, for a modulations init)."""
         loop = self.init_loop
         self._init_step_taken = loop is not None and self.global_step < loop.steps
         if not self._init_step_taken:

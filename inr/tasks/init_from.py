@@ -15,6 +15,11 @@ meta-trained to take with them (``INNER_STEPS_KEY``); ``load_init`` reads the fi
 the rates and ``inner_loop(path)`` both (None for an init without them). A fit started from such an init takes
 its first n steps as that inner loop did (``inr.tasks.init_steps``).
 
+An init meta-learned to adapt shift modulations only (``MetaLearning(adapt="modulations")``, ``inr.tasks.modulations``)
+says so (``INNER_ADAPTS_KEY``: ``modulations``) and holds the rate α_l of each hidden layer's shift, keyed by the bias
+it is added to, with n (MAML's one rate in every layer, Meta-SGD's learned ones): ``inner_loop(path).adapts`` is
+then ``modulations``, and a fit from it takes its first n steps on those biases alone.
+
 The file is data: it is read with ``torch.load(weights_only=True)`` after its archive entries are sized (a
 deflated entry could stand for any size), so a checkpoint can run no code (``inr.io.checkpoint``; the record:
 ``inr.networks.record``).
@@ -54,6 +59,7 @@ __all__ = [
     "architecture",
     "first_difference",
     "INNER_STEPS_KEY",
+    "INNER_ADAPTS_KEY",
     "InnerLoop",
     "inner_loop",
     "inner_rates",
@@ -66,20 +72,25 @@ __all__ = [
 INNER_RATES_KEY = "inr_inner_rates"
 # beside it, n: the inner SGD steps per outer step those rates were meta-trained for
 INNER_STEPS_KEY = "inr_inner_steps"
+# what the inner loop adapts, where it is not every tensor: "modulations" (the hidden layers' shifts; absent: "all")
+INNER_ADAPTS_KEY = "inr_inner_adapts"
 
 
 class InnerLoop(NamedTuple):
-    """The inner loop a Meta-SGD init was meta-trained for: ``steps`` SGD steps θ_i ← θ_i − α_i ∇_i L with
-    α_i = ``rates[i]`` per network tensor, by name."""
+    """The inner loop an init was meta-trained for: ``steps`` SGD steps θ_i ← θ_i − α_i ∇_i L with α_i = ``rates[i]``
+    per tensor, by name: every network tensor (``adapts`` ``all``, Meta-SGD), or the hidden layers' biases, where
+    the shift modulations enter (``modulations``; ``inr.tasks.modulations``)."""
 
     rates: dict[str, float]
     steps: int
+    adapts: str = "all"
 
 
 def inner_rates(path: Union[str, Path]) -> Optional[dict[str, float]]:
     """α_i of each network tensor i that the init was meta-learned to take inner SGD steps with (Meta-SGD:
     θ_i' = θ_i − α_i ∇_i L), by tensor name (``network.`` left off, as ``network.named_parameters()`` names
-    them); None when the checkpoint holds none (Reptile, MAML, any other run)."""
+    them); None when the checkpoint holds none (Reptile, MAML, any other run). A modulations init's rates are its
+    shifts', keyed by the hidden-layer bias each shift is added to."""
     return checked_rates(read_checkpoint(path).get(INNER_RATES_KEY), path)
 
 
@@ -96,11 +107,29 @@ def checked_rates(rates: object, path: Union[str, Path]) -> Optional[dict[str, f
     return {k: float(v) for k, v in rates.items()}
 
 
+def inner_adapts(path: Union[str, Path]) -> str:
+    """What the init's inner loop adapts: ``all`` (every network tensor; any init that does not say) or
+    ``modulations`` (the hidden layers' shifts); anything else is refused in one line."""
+    return checked_adapts(read_checkpoint(path), path)
+
+
+def checked_adapts(checkpoint: dict, path: Union[str, Path]) -> str:
+    adapts = checkpoint.get(INNER_ADAPTS_KEY, "all")
+    if adapts not in ("all", "modulations"):
+        raise InputError(f"model.init_from {path}: its {INNER_ADAPTS_KEY} is {adapts!r}, not all or modulations")
+    if adapts != "all" and checkpoint.get(INNER_RATES_KEY) is None:
+        raise InputError(
+            f"model.init_from {path}: it adapts {adapts} but holds no {INNER_RATES_KEY} (their rates); meta-train the init again"
+        )
+    return adapts
+
+
 def inner_loop(path: Union[str, Path]) -> Optional[InnerLoop]:
-    """The rates and the inner step count n of a Meta-SGD init (``InnerLoop``); None for an init without rates.
-    An init with rates but no count, or a count that is not an int ≥ 1, is refused in one line: the rates were
-    learned for n steps, and another n would be another method."""
+    """The rates, the inner step count n and what they adapt of a Meta-SGD or modulations init (``InnerLoop``); None
+    for an init without rates. An init with rates but no count, or a count that is not an int ≥ 1, is refused in one
+    line: the rates were learned for n steps, and another n would be another method."""
     checkpoint = read_checkpoint(path)
+    adapts = checked_adapts(checkpoint, path)
     rates = checked_rates(checkpoint.get(INNER_RATES_KEY), path)
     if rates is None:
         return None
@@ -110,7 +139,7 @@ def inner_loop(path: Union[str, Path]) -> Optional[InnerLoop]:
             f"model.init_from {path}: it holds {INNER_RATES_KEY} but its {INNER_STEPS_KEY} (the inner steps they were learned for) "
             f"is not an int ≥ 1, got {steps!r}; meta-train the init again"
         )
-    return InnerLoop(rates, steps)
+    return InnerLoop(rates, steps, adapts)
 
 
 def load_init(task: nn.Module, path: Union[str, Path]) -> None:

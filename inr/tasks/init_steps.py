@@ -8,6 +8,11 @@ starts at step n as it would at step 0 of any fit. Only the network's tensors mo
 meta-training's inner loop (an encoder's trainable tensors, an output bias, hold). Reptile's and MAML's inits hold
 no rates: their fits are ordinary from step 0.
 
+An init meta-learned to adapt shift modulations only (``adapts`` ``modulations``, ``inr.tasks.modulations``) is θ and
+n SGD steps on the shifts s_l of its hidden layers from s = 0, θ held. A shift is added to its layer's bias, so those
+steps are n SGD steps b_l ← b_l − α_l ∇_{b_l} L on the hidden layers' biases alone, every other tensor held: the
+fit's first n steps are that, then its configured optimizer on every tensor.
+
 The n steps go through the Trainer's strategy with a ``torch.optim.SGD`` of one parameter group per tensor (lr α_i,
 no momentum, no weight decay), so the precision plugin and any gradient clipping the Trainer sets apply to them as
 to every other step.
@@ -29,12 +34,21 @@ from torch import Tensor
 
 from inr.errors import InputError
 from inr.tasks.init_from import InnerLoop
+from inr.tasks.modulations import shift_names
 
-__all__ = ["InnerLoop", "init_optimizer", "check_names"]
+__all__ = ["InnerLoop", "adapted_names", "init_optimizer", "check_names"]
+
+
+def adapted_names(loop: InnerLoop, network: torch.nn.Module) -> list[str]:
+    """The network tensors the init's first steps move: every one, or the hidden layers' biases (modulations)."""
+    if loop.adapts == "modulations":
+        return shift_names(network)
+    return [n for n, _ in network.named_parameters()]
 
 
 def check_names(loop: InnerLoop, names: list[str], where: str) -> None:
-    """Refuse rates that do not name exactly the network's tensors (another architecture's, or a damaged entry)."""
+    """Refuse rates that do not name exactly the tensors the loop adapts (``adapted_names``: another architecture's,
+    or a damaged entry)."""
     missing, extra = sorted(set(names) - set(loop.rates)), sorted(set(loop.rates) - set(names))
     if missing or extra:
         what = f"no rate for {missing[0]}" if missing else f"a rate for {extra[0]}, not a tensor of the network"
@@ -42,6 +56,7 @@ def check_names(loop: InnerLoop, names: list[str], where: str) -> None:
 
 
 def init_optimizer(params: Mapping[str, Tensor], loop: InnerLoop) -> torch.optim.SGD:
-    """Plain SGD with tensor i at rate α_i: one step is θ_i ← θ_i − α_i ∇_i L for every tensor of ``params``."""
-    groups = [{"params": [p], "lr": float(loop.rates[name])} for name, p in params.items()]
+    """Plain SGD with tensor i at rate α_i: one step is θ_i ← θ_i − α_i ∇_i L for every tensor of ``params`` that the
+    loop has a rate for (the others held: a modulations init moves its hidden layers' biases alone)."""
+    groups = [{"params": [p], "lr": float(loop.rates[name])} for name, p in params.items() if name in loop.rates]
     return torch.optim.SGD(groups, lr=0.0, momentum=0.0, weight_decay=0.0)

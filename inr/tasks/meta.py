@@ -18,6 +18,15 @@ through the task's operator), and runs the inner loop (``inr.tasks.adaptation``)
   ``inner_rates(path)``) and n (``INNER_STEPS_KEY``); the held-out scores adapt with them, and so does a fit
   started from the init (its first n steps: ``inr.tasks.init_steps``).
 
+``adapt``: what the inner loop moves. ``all`` (default): every network tensor, as above. ``modulations`` (functa,
+Dupont et al. 2022): only per-signal shifts s_l added to each hidden layer's pre-activation, h_{l+1} =
+act(W_l h_l + b_l + s_l), s^(0) = 0 (``inr.tasks.modulations``); n SGD steps s_l ← s_l − α_l ∇_{s_l} Σ_k L_k, θ
+held, at one rate α (``maml``) or a learned α_l = exp(a_l) per layer (``metasgd``); the outer loop is MAML's on
+θ (and the a_l), through the inner steps. A signal is then its shifts, D·width numbers. Reptile has no such form
+(its direction θ − mean_k φ_k is zero when the inner loop holds θ) and is refused. The checkpoint holds the shifts'
+rates by the bias each is added to, n and ``INNER_ADAPTS_KEY`` = ``modulations``; a fit from the init takes its
+first n steps on those biases alone (``inr.tasks.init_steps``), and the held-out scores adapt the shifts alone.
+
 The loss the inner loop minimises is the task's own (``ImageFitting``: MSE on the training pixels;
 ``InverseFitting``: |A(f) − y|² on the projections; ``VolumeFitting``: BCE on occupancy). Under N ranks each rank
 adapts its share of the K signals and DDP averages the outer gradients: the mean over all K.
@@ -47,7 +56,8 @@ from inr.metrics.local import not_distributed
 from inr.networks import MLP, NetworkFactory
 from inr.tasks.adaptation import INNER_OPTIMIZERS, adapt, expand, maml_losses, reptile_gradient, surrogate
 from inr.tasks.base import INRModule
-from inr.tasks.init_from import INNER_RATES_KEY, INNER_STEPS_KEY, inner_rates, load_init
+from inr.tasks.init_from import INNER_ADAPTS_KEY, INNER_RATES_KEY, INNER_STEPS_KEY, inner_adapts, inner_rates, load_init
+from inr.tasks.modulations import ADAPTS, modulated, shift_losses, shift_names, zero_shifts
 from inr.tasks.parts import import_class
 
 ALGORITHMS = ("reptile", "maml", "metasgd")
@@ -111,6 +121,8 @@ class MetaLearning(INRModule):
         eval_steps: the inner-step counts after which the test signals are scored (default 0, 1, 2, 5, 10).
         render_chunk: coordinates per forward pass when scoring (shared by the K members).
         init_from: continue from a checkpoint's encoder and network (``inr.tasks.init_from``).
+        adapt: what the inner loop adapts: ``all`` network tensors, or the hidden layers' shift ``modulations``
+            only (``maml`` or ``metasgd``; ``inr.tasks.modulations``).
     """
 
     default_in_dim = 2
@@ -132,10 +144,18 @@ class MetaLearning(INRModule):
         eval_steps: Optional[list[int]] = None,
         render_chunk: int = 65536,
         init_from: Optional[str] = None,
+        adapt: Literal["all", "modulations"] = "all",
     ) -> None:
         cls = task_class(task)
         if algorithm not in ALGORITHMS:
             raise InputError(f"model.algorithm: unknown algorithm {algorithm!r}; choose {' or '.join(ALGORITHMS)}")
+        if adapt not in ADAPTS:
+            raise InputError(f"model.adapt: unknown {adapt!r}; choose {' or '.join(ADAPTS)}")
+        if adapt == "modulations" and algorithm == "reptile":
+            raise InputError(
+                "model.adapt modulations: Reptile steps θ toward the adapted weights, and the shifts leave θ where it "
+                "is; use algorithm maml or metasgd"
+            )
         if (
             isinstance(inner_loop_steps, bool)
             or not isinstance(inner_loop_steps, int)
@@ -173,9 +193,12 @@ class MetaLearning(INRModule):
         self.algorithm, self.inner_loop_steps, self.inner_loop_lr = algorithm, inner_loop_steps, float(inner_loop_lr)
         self.inner_loop_optimizer, self.eval_steps = inner_loop_optimizer, sorted(set(steps))
         self.inner_log_rate_lr = float(inner_log_rate_lr)
+        self.adapt = adapt
+        # the hidden layers' biases, where the shifts enter (refused in one line where the network has none)
+        self.shift_names = shift_names(self.network) if adapt == "modulations" else []
         if algorithm == "metasgd":  # a_i = log α_i: the rates stay > 0 whatever step the outer optimizer takes
             start = math.log(self.inner_loop_lr)
-            self.inner_log_rates = nn.ParameterList(nn.Parameter(torch.tensor(start)) for _ in self.network.parameters())
+            self.inner_log_rates = nn.ParameterList(nn.Parameter(torch.tensor(start)) for _ in self.rate_names())
         self._stacks: dict[tuple[int, str, torch.dtype], INRModule] = {}  # stacked tasks by (K, device, dtype)
         try:  # a task, network or encoder that cannot be stacked: refused now
             probe = self.members_task(1, torch.device("cpu"))
@@ -220,13 +243,16 @@ class MetaLearning(INRModule):
     def theta(self) -> dict[str, Tensor]:
         return dict(self.network.named_parameters())
 
+    def rate_names(self) -> list[str]:
+        """What the inner loop steps, by name: every network tensor, or the biases the shifts are added to."""
+        return list(self.shift_names) if self.adapt == "modulations" else [n for n, _ in self.network.named_parameters()]
+
     def inner_rates(self) -> Any:
-        """The inner SGD's rate: α_i = exp(a_i) per network tensor by name for Meta-SGD (differentiable in a_i),
-        else the one ``inner_loop_lr``."""
+        """The inner SGD's rate: α_i = exp(a_i) per network tensor (per shifted layer) by name for Meta-SGD
+        (differentiable in a_i), else the one ``inner_loop_lr``."""
         if self.algorithm != "metasgd":
             return self.inner_loop_lr
-        names = [n for n, _ in self.network.named_parameters()]
-        return {n: a.exp() for n, a in zip(names, self.inner_log_rates)}
+        return {n: a.exp() for n, a in zip(self.rate_names(), self.inner_log_rates)}
 
     def optimizer_groups(self) -> list[Any]:
         """θ at the outer optimizer's rate; Meta-SGD's log-rates a_i in a group of their own at ``inner_log_rate_lr``."""
@@ -241,7 +267,10 @@ class MetaLearning(INRModule):
         count = len(batch["signals"])
         stacked = self.members_task(count, self.device)
         losses, theta = self.losses_at(stacked, batch), self.theta()
-        if self.algorithm == "reptile":
+        if self.adapt == "modulations":  # MAML or Meta-SGD on θ through the shifts' inner loop
+            before, after, _ = shift_losses(losses, theta, self.shift_names, count, self.inner_loop_steps, self.inner_rates())
+            loss = after.mean()
+        elif self.algorithm == "reptile":
             adapted, history = adapt(
                 losses, expand(theta, count), self.inner_loop_steps, self.inner_loop_lr, self.inner_loop_optimizer
             )
@@ -295,14 +324,18 @@ class MetaLearning(INRModule):
 
         with torch.inference_mode(False), torch.enable_grad():
             batch = {k: v.clone() if isinstance(v, Tensor) else v for k, v in batch.items()}  # tensors autograd may save
-            adapt(
-                self.losses_at(stacked, batch),
-                expand(theta, count),
-                max(self.eval_steps),
-                rates,
-                self.inner_loop_optimizer,
-                observe,
-            )
+            losses = self.losses_at(stacked, batch)
+            if self.adapt == "modulations":  # the shifts alone move, from 0; the members' weights are θ's with them
+                adapt(
+                    lambda s: losses(modulated(theta, s)),
+                    zero_shifts(theta, self.shift_names, count),
+                    max(self.eval_steps),
+                    rates if isinstance(rates, dict) else {n: rates for n in self.shift_names},
+                    "sgd",
+                    lambda step, s: observe(step, modulated(theta, s)),
+                )
+            else:
+                adapt(losses, expand(theta, count), max(self.eval_steps), rates, self.inner_loop_optimizer, observe)
         return torch.stack([recorded[s] for s in self.eval_steps], dim=1)
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
@@ -375,16 +408,23 @@ class MetaLearning(INRModule):
         if stage == "fit" and self.init_from is not None and not getattr(self, "_init_loaded", False):
             load_init(self, self.init_from)
             rates = inner_rates(self.init_from) if self.algorithm == "metasgd" else None
-            if rates is not None and set(rates) == set(self.theta()):  # a Meta-SGD init continues with its rates
+            same = rates is not None and inner_adapts(self.init_from) == self.adapt and set(rates) == set(self.rate_names())
+            if same:  # a Meta-SGD init continues with its rates
                 with torch.no_grad():
-                    for name, a in zip(self.theta(), self.inner_log_rates):
+                    for name, a in zip(self.rate_names(), self.inner_log_rates):
                         a.fill_(math.log(rates[name]))
             self._init_loaded = True
         self._stacks.clear()  # the encoder's tensors may have been restored or loaded since
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         super().on_save_checkpoint(checkpoint)
-        if self.algorithm == "metasgd":  # beside the field, where a consumer of the init finds them (inner_rates)
+        if self.adapt == "modulations":  # θ alone is not the init: its shifts' inner loop is (inr.tasks.init_steps)
+            rates = self.inner_rates()
+            rates = {n: a.item() for n, a in rates.items()} if isinstance(rates, dict) else dict.fromkeys(self.shift_names, rates)
+            checkpoint[INNER_RATES_KEY] = rates
+            checkpoint[INNER_STEPS_KEY] = self.inner_loop_steps
+            checkpoint[INNER_ADAPTS_KEY] = self.adapt
+        elif self.algorithm == "metasgd":  # beside the field, where a consumer of the init finds them (inner_rates)
             checkpoint[INNER_RATES_KEY] = {n: a.item() for n, a in self.inner_rates().items()}
             checkpoint[INNER_STEPS_KEY] = self.inner_loop_steps  # the steps the rates were learned for
 

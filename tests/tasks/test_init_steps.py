@@ -2,7 +2,9 @@
 learned rate α_i, then the configured optimizer from its own step 0 — checked in float64 against a hand-written loop
 (the field network(encoder(v)), its mean squared error on the training pixels, ``torch.autograd``); a fit from an
 init without rates (Reptile's, MAML's) and a plain fit are the configured optimizer from step 0, against the same
-loop; the scheduler counts the configured optimizer's steps only; bad rates are refused in one line."""
+loop; a fit from a modulations init takes its first n steps on shifts of its hidden layers alone, against a
+hand-written loop on the shifts; the scheduler counts the configured optimizer's steps only; bad rates are refused
+in one line."""
 
 from functools import partial
 
@@ -14,7 +16,7 @@ from inr.encoders import GaussianEncoding
 from inr.errors import InputError
 from inr.networks import MLP
 from inr.tasks import ImageFitting
-from inr.tasks.init_from import INIT_KEY, INNER_RATES_KEY, INNER_STEPS_KEY, architecture, inner_loop
+from inr.tasks.init_from import INIT_KEY, INNER_ADAPTS_KEY, INNER_RATES_KEY, INNER_STEPS_KEY, architecture, inner_loop
 
 LR = 1e-2  # the configured Adam's
 N = 3  # the init's inner steps
@@ -37,9 +39,11 @@ def rates_of(model: ImageFitting) -> dict[str, float]:
     return {name: 0.5 * (1.5**i) for i, (name, _) in enumerate(model.network.named_parameters())}
 
 
-def write_init(path, rates=None, steps=N) -> dict[str, torch.Tensor]:
+def write_init(path, rates=None, steps=N, adapts=None) -> dict[str, torch.Tensor]:
     model = make(0)
     checkpoint = {"state_dict": model.state_dict(), INIT_KEY: architecture(model)}
+    if adapts is not None:
+        checkpoint[INNER_ADAPTS_KEY] = adapts
     if rates is not None:
         checkpoint[INNER_RATES_KEY] = rates
     if steps is not None:
@@ -122,6 +126,69 @@ def test_the_scheduler_counts_the_configured_optimizer_steps_only(tmp_path, quie
     halve = partial(torch.optim.lr_scheduler.StepLR, step_size=1, gamma=0.5)
     _, _, trainer = fitted(quiet_trainer, make(1, init_from=str(path), scheduler=halve), N + AFTER)
     assert trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(LR * 0.5**AFTER, rel=1e-12)
+
+
+SHIFT_RATES = {"0.bias": 0.8, "2.bias": 2.0}  # one per hidden layer of the 16-16 MLP
+
+
+def shifts_by_hand(start: dict[str, torch.Tensor], dm: ImageDataModule, n: int, after: int) -> dict[str, torch.Tensor]:
+    """n steps s_l ← s_l − α_l ∇_{s_l} L from s = 0 with every hidden layer act(W h + b + s) and θ held, then the
+    biases b + s and ``after`` steps of torch's Adam at LR on every tensor: the network's tensors after them."""
+    reference = make(1)
+    reference.load_state_dict(start)
+    coords = dm.grid.coords(dm.train_index).double()  # (N, 2)
+    values = dm.values[dm.train_index].double()  # (N, 3)
+    theta = {k: v.detach() for k, v in reference.network.named_parameters()}
+    shifts = {k: torch.zeros_like(theta[k], requires_grad=True) for k in SHIFT_RATES}
+    for _ in range(n):
+        params = {k: theta[k] + shifts[k] if k in shifts else theta[k] for k in theta}
+        field = torch.func.functional_call(reference.network, params, (reference.encoder(coords),))
+        grads = torch.autograd.grad((field - values).square().mean(), list(shifts.values()))
+        shifts = {k: (s - SHIFT_RATES[k] * g).detach().requires_grad_(True) for (k, s), g in zip(shifts.items(), grads)}
+    with torch.no_grad():
+        for k, p in reference.network.named_parameters():
+            if k in shifts:
+                p += shifts[k]
+    adam = torch.optim.Adam(reference.parameters(), lr=LR)
+    for _ in range(after):
+        adam.zero_grad()
+        (reference.network(reference.encoder(coords)) - values).square().mean().backward()
+        adam.step()
+    return {k: p.detach() for k, p in reference.network.named_parameters()}
+
+
+def test_a_modulations_init_takes_its_first_n_steps_on_the_shifts_alone(tmp_path, quiet_trainer):
+    path = tmp_path / "modulations.ckpt"
+    start = write_init(path, SHIFT_RATES, adapts="modulations")
+    model, dm, _ = fitted(quiet_trainer, make(1, init_from=str(path)), N + AFTER)
+    want = shifts_by_hand(start, dm, N, AFTER)
+    for name, p in model.network.named_parameters():
+        assert (p.detach() - want[name]).abs().max() <= TOL, name
+    # the check can fail: the same steps on every tensor, or Adam from step 0, end elsewhere
+    every = by_hand(start, dm, dict.fromkeys(want, 0.8), N, AFTER)
+    adam_only = by_hand(start, dm, {}, 0, N + AFTER)
+    for other in (every, adam_only):
+        assert max((p.detach() - other[n]).abs().max() for n, p in model.network.named_parameters()) > 1e-6
+    # its first n steps alone: the weights where the init put them, the hidden biases moved
+    held, _, _ = fitted(quiet_trainer, make(1, init_from=str(path)), N)
+    for name, p in held.network.named_parameters():
+        moved = (p.detach() - start[f"network.{name}"]).abs().max()
+        assert (moved > 0) if name in SHIFT_RATES else (moved == 0), name
+
+
+@pytest.mark.parametrize(
+    "rates, adapts, message",
+    [
+        ({"0.bias": 1.0}, "modulations", r"its inner rates do not match the network \(no rate for 2.bias\)"),
+        (None, "modulations", "it adapts modulations but holds no inr_inner_rates"),
+        (SHIFT_RATES, "layers", "its inr_inner_adapts is 'layers', not all or modulations"),
+    ],
+)
+def test_bad_modulations_inits_are_refused_in_one_line(tmp_path, quiet_trainer, rates, adapts, message):
+    path = tmp_path / "bad.ckpt"
+    write_init(path, rates, adapts=adapts)
+    with pytest.raises(InputError, match=message):
+        fitted(quiet_trainer, make(1, init_from=str(path)), 1)
 
 
 @pytest.mark.parametrize(
