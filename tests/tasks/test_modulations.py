@@ -15,6 +15,7 @@ from inr.data.signal_sets import SignalSet
 from inr.encoders import GaussianEncoding
 from inr.errors import InputError
 from inr.networks import MLP
+from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
 from inr.tasks.adaptation import expand
 from inr.tasks.init_from import INNER_ADAPTS_KEY, INNER_RATES_KEY, INNER_STEPS_KEY, inner_loop
 from inr.tasks.meta import MemberField, MetaLearning
@@ -222,3 +223,71 @@ def test_bad_modulation_settings_are_refused_in_one_line(settings, message):
             **{"network": partial(MLP, width=8, depth=2), "adapt": "modulations", **kwargs},
         )
     assert "\n" not in str(info.value)
+
+
+class MemberLoss(torch.nn.Module):
+    """L_k of an ordinary single task on the batch's k-th target, through its own field, measurement and loss."""
+
+    def __init__(self, single: torch.nn.Module, k: int) -> None:
+        super().__init__()
+        self.single, self.k = single, k
+
+    def forward(self, batch: dict) -> torch.Tensor:
+        single = self.single
+        return single.loss(single.measure(single.field(batch), batch), batch["targets"][self.k])
+
+
+KINDS = {  # kind -> (task, single task class, output activation, extra, resolution)
+    "natural": ("inr.tasks.ImageFitting", ImageFitting, "sigmoid", {}, 16),
+    "ct": ("inr.tasks.InverseFitting", InverseFitting, "sigmoid", {}, 16),
+    "shape": ("inr.tasks.VolumeFitting", VolumeFitting, "none", {"mode": "occupancy"}, 8),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_adapts_its_shifts_through_its_own_task(kind):
+    """Images, CT (through its projections) and occupancy: the meta loss and its gradient with respect to θ equal
+    n = 2 SGD steps on the hidden layers' biases alone of the ordinary single task, member by member, through its
+    own ``field``, ``measure`` and ``loss`` (float64, 1e-10): the shifts enter where the biases do."""
+    task, cls, output, extra, side = KINDS[kind]
+    dm = SignalSet(kind=kind, train_signals=4, test_signals=2, resolution=side, signals_per_step=3)
+    dm.setup("fit")
+    torch.manual_seed(0)
+    meta = MetaLearning(
+        encoder=GaussianEncoding(in_dim=3 if kind == "shape" else 2, num_features=8, sigma=2.0),
+        network=partial(MLP, width=8, depth=2, output_activation=output),
+        out_channels=3 if kind == "natural" else 1,
+        task=task,
+        algorithm="maml",
+        adapt="modulations",
+        inner_loop_lr=0.5,
+        **extra,
+    ).double()
+    meta.attach_data(dm)
+    batch = double_batch(dm)
+    loss = meta.training_step(batch, 0)
+    params = list(meta.network.parameters())
+    got = torch.autograd.grad(loss, params)
+
+    single = cls(encoder=meta.encoder, network=meta.factory, out_channels=meta.out_channels, **extra).double()
+    single.attach_data(dm)
+    names = [n for n, _ in single.network.named_parameters()]
+    theta = [p.detach().clone().requires_grad_(True) for p in params]
+
+    def value(phi: list, k: int) -> torch.Tensor:
+        return torch.func.functional_call(MemberLoss(single, k), {f"single.network.{n}": p for n, p in zip(names, phi)}, (batch,))
+
+    finals = []
+    for k in range(3):
+        phi = list(theta)
+        for _ in range(2):
+            hidden = [i for i, n in enumerate(names) if n in meta.shift_names]
+            grads = torch.autograd.grad(value(phi, k), [phi[i] for i in hidden], create_graph=True)
+            for i, g in zip(hidden, grads):
+                phi[i] = phi[i] - 0.5 * g
+        finals.append(value(phi, k))
+    expected = torch.stack(finals).mean()
+    want = torch.autograd.grad(expected, theta)
+    assert abs(loss.item() - expected.item()) <= 1e-10
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w, atol=1e-10, rtol=0)

@@ -1,7 +1,8 @@
 """Learned initialisations given bad values through the command line: every one is one ``error:`` line, exit 2,
 and no file written — a missing, damaged or foreign ``init_from``, a checkpoint of another architecture, train and
 test signals that overlap, inner steps, inner, log-rate or outer learning rates (Reptile's ε) that are not positive, MAML with
-Adam's inner steps, a meta-learning run whose data is not a class of signals."""
+Adam's inner steps, an unknown ``adapt`` or Reptile adapting modulations, a meta-learning run whose data is not a
+class of signals."""
 
 import shutil
 
@@ -97,6 +98,8 @@ def test_train_and_test_signals_that_overlap(tmp_path, run_cli, kit):
         (["--data.init_args.train_signals", "0"], "data.train_signals must be an int from 1"),
         (["--data.init_args.test", "/nowhere/at/all"], "data.test /nowhere/at/all: not a directory"),
         (["--model.init_args.task", "inr.tasks.ShapeFitting"], "model.task inr.tasks.ShapeFitting"),
+        (["--model.init_args.adapt", "shifts"], "model.adapt (inr.tasks.MetaLearning): Expected a typing.Literal"),
+        (["--model.init_args.adapt", "modulations"], "model.adapt modulations: Reptile steps θ toward the adapted weights"),
     ],
 )
 def test_bad_meta_learning_settings(tmp_path, run_cli, kit, extra, expected):
