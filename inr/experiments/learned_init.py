@@ -15,6 +15,10 @@ same network and encoder in every row; the rows differ in their start and their 
 - ``reptile``, ``maml``, ``metasgd``: the learned init (``init_from``), fitted with the inner loop's optimiser and rate
   (Meta-SGD's first n steps at its learned rate per tensor, as its inner loop: ``inr.tasks.init_steps``; then SGD at
   the inner rate its rates started from);
+- ``modulations`` (natural crops): Meta-SGD whose inner loop adapts only a shift per hidden layer,
+  h_{l+1} = act(W_l h_l + b_l + s_l) from s = 0 (functa, Dupont et al. 2022; ``inr.tasks.modulations``): its first n
+  steps move the hidden layers' biases alone at the learned rate per layer (s_l enters where b_l does), then SGD at
+  the inner rate on every tensor, as the Meta-SGD row;
 - ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam.
 
 The score (held-out PSNR of images: the [1::2, 1::2] pixels; CT: the whole grid against the phantom; IoU of
@@ -52,7 +56,7 @@ from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure,
 from inr.experiments.results import json_safe
 from inr.experiments.runner import Column, paired, summarise, verdict
 from inr.io.files import atomic_write
-from inr.methods.meta import META, MetaSettings
+from inr.methods.meta import META, META_ADAPTS, MetaSettings
 from inr.methods.meta import meta_train as driver
 from inr.methods.protocols import PROTOCOLS, MappingSettings
 from inr.methods.registry import METHODS, Component, Resolved, Setting
@@ -65,7 +69,7 @@ from inr.tasks.init_from import load_init
 
 # the step counts after which every row is scored (and the protocol's full count)
 MARKS = (0, 1, 2, 5, 10, 100)
-LEARNED = ("reptile", "maml", "metasgd")
+LEARNED = ("reptile", "maml", "metasgd", "modulations")
 STANDARD = ("paper", "torch")
 # the steps after which the residual per band is compared (bands.png): the start and two steps
 BAND_MARKS = (0, 2)
@@ -112,6 +116,7 @@ class Study:
     reptile: MetaSettings
     maml: MetaSettings
     metasgd: MetaSettings
+    modulations: Optional[MetaSettings] = None  # natural crops only, and only when the row runs
     meta_dir: str = ""  # where the learned inits are kept (--out/meta)
     num_bands: int = 8
     ntk_points: int = 1024
@@ -128,6 +133,7 @@ class LearnedInit(Comparison):
     name = "learned_init"
     doc = __doc__
     methods = (*LEARNED, *STANDARD)
+    default_methods = ("all",)  # every row the kind has (``available``)
     seeds = 1
     headline = ("psnr_2", "psnr", "iou_2", "iou")
     columns: tuple[Column, ...] = ()  # the kind's: ``table_columns`` (CT: its angles; shapes: IoU)
@@ -139,11 +145,21 @@ class LearnedInit(Comparison):
         parser.add_argument("--train-signals", type=int, default=256, help="training signals of a generated set")
         parser.add_argument("--test-signals", type=int, default=8, help="test signals of a generated set (each a row)")
         parser.add_argument(
-            "--meta-steps", type=Optional[int], default=None, help="outer steps of Reptile (MAML, Meta-SGD: half; null: META's)"
+            "--meta-steps",
+            type=Optional[int],
+            default=None,
+            help="outer steps of Reptile (the other learned rows: half; null: META's)",
         )
-        parser.add_argument("--inner-steps", type=Optional[int], default=None, help="inner steps of both (null: META's)")
+        parser.add_argument(
+            "--inner-steps", type=Optional[int], default=None, help="inner steps of every learned row (null: META's)"
+        )
         parser.add_argument("--angles", type=int, default=20, help="CT: projection angles (the paper's 20)")
         parser.add_argument("--few-angles", type=int, default=6, help="CT: the few angles the prior is tried at")
+
+    def available(self, args: Any) -> tuple[str, ...]:
+        """The learned rows ``META`` holds for the kind (``modulations``: natural crops only), the standard ones."""
+        kind = getattr(args, "kind", None)
+        return tuple(n for n in LEARNED if kind is None or n in META[kind]) + STANDARD
 
     def protocol(self, args: Any) -> Study:
         kind = KINDS[args.kind]
@@ -154,7 +170,10 @@ class LearnedInit(Comparison):
         checked_count(args.angles, "--angles")
         checked_count(args.few_angles, "--few-angles")
         settings = {}
+        chosen = comparison.chosen_methods(self, args)
         for name, meta in META[args.kind].items():
+            if name not in ("reptile", "maml", "metasgd") and name not in chosen:
+                continue  # a row added later is in the protocol only when it runs (earlier --out stay readable)
             if args.meta_steps is not None:
                 steps = checked_count(args.meta_steps, "--meta-steps")
                 meta = replace(meta, steps=steps if name == "reptile" else max(1, steps // 2))
@@ -178,7 +197,10 @@ class LearnedInit(Comparison):
         )
 
     def record(self, p: Study) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("seeds", "meta_paths", "meta_dir")}
+        record = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("seeds", "meta_paths", "meta_dir")}
+        if record["modulations"] is None:
+            del record["modulations"]
+        return record
 
     def table_columns(self, p: Study) -> tuple[Column, ...]:
         return columns_of(p.kind)
@@ -239,7 +261,9 @@ class LearnedInit(Comparison):
             return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
         meta: MetaSettings = getattr(p, name)
         optimizer = Component(f"torch.optim.{'SGD' if meta.inner_optimizer == 'sgd' else 'Adam'}", {"lr": meta.inner_lr})
-        inner = "learned rates" if name == "metasgd" else f"{meta.inner_optimizer} {meta.inner_lr:g}"
+        inner = {"metasgd": "learned rates", "modulations": "shifts at learned rates"}.get(
+            name, f"{meta.inner_optimizer} {meta.inner_lr:g}"
+        )
         describe = f"{base.describe}, {name} init ({meta.inner_steps} × {inner}), {meta.inner_optimizer} {meta.inner_lr:g}"
         return replace(base, name=name, optimizer=optimizer, scheduler=None, describe=describe)
 
@@ -290,7 +314,9 @@ class LearnedInit(Comparison):
 
     # --- the learned inits ---------------------------------------------------------------------------------
     def prepare(self, p: Study, names: list[str], data: Any) -> Study:
-        paths = tuple((name, str(meta_train(self, p, getattr(p, name), Path(p.meta_dir)))) for name in names if name in LEARNED)
+        paths = tuple(
+            (name, str(meta_train(self, p, getattr(p, name), Path(p.meta_dir), name))) for name in names if name in LEARNED
+        )
         return replace(p, meta_paths=paths)
 
     # --- the table -------------------------------------------------------------------------------------------
@@ -568,13 +594,15 @@ def meta_record(folder: Path, name: str) -> Optional[dict[str, Any]]:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path) -> Path:
-    """The learned init of one algorithm on the class's training signals, ``folder``/<algorithm>.ckpt, by the project's
-    driver (``inr.methods.meta.meta_train``: the whole checkpoint, and the outer loop's TensorBoard run under
-    ``folder``/tb); kept when its record (<algorithm>.json) states the same settings, data and architecture."""
-    name = meta.algorithm
+def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path, name: Optional[str] = None) -> Path:
+    """The learned init of one row (by default its algorithm) on the class's training signals, ``folder``/<row>.ckpt,
+    by the project's driver (``inr.methods.meta.meta_train``: the whole checkpoint, and the outer loop's TensorBoard run
+    under ``folder``/tb); kept when its record (<row>.json) states the same settings, data and architecture."""
+    name = name or meta.algorithm
+    adapt = META_ADAPTS.get(name, "all")
     settings = {
         **dataclasses.asdict(meta),
+        **({"adapt": adapt} if adapt != "all" else {}),  # the other rows' records as before
         "data": {k: v for k, v in study.record(p).items() if k not in (*LEARNED, "steps")},
     }
     member = Member(study.signals(p)[0], p.seeds[0])
@@ -591,6 +619,7 @@ def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path) -
         label=name,
         task=f"inr.tasks.{task.__name__}",
         logger=logger,
+        adapt=adapt,
     )
 
 

@@ -1,6 +1,6 @@
 """The learned-initialisation study: one command meta-trains the learned rows, fits each test signal from every init
 and scores it after 0, 1, 2, 5, 10, 100 and the full steps; a learned row starts where its init's own evaluation
-says (Meta-SGD's is there after its 2 inner steps too); CT rows at two angle counts are summarised apart; a rerun keeps the rows and the inits; the analysis
+says (Meta-SGD's is there after its 2 inner steps too, the modulations row after its shifts' steps); CT rows at two angle counts are summarised apart; a rerun keeps the rows and the inits; the analysis
 functions against closed forms (a stationary kernel's Fourier diagonal is its circulant spectrum)."""
 
 import json
@@ -22,9 +22,8 @@ TINY = ["--resolution", "16", "--steps", "12", "--test-signals", "2", "--train-s
 def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     out = tmp_path / "natural"
     rows = main(["--kind", "natural", *TINY, "--out", str(out)])
-    assert [r["method"] for r in rows] == ["reptile"] * 2 + ["maml"] * 2 + ["metasgd"] * 2 + ["paper"] * 2 + ["torch"] * 2 + [
-        "bicubic"
-    ] * 2
+    learned = ["reptile"] * 2 + ["maml"] * 2 + ["metasgd"] * 2 + ["modulations"] * 2
+    assert [r["method"] for r in rows] == learned + ["paper"] * 2 + ["torch"] * 2 + ["bicubic"] * 2
     model_rows = [r for r in rows if r["kind"] == "model"]
     assert all({"psnr_0", "psnr_1", "psnr_2", "psnr_5", "psnr_10", "psnr"} <= set(r) for r in model_rows)
     assert all("psnr_100" not in r for r in model_rows)  # beyond the 12 steps of this run
@@ -32,13 +31,14 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     assert results["protocol"]["kind"] == "natural" and results["protocol"]["reptile"]["inner_steps"] == 2
     # a learned row starts at its init's field: the init's own evaluation after 0 inner steps, over the same signals
     # Meta-SGD's row takes its first 2 steps at its learned rates, as its evaluation's inner loop: the same after 1 and 2
-    for name, marks in (("reptile", (0,)), ("maml", (0,)), ("metasgd", (0, 1, 2))):
+    # and the modulations row its first 3 on the hidden biases alone, as its evaluation's inner loop on the shifts
+    for name, marks in (("reptile", (0,)), ("maml", (0,)), ("metasgd", (0, 1, 2)), ("modulations", (0, 1, 2))):
         record = json.loads((out / "meta" / f"{name}.json").read_text())
         for mark in marks:
             mean = sum(r[f"psnr_{mark}"] for r in rows if r["method"] == name) / 2
             assert mean == pytest.approx(record["scores"][f"test/psnr@{mark}"], abs=1e-3)
     why = json.loads((out / "why.json").read_text())
-    assert set(why["ntk"]) == {"reptile", "maml", "metasgd", "paper", "torch"} and why["ntk_grid"] == "16×16"
+    assert set(why["ntk"]) == {"reptile", "maml", "metasgd", "modulations", "paper", "torch"} and why["ntk_grid"] == "16×16"
     assert len(why["ntk"]["paper"]["band_means"]) == len(why["class_power"]) == 8
     assert set(why["bands"]["reptile"]) == {0, 2} or set(why["bands"]["reptile"]) == {"0", "2"}
     assert all((out / name).stat().st_size > 0 for name in ("bands.png", "ntk.png", "outer_loop.png"))
@@ -79,12 +79,28 @@ def test_ct_rows_at_two_angle_counts_are_summarised_apart(tmp_path):
         (["--few-angles", "0"], "--few-angles must be an int ≥ 1"),
         (["--test-signals", "0"], "--test-signals must be an int ≥ 1"),
         (["--paper"], "--paper: learned_init runs at 64²"),
+        (
+            ["--kind", "ct", "--methods", "modulations"],
+            "--methods: unknown modulations; choose from reptile, maml, metasgd, paper",
+        ),
     ],
 )
 def test_bad_flags_are_refused_in_one_line(extra, message):
     study = LearnedInit()
     with pytest.raises(InputError, match=message):
         study.protocol(parse(study, extra))
+
+
+def test_the_modulations_row_is_natural_crops_and_in_the_protocol_when_it_runs():
+    study = LearnedInit()
+    p = study.protocol(parse(study, ["--kind", "natural", "--meta-steps", "8", "--inner-steps", "2"]))
+    assert p.modulations is not None and p.modulations.algorithm == "metasgd"
+    assert (p.modulations.steps, p.modulations.inner_steps) == (4, 2)  # half the outer steps, as MAML's and Meta-SGD's
+    assert study.record(p)["modulations"]["inner_lr"] == 1.0
+    without = study.protocol(parse(study, ["--kind", "natural", "--methods", "reptile,paper"]))
+    assert without.modulations is None and "modulations" not in study.record(without)  # earlier --out stay readable
+    for kind in ("ct", "text", "shape"):
+        assert "modulations" not in study.available(parse(study, ["--kind", kind]))
 
 
 def test_the_same_directory_for_train_and_test_is_refused(tmp_path, capsys):
