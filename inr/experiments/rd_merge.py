@@ -12,6 +12,7 @@ an image the anchor has: every BD-rate compares the same images.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -44,7 +45,9 @@ def merged(parts: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
                     continue
                 per_image[image] = curve
         settings = {**docs[0].get("settings", {}), "images": list(per_image)}
-        out[name] = document(name, docs[0].get("description", name), per_image, settings)
+        # a part's description counts its own images; the merged document's counts all of them
+        description = re.sub(r"mean over \d+ images", f"mean over {len(per_image)} images", docs[0].get("description", name))
+        out[name] = document(name, description, per_image, settings)
     return out
 
 

@@ -30,6 +30,7 @@ def test_the_merged_halves_are_the_whole_run(parts, capsys):
     for codec in ("jpeg", "webp"):
         whole, merged = read(parts / "whole" / f"{codec}.json"), read(out / f"{codec}.json")
         assert set(merged["per_image"]) == {"a.png", "b.png"}
+        assert merged["description"] == whole["description"]  # "mean over 2 images", not a part's 1
         for m in ("bpp", "psnr"):
             assert merged["results"][m] == pytest.approx(whole["results"][m])
     table = (out / "bd.md").read_text()
