@@ -48,10 +48,12 @@ class Preset:
     prior_lr: float = 0.1  # the networks' learning rate when they start from a decoder prior, relative to lr
 
 
+# 8-wide networks: on 256² crops their weights cost half the bits of 16-wide ones, which more than pays at every
+# rate measured (docs/codec.md, "How the presets were chosen")
 PRESETS = {
-    "fast": Preset("fast", 400, 16, 16),
-    "medium": Preset("medium", 1000, 16, 16),
-    "slow": Preset("slow", 3000, 16, 16),
+    "fast": Preset("fast", 1000, 8, 8),
+    "medium": Preset("medium", 3000, 8, 8),
+    "slow": Preset("slow", 10000, 8, 8),
 }
 DEFAULT_PRESET = "medium"
 

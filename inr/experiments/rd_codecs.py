@@ -118,8 +118,8 @@ for _name in ANCHORS:
     )
 
 
-# the latent codec's λ ladder: about 0.1–1.5 bpp on 256² Kodak crops at the medium preset
-LATENT_LAMBDAS = (0.03, 0.012, 0.005, 0.002)
+# the latent codec's λ ladder: about 0.1–1 bpp on 256² Kodak crops at the medium preset
+LATENT_LAMBDAS = (0.02, 0.008, 0.003, 0.001)
 
 
 def _latent(preset: str, use_prior: bool = False) -> Run:

@@ -9,7 +9,7 @@ import numpy as np
 
 from inr.codec import latent_fit
 from inr.codec.coding import decode
-from inr.codec.latent_fit import Preset
+from inr.codec.latent_fit import PRESETS, Preset
 from inr.experiments.rd_codecs import LATENT_LAMBDAS, get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_the_estimate_comes_first_and_names_the_run(tmp_path):
     out = run("--estimate-only", str(images(tmp_path / "kodak", 2)))
     assert out.returncode == 0, out.stderr
-    assert f"2 images × {len(LATENT_LAMBDAS)} λ × 400 steps (fast)" in out.stdout and "in all here" in out.stdout
+    assert f"2 images × {len(LATENT_LAMBDAS)} λ × {PRESETS['fast'].steps} steps (fast)" in out.stdout and "in all here" in out.stdout
 
 
 def test_bad_arguments_are_one_line(tmp_path):
