@@ -37,7 +37,9 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_the_estimate_comes_first_and_names_the_run(tmp_path):
     out = run("--estimate-only", str(images(tmp_path / "kodak", 2)))
     assert out.returncode == 0, out.stderr
-    assert f"2 images × {len(LATENT_LAMBDAS)} λ × {PRESETS['fast'].steps} steps (fast)" in out.stdout and "in all here" in out.stdout
+    assert (
+        f"2 images × {len(LATENT_LAMBDAS)} λ × {PRESETS['fast'].steps} steps (fast)" in out.stdout and "in all here" in out.stdout
+    )
 
 
 def test_bad_arguments_are_one_line(tmp_path):
