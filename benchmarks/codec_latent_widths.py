@@ -68,10 +68,7 @@ def width_curve(pixels: np.ndarray, synthesis: int, arm: int, steps: int, lambda
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = CommandParser(
-        prog="python benchmarks/codec_latent_widths.py",
-        description="The latent codec's network widths: each width's BD-rate against AVIF on the same crops.",
-    )
+    parser = CommandParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("images", nargs="+", help="image files (their centre --crop pixels are coded)")
     parser.add_argument("--crop", type=int, default=256)
     parser.add_argument("--steps", type=int, default=400, help="training steps of every encode")
