@@ -1,9 +1,10 @@
 """The latent codec's decoder prior: synthesis and entropy-model weights learned once over a set of photographs and
 shipped with the package, so that a file codes only its latents and the change of its networks from the prior.
 
-On a 256² crop the two small networks cost 0.12–0.14 bpp when a file carries them whole (their 1,133 weights at
-6–7 bits each); coded as the change from a prior the encoder started from, they cost less, but the networks held
-near the prior cost PSNR: with the shipped prior the trade does not pay yet (docs/codec.md measures it). A file names its prior
+On a 256² crop the two small networks are a large share of a small file when it carries them whole (16-wide ones:
+0.12–0.14 bpp, 1,133 weights at 6–7 bits each; the presets' 8-wide ones: 525 weights); coded as the change from a
+prior the encoder started from, they cost less, but the networks held near the prior cost PSNR: with the prior
+for the 16-wide networks the trade did not pay, and the 8-wide one was not measured (docs/codec.md). A file names its prior
 by the first 8 bytes of the SHA-256 of the prior's integers (``digest``); the table of priors is
 ``inr.codec.latent_priors`` (a frozen table: a new prior is a new entry, an entry is never edited).
 Learning one: ``inr.codec.latent_prior_learn``.
