@@ -22,12 +22,6 @@ from inr.tasks.init_from import INNER_RATES_KEY, inner_loop, inner_rates, load_i
 from inr.tasks.meta import MetaLearning
 
 
-def tiny_data() -> SignalSet:
-    dm = SignalSet(kind="natural", train_signals=4, test_signals=2, resolution=16, signals_per_step=3)
-    dm.setup("fit")
-    return dm
-
-
 def tiny_meta(**kwargs) -> MetaLearning:
     torch.manual_seed(0)
     return MetaLearning(
@@ -55,10 +49,10 @@ class MemberLoss(nn.Module):
         return single.loss(single.measure(single.field(batch), batch), batch["targets"][self.k])
 
 
-def test_the_inner_steps_are_theta_minus_exp_a_times_the_gradient():
+def test_the_inner_steps_are_theta_minus_exp_a_times_the_gradient(natural_signals):
     """Two inner steps with a different rate per tensor: the meta loss and its gradients with respect to θ and to
     each log-rate a_i equal the hand-written φ ← φ − exp(a_i)·∇_i L_k(φ) per member, to 1e-10 (float64)."""
-    dm = tiny_data()
+    dm = natural_signals()
     meta = tiny_meta(algorithm="metasgd", inner_loop_steps=2, inner_loop_lr=0.5).double()
     meta.attach_data(dm)
     with torch.no_grad():  # distinct rates, so a rate applied to the wrong tensor shows
@@ -96,8 +90,8 @@ def test_the_inner_steps_are_theta_minus_exp_a_times_the_gradient():
         assert torch.allclose(g, w, atol=1e-10, rtol=0)
 
 
-def test_the_rates_change_under_the_outer_optimizer_and_score_the_held_out_signals(quiet_trainer):
-    dm = tiny_data()
+def test_the_rates_change_under_the_outer_optimizer_and_score_the_held_out_signals(quiet_trainer, natural_signals):
+    dm = natural_signals()
     meta = tiny_meta(algorithm="metasgd", inner_loop_steps=2, inner_loop_lr=0.5, optimizer=partial(torch.optim.Adam, lr=1e-2))
     start = [a.item() for a in meta.inner_log_rates]
     assert start == pytest.approx([math.log(0.5)] * len(list(meta.network.parameters())), abs=1e-7)
@@ -148,8 +142,8 @@ def test_an_init_written_by_meta_train_holds_its_rates(tmp_path, parts_only):
     load_init(single, path)  # the field alone, as from any init
 
 
-def test_a_meta_sgd_training_continued_from_an_init_starts_at_its_rates(tmp_path, quiet_trainer):
-    dm, path = tiny_data(), tmp_path / "meta.ckpt"
+def test_a_meta_sgd_training_continued_from_an_init_starts_at_its_rates(tmp_path, quiet_trainer, natural_signals):
+    dm, path = natural_signals(), tmp_path / "meta.ckpt"
     first = tiny_meta(algorithm="metasgd", optimizer=partial(torch.optim.Adam, lr=1e-2))
     trainer = quiet_trainer(1)
     trainer.fit(first, datamodule=dm)
@@ -157,7 +151,7 @@ def test_a_meta_sgd_training_continued_from_an_init_starts_at_its_rates(tmp_path
     rates = inner_rates(path)
     assert rates == {n: r.item() for n, r in first.inner_rates().items()}
     later = tiny_meta(algorithm="metasgd", init_from=str(path))
-    quiet_trainer(0).fit(later, datamodule=tiny_data())
+    quiet_trainer(0).fit(later, datamodule=natural_signals())
     assert {n: r.item() for n, r in later.inner_rates().items()} == pytest.approx(rates, rel=1e-6)
 
 
@@ -173,7 +167,7 @@ def test_an_init_without_rates_gives_none_and_bad_rates_are_refused(tmp_path):
             inner_rates(path)
 
 
-def test_the_log_rates_learn_at_their_own_rate(quiet_trainer):
+def test_the_log_rates_learn_at_their_own_rate(quiet_trainer, natural_signals):
     """Under MAML's outer Adam at 1e-4 every parameter moves by at most 1e-4·(1 − β₁)/√(1 − β₂) ≈ 3.2e-4 per step
     (Kingma & Ba 2015, section 2.1); the log-rates, in their own group at ``inner_log_rate_lr``, move by more than
     ten times that over the same steps, while θ keeps the outer rate's bound."""
@@ -187,7 +181,7 @@ def test_the_log_rates_learn_at_their_own_rate(quiet_trainer):
     assert [id(a) for a in groups[1]["params"]] == [id(a) for a in meta.inner_log_rates]
     start_rates = [a.item() for a in meta.inner_log_rates]
     start_theta = [p.detach().clone() for p in meta.network.parameters()]
-    quiet_trainer(steps).fit(meta, datamodule=tiny_data())
+    quiet_trainer(steps).fit(meta, datamodule=natural_signals())
     moved = [abs(a.item() - s) for a, s in zip(meta.inner_log_rates, start_rates)]
     assert min(moved) > 10 * bound, moved
     assert max((p.detach() - s).abs().max().item() for p, s in zip(meta.network.parameters(), start_theta)) <= bound * 1.0001
@@ -200,10 +194,10 @@ def test_the_log_rates_need_a_finite_positive_rate_and_other_algorithms_keep_one
     assert len(tiny_meta(algorithm="maml").configure_optimizers().param_groups) == 1
 
 
-def test_an_init_records_the_inner_steps_its_rates_were_learned_for(tmp_path, quiet_trainer):
+def test_an_init_records_the_inner_steps_its_rates_were_learned_for(tmp_path, quiet_trainer, natural_signals):
     meta, path = tiny_meta(algorithm="metasgd", inner_loop_steps=3), tmp_path / "meta.ckpt"
     trainer = quiet_trainer(1)
-    trainer.fit(meta, datamodule=tiny_data())
+    trainer.fit(meta, datamodule=natural_signals())
     trainer.save_checkpoint(path)
     loop = inner_loop(path)
     assert loop.steps == 3 and loop.rates == {n: r.item() for n, r in meta.inner_rates().items()}

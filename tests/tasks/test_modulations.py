@@ -24,12 +24,6 @@ from inr.tasks.modulations import modulated, shift_losses, zero_shifts
 SIGNALS = [0, 2, 3]  # K = 3 members
 
 
-def tiny_data() -> SignalSet:
-    dm = SignalSet(kind="natural", train_signals=4, test_signals=2, resolution=16, signals_per_step=3)
-    dm.setup("fit")
-    return dm
-
-
 def tiny_meta(**kwargs) -> MetaLearning:
     torch.manual_seed(0)
     return MetaLearning(
@@ -81,12 +75,12 @@ def test_zero_shifts_are_the_unmodulated_network_and_shifts_are_act_w_h_plus_b_p
 
 
 @pytest.mark.parametrize("algorithm", ["maml", "metasgd"])
-def test_the_inner_loop_is_sgd_on_the_shifts_alone_against_a_hand_written_loop(algorithm):
+def test_the_inner_loop_is_sgd_on_the_shifts_alone_against_a_hand_written_loop(algorithm, natural_signals):
     """K = 3 inner steps s_l ← s_l − α_l ∇_{s_l} L_k (distinct α_l per layer for Meta-SGD), θ held: the shifts, the
     losses after them, the meta loss and its gradients with respect to θ and to the log-rates equal the same steps
     written by hand in float64 (1e-10); θ is where it was after the step; every tensor of θ gets a gradient."""
     steps, alpha = 3, 0.7
-    dm = tiny_data()
+    dm = natural_signals()
     meta = tiny_meta(algorithm=algorithm, inner_loop_steps=steps, inner_loop_lr=alpha).double()
     meta.attach_data(dm)
     if algorithm == "metasgd":
@@ -133,8 +127,8 @@ def test_the_inner_loop_is_sgd_on_the_shifts_alone_against_a_hand_written_loop(a
         assert torch.allclose(g, w, atol=1e-10, rtol=0)
 
 
-def test_the_held_out_scores_adapt_the_shifts_alone(quiet_trainer):
-    dm = tiny_data()
+def test_the_held_out_scores_adapt_the_shifts_alone(quiet_trainer, natural_signals):
+    dm = natural_signals()
     meta = tiny_meta(algorithm="metasgd", optimizer=partial(torch.optim.Adam, lr=1e-2))
     quiet_trainer(2).fit(meta, datamodule=dm)
     before = {n: p.detach().clone() for n, p in meta.theta().items()}
@@ -159,10 +153,12 @@ def test_the_held_out_scores_adapt_the_shifts_alone(quiet_trainer):
 
 
 @pytest.mark.parametrize("algorithm", ["maml", "metasgd"])
-def test_the_checkpoint_says_the_init_adapts_modulations_with_its_steps_and_rates(tmp_path, quiet_trainer, algorithm):
+def test_the_checkpoint_says_the_init_adapts_modulations_with_its_steps_and_rates(
+    tmp_path, quiet_trainer, algorithm, natural_signals
+):
     meta, path = tiny_meta(algorithm=algorithm, inner_loop_steps=3, inner_loop_lr=0.5), tmp_path / "meta.ckpt"
     trainer = quiet_trainer(1)
-    trainer.fit(meta, datamodule=tiny_data())
+    trainer.fit(meta, datamodule=natural_signals())
     trainer.save_checkpoint(path)
     checkpoint = torch.load(path, weights_only=True)
     assert checkpoint[INNER_ADAPTS_KEY] == "modulations" and checkpoint[INNER_STEPS_KEY] == 3
@@ -173,14 +169,14 @@ def test_the_checkpoint_says_the_init_adapts_modulations_with_its_steps_and_rate
     else:
         assert loop.rates == pytest.approx({n: r.item() for n, r in meta.inner_rates().items()}, rel=1e-12)
         later = tiny_meta(algorithm="metasgd", init_from=str(path))  # a meta-training continued from it: its rates
-        quiet_trainer(0).fit(later, datamodule=tiny_data())
+        quiet_trainer(0).fit(later, datamodule=natural_signals())
         assert {n: r.item() for n, r in later.inner_rates().items()} == pytest.approx(loop.rates, rel=1e-6)
 
 
-def test_adapt_all_is_the_unchanged_loop(tmp_path, quiet_trainer):
+def test_adapt_all_is_the_unchanged_loop(tmp_path, quiet_trainer, natural_signals):
     """``adapt="all"`` (the default) gives the same loss as a model built without it, and its MAML checkpoint holds
     no rates and says nothing of what it adapts."""
-    dm = tiny_data()
+    dm = natural_signals()
     torch.manual_seed(0)
     kwargs = dict(
         encoder=GaussianEncoding(in_dim=2, num_features=8, sigma=2.0),
@@ -199,7 +195,7 @@ def test_adapt_all_is_the_unchanged_loop(tmp_path, quiet_trainer):
     path = tmp_path / "maml.ckpt"
     trainer = quiet_trainer(1)
     kwargs["encoder"] = GaussianEncoding(in_dim=2, num_features=8, sigma=2.0)
-    trainer.fit(MetaLearning(**kwargs, adapt="all"), datamodule=tiny_data())
+    trainer.fit(MetaLearning(**kwargs, adapt="all"), datamodule=natural_signals())
     trainer.save_checkpoint(path)
     checkpoint = torch.load(path, weights_only=True)
     assert not {INNER_ADAPTS_KEY, INNER_RATES_KEY, INNER_STEPS_KEY} & set(checkpoint) and inner_loop(path) is None
