@@ -19,18 +19,22 @@ same network and encoder in every row; the rows differ in their start and their 
   h_{l+1} = act(W_l h_l + b_l + s_l) from s = 0 (functa, Dupont et al. 2022; ``inr.tasks.modulations``): its first n
   steps move the hidden layers' biases alone at the learned rate per layer (s_l enters where b_l does), then SGD at
   the inner rate on every tensor, as the Meta-SGD row;
-- ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam.
+- ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam;
+- ``adam3e-3``, ``adam1e-2``, ``adam3e-2``: the paper's init with Adam at those rates; with ``paper`` they make the
+  derived ``tuned`` row, the rate with the best mean after each step budget (``inr.experiments.init_curves``), the
+  standard init at a rate tuned for the budget.
 
 The score (held-out PSNR of images: the [1::2, 1::2] pixels; CT: the whole grid against the phantom; IoU of
-shapes' held-out voxels) is taken after 0, 1, 2, 5, 10 and 100 steps and at the protocol's full step count, mean ±
-std over the test signals; classical baselines (bicubic interpolation, filtered back-projection, trilinear
+shapes' held-out voxels) is taken after 0, 1, 2, 3, 5, 10, 30, 100 and 300 steps and at the protocol's full step
+count, with the fit's seconds to each (scoring left out), mean ± std over the test signals; classical baselines (bicubic interpolation, filtered back-projection, trilinear
 interpolation) are scored the same way. CT rows are fitted at the paper's 20 angles and at ``--few-angles`` (the
 prior's effect where measurements are few), each summarised apart. ``finish`` measures why (``init_analysis``):
 the residual per frequency band at step 0 and after 2 steps per init (``bands.png``), and the empirical NTK's
 eigenvalues and energy per band at each init against the test signals' mean power per band (``ntk.png``,
-``why.json``). The paired table (``paired_table``: each other row − the paper's init per test signal after 2, 10 and
-100 steps and at the full count, and each row − each baseline at the full count, judged by the rule of
-docs/results.md) closes ``results.md``, its numbers in ``paired.json``.
+``why.json``); and the curves (``curves.png``, ``curves.json``): each row's score against the step and against the
+seconds, a learned row's meta-training shared over ``--amortised-over`` signals. The paired table (``paired_table``: each other row − the paper's init per test signal after 2, 10 and
+100 steps and at the full count, each learned row − the tuned row at the same budgets, and each row − each baseline
+at the full count, judged by the rule of docs/results.md) closes ``results.md``, its numbers in ``paired.json``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -53,7 +58,8 @@ from inr.experiments import comparison
 from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
-from inr.experiments.results import json_safe
+from inr.experiments.init_curves import RATES, TUNED, curves, curves_figure, tuned_rows
+from inr.experiments.results import STEP_MARKS, json_safe
 from inr.experiments.runner import Column, paired, summarise, verdict
 from inr.io.files import atomic_write
 from inr.methods.meta import META, META_ADAPTS, MetaSettings
@@ -67,10 +73,10 @@ from inr.spectral.bands import BandPartition
 from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
 from inr.tasks.init_from import load_init
 
-# the step counts after which every row is scored (and the protocol's full count)
-MARKS = (0, 1, 2, 5, 10, 100)
+# the step counts after which every row is scored (and the protocol's full count): half-decades of steps
+MARKS = STEP_MARKS
 LEARNED = ("reptile", "maml", "metasgd", "modulations")
-STANDARD = ("paper", "torch")
+STANDARD = ("paper", "torch", *RATES)
 # the steps after which the residual per band is compared (bands.png): the start and two steps
 BAND_MARKS = (0, 2)
 # the step budgets of the paired table (below the full count, which it adds): the first steps, then a tenth of a run
@@ -121,6 +127,7 @@ class Study:
     num_bands: int = 8
     ntk_points: int = 1024
     meta_paths: tuple[tuple[str, str], ...] = ()  # (row, checkpoint), set by ``prepare``
+    amortised_over: int = 100  # signals a meta-training's seconds are shared over in the wall-clock curves
 
 
 def checked_count(value: int, flag: str, least: int = 1) -> int:
@@ -155,6 +162,12 @@ class LearnedInit(Comparison):
         )
         parser.add_argument("--angles", type=int, default=20, help="CT: projection angles (the paper's 20)")
         parser.add_argument("--few-angles", type=int, default=6, help="CT: the few angles the prior is tried at")
+        parser.add_argument(
+            "--amortised-over",
+            type=int,
+            default=100,
+            help="signals a meta-training's seconds are shared over in the wall-clock curves (curves.png)",
+        )
 
     def available(self, args: Any) -> tuple[str, ...]:
         """The learned rows ``META`` holds for the kind (``modulations``: natural crops only), the standard ones."""
@@ -169,6 +182,7 @@ class LearnedInit(Comparison):
             checked_count(value, flag)
         checked_count(args.angles, "--angles")
         checked_count(args.few_angles, "--few-angles")
+        checked_count(args.amortised_over, "--amortised-over")
         settings = {}
         chosen = comparison.chosen_methods(self, args)
         for name, meta in META[args.kind].items():
@@ -193,11 +207,14 @@ class LearnedInit(Comparison):
             angles=args.angles,
             few_angles=args.few_angles,
             meta_dir=str(Path(self.out_dir(args)) / "meta"),
+            amortised_over=args.amortised_over,
             **settings,
         )
 
     def record(self, p: Study) -> dict[str, Any]:
-        record = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("seeds", "meta_paths", "meta_dir")}
+        # how the curves are drawn is not how the rows are made: an earlier --out stays readable at any --amortised-over
+        left_out = ("seeds", "meta_paths", "meta_dir", "amortised_over")
+        record = {k: v for k, v in dataclasses.asdict(p).items() if k not in left_out}
         if record["modulations"] is None:
             del record["modulations"]
         return record
@@ -257,6 +274,9 @@ class LearnedInit(Comparison):
     def spec(self, ctx: Context) -> Resolved:
         p, name = ctx.p, ctx.name
         base = METHODS["gaussian"].resolve(replace(self.setting(ctx), init="torch" if name == "torch" else "paper"))
+        if name in RATES:  # the paper's init at another Adam rate (its scheduler, if any, kept)
+            optimizer = replace(base.optimizer, init_args={**base.optimizer.init_args, "lr": RATES[name]})
+            return replace(base, name=name, optimizer=optimizer, describe=f"{base.describe}, paper init, Adam {RATES[name]:g}")
         if name in STANDARD:
             return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
         meta: MetaSettings = getattr(p, name)
@@ -287,6 +307,8 @@ class LearnedInit(Comparison):
         (steps,) = callbacks
         metric = KINDS[ctx.p.kind].metric
         row = {f"{metric}_{m}": scores[metric] for m, scores in steps.scores.items()}
+        row.update({f"seconds_{m}": s for m, s in steps.seconds.items() if m != ctx.p.steps})
+        row["seconds_full"] = steps.seconds.get(ctx.p.steps, steps.elapsed())
         row["history"] = {str(m): steps.scores[m]["band_errors"] for m in BAND_MARKS if m in steps.scores}
         return row
 
@@ -321,17 +343,38 @@ class LearnedInit(Comparison):
 
     # --- the table -------------------------------------------------------------------------------------------
     def summary(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Mean ± std per row (CT: per angle count), the derived ``tuned`` row among them where two or more rates ran."""
         keys = [c.key for c in columns_of(p.kind) if c.spec != "s"]
+        timing = [f"seconds_{m}" for m in MARKS] + ["seconds_full"]
+        rows = self.with_tuned(p, rows)
         if p.kind != "ct":
-            return summarise(rows, keys)
+            return summarise(rows, keys + timing)
         return [
-            s for a in dict.fromkeys((p.angles, p.few_angles)) for s in summarise([r for r in rows if r.get("angles") == a], keys)
+            s
+            for a in dict.fromkeys((p.angles, p.few_angles))
+            for s in summarise([r for r in rows if r.get("angles") == a], keys + timing)
         ]
+
+    def with_tuned(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows and, after the model rows, the ``tuned`` rows derived from the rate rows (``init_curves``)."""
+        metric = KINDS[p.kind].metric
+        keys = [f"{metric}_{m}" for m in MARKS if m < p.steps] + [metric]
+        tuned, _ = tuned_rows([r for r in rows if r.get("method") != TUNED], keys)
+        models = [r for r in rows if r.get("kind") == "model" and r.get("method") != TUNED]
+        return models + tuned + [r for r in rows if r.get("kind") != "model"]
+
+    def tuned_choice(self, p: Study, rows: list[dict[str, Any]]) -> dict[Any, dict[str, str]]:
+        """The rate row the tuned row took at each budget (per angle count for CT)."""
+        metric = KINDS[p.kind].metric
+        return tuned_rows(rows, [f"{metric}_{m}" for m in MARKS if m < p.steps] + [metric])[1]
 
     def pairs(self, p: Study, summary: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Each learned init against the paper's, the paper's against PyTorch's, and the best row at the full count
         against each baseline: judged by the rule of docs/results.md, paired per test signal."""
         return init_pairs(summary, KINDS[p.kind].metric)
+
+    def judged_rows(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self.with_tuned(p, rows)  # the tuned row is judged as the others are
 
     def difference_groups(self, p: Study, rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
         if p.kind != "ct":
@@ -348,9 +391,10 @@ class LearnedInit(Comparison):
         for angles in dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,):
             by_method = {r["method"]: r for r in summary if angles is None or r.get("angles") == angles}
             where = f" at {angles} angles" if angles is not None else ""
-            if "paper" not in by_method:
+            standard = TUNED if TUNED in by_method else "paper"  # the targets are set against the tuned standard init
+            if standard not in by_method:
                 continue
-            full = by_method["paper"].get(metric)
+            full = by_method[standard].get(metric)
             for name in LEARNED:
                 if name not in by_method:
                     continue
@@ -364,12 +408,18 @@ class LearnedInit(Comparison):
                     if reached is not None
                     else f"not reached by step {max(m for m in MARKS if m <= p.steps)}"
                 )
-                gain = row.get(f"{metric}_2", math.nan) - by_method["paper"].get(f"{metric}_2", math.nan)
+                gain = row.get(f"{metric}_2", math.nan) - by_method[standard].get(f"{metric}_2", math.nan)
                 unit = " dB" if metric == "psnr" else ""
+                goal = 10 if p.kind == "ct" else 8
+                whose = "the tuned standard init" if standard == TUNED else "the paper init"
                 lines.append(
-                    f"{name}{where}: the paper init's full-run {metric} ({full:.3g}{unit}) {target}; after 2 steps "
-                    f"{gain:+.2f}{unit} against the paper init (target +8 dB: {'met' if metric == 'psnr' and gain >= 8 else 'not met'})."
+                    f"{name}{where}: {whose}'s full-run {metric} ({full:.3g}{unit}) {target}; after 2 steps "
+                    f"{gain:+.2f}{unit} against {whose} (target +{goal} dB: {'met' if metric == 'psnr' and gain >= goal else 'not met'})."
                 )
+        for angles, chosen in self.tuned_choice(p, rows).items():
+            where = f" at {angles} angles" if angles is not None else ""
+            steps = [(key.rpartition("_")[2] if key != metric else "full", name) for key, name in chosen.items()]
+            lines.append(f"{TUNED}{where}, the rate row at each budget: " + ", ".join(f"@{k} {n}" for k, n in steps) + ".")
         info = []
         for name in LEARNED:
             record = meta_record(Path(p.meta_dir), name)
@@ -385,6 +435,7 @@ class LearnedInit(Comparison):
 
     def paired_table(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The paired table (``paired_table``) of this protocol's rows, CT's angle counts apart."""
+        rows = self.with_tuned(p, rows)
         groups = [(a, [r for r in rows if r.get("angles") == a]) for a in dict.fromkeys((p.angles, p.few_angles))]
         return paired_table(
             groups if p.kind == "ct" else [(None, rows)],
@@ -411,27 +462,62 @@ class LearnedInit(Comparison):
             metric = KINDS[p.kind].metric
             figure = outer_loop_figure(curves, metric, f"meta-training on {p.kind} signals: the outer loop")
             figure.savefig(out / "outer_loop.png", dpi=110)
+        self.write_curves(p, rows, out)
+
+    def write_curves(self, p: Study, rows: list[dict[str, Any]], out: Path) -> None:
+        """curves.json and curves.png: each model row's mean score and seconds after each mark (CT: its main angle
+        count in the figure, every count in the JSON), a learned row's meta-training shared over ``amortised_over``."""
+        metric = KINDS[p.kind].metric
+        summary = self.summary(p, rows)
+        meta = {n: float(r["seconds"]) for n in LEARNED if (r := meta_record(Path(p.meta_dir), n)) and "seconds" in r}
+        marks = [m for m in MARKS if m <= p.steps]
+        groups = dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,)
+        record = {
+            str(g) if g is not None else "all": curves(summary, metric, marks, p.steps, meta, p.amortised_over, g) for g in groups
+        }
+        with atomic_write(out / "curves.json", "w") as f:
+            f.write(json.dumps(json_safe(record), indent=1, allow_nan=False))
+        first = next(iter(record.values()))
+        where = f", {p.angles} angles" if p.kind == "ct" else ""
+        figure = curves_figure(first, metric, f"{self.title(p)}{where}")
+        figure.savefig(out / "curves.png", dpi=110)
 
 
 class StepScores(L.Callback):
-    """The row's score (the comparison's ``score`` of its render) before its first step and after each of ``marks``."""
+    """The row's score (the comparison's ``score`` of its render) before its first step and after each of ``marks``,
+    and the fit's seconds to each (``seconds``; the scoring's own time left out) and to its end."""
 
     def __init__(self, study: LearnedInit, ctx: Context, marks: list[int]) -> None:
         self.study, self.ctx, self.marks = study, ctx, set(marks)
         self.scores: dict[int, dict[str, Any]] = {}
+        self.seconds: dict[int, float] = {}
+        self.started: Optional[float] = None
+        self.scoring = 0.0  # seconds spent scoring, taken off the fit's clock
+
+    def elapsed(self) -> float:
+        """The fit's seconds so far, scoring left out (NaN before it started)."""
+        return math.nan if self.started is None else time.perf_counter() - self.started - self.scoring
 
     @torch.no_grad()
     def measure(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        step = int(trainer.global_step)
+        self.seconds[step] = self.elapsed()
+        begun = time.perf_counter()
         with eval_mode(module):
-            self.scores[int(trainer.global_step)] = self.study.score(self.ctx, module.render())  # ctx.data: the data it fits
+            self.scores[step] = self.study.score(self.ctx, module.render())  # ctx.data: the data it fits
+        self.scoring += time.perf_counter() - begun
 
     def on_train_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self.started = time.perf_counter()
         if 0 in self.marks:
             self.measure(trainer, module)
 
     def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, *args: Any) -> None:
         if trainer.global_step in self.marks:
             self.measure(trainer, module)
+
+    def on_train_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self.seconds.setdefault(int(trainer.global_step), self.elapsed())
 
 
 def init_pairs(summary: list[dict[str, Any]], metric: str) -> list[tuple[str, str]]:
@@ -489,6 +575,8 @@ def paired_table(
         baselines = list(dict.fromkeys(r["method"] for r in group if r["kind"] == "baseline"))
         for name in models:
             opponents = [("paper", b) for b in budgets(metric, steps)] if name != "paper" and "paper" in models else []
+            if name in LEARNED and TUNED in models:  # the fair baseline: the standard init at the budget's best rate
+                opponents += [(TUNED, b) for b in budgets(metric, steps)]
             opponents += [(baseline, (steps, metric)) for baseline in baselines]
             for against, (budget, key) in opponents:
                 d = paired(group, name, against, key)
@@ -527,14 +615,17 @@ def paired_markdown(entries: list[dict[str, Any]], steps: int, unit: str = "dB")
         word = {f"{e['method']} above {e['against']}": "above", f"{e['against']} above {e['method']}": "below"}
         return f"{e['mean']:+.{digits}f}{spread} ({e['above']} of {e['pairs']} above{p}): {word.get(e['verdict'], e['verdict'])}"
 
-    versus_paper = [e for e in entries if e["against"] == "paper"]
-    others = [e for e in entries if e["against"] != "paper"]
+    budgeted = {"paper": "the paper's init", TUNED: "the tuned standard init (the rate row best at each budget)"}
+    others = [e for e in entries if e["against"] not in budgeted]
     parts, ct = [], any(e["angles"] is not None for e in entries)
     heading = f"row − {{}}, {'PSNR (dB)' if unit else 'score'}, paired per test signal: mean ± std over the pairs (how many above; two-sided paired t-test p): the verdict at 5 %, the rule of docs/results.md"
-    if versus_paper:
-        marks = list(dict.fromkeys(e["steps"] for e in versus_paper))
+    for opponent, words in budgeted.items():
+        versus = [e for e in entries if e["against"] == opponent]
+        if not versus:
+            continue
+        marks = list(dict.fromkeys(e["steps"] for e in versus))
         lines = [
-            heading.format("the paper's init") + ":",
+            heading.format(words) + ":",
             "",
             "| row |"
             + (" angles |" if ct else "")
@@ -542,8 +633,8 @@ def paired_markdown(entries: list[dict[str, Any]], steps: int, unit: str = "dB")
             + "".join(f" @{m}{' (full)' if m == steps else ''} |" for m in marks),
             "|---|" + ("---:|" if ct else "") + "---:|" + "---:|" * len(marks),
         ]
-        for name, angles in dict.fromkeys((e["method"], e["angles"]) for e in versus_paper):
-            cells = {e["steps"]: e for e in versus_paper if e["method"] == name and e["angles"] == angles}
+        for name, angles in dict.fromkeys((e["method"], e["angles"]) for e in versus):
+            cells = {e["steps"]: e for e in versus if e["method"] == name and e["angles"] == angles}
             full = cells[marks[-1]]
             lines.append(
                 f"| {name} |"
@@ -566,7 +657,8 @@ def columns_of(kind: str) -> tuple[Column, ...]:
     metric = KINDS[kind].metric
     header, spec = ("IoU", ".3f") if metric == "iou" else ("PSNR", ".2f")
     extra = (Column("angles", "angles", "d", spread=False),) if kind == "ct" else ()
-    marks = tuple(Column(f"{header} @{m}", f"{metric}_{m}", spec) for m in MARKS)
+    # a mark at the kind's full count is its "full" column (shapes: 300)
+    marks = tuple(Column(f"{header} @{m}", f"{metric}_{m}", spec) for m in MARKS if m < KINDS[kind].steps)
     return (
         Column("row", "method", "s"),
         *extra,
@@ -626,7 +718,8 @@ def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path, n
 def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The measurements behind bands.png and ntk.png: the rows' mean band errors at ``BAND_MARKS`` (the main CT
     angles only), and the NTK of each row's init on a sub-grid of the field's grid, with the class's power."""
-    main_rows = [r for r in rows if r["kind"] == "model" and r.get("angles") in (None, p.angles)]
+    # the rate rows start from the paper's θ: their kernel is its kernel
+    main_rows = [r for r in rows if r["kind"] == "model" and r.get("angles") in (None, p.angles) and r["method"] not in RATES]
     bands: dict[str, dict[int, list[float]]] = {}
     for name in dict.fromkeys(r["method"] for r in main_rows):
         for mark in BAND_MARKS:

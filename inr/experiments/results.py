@@ -49,7 +49,8 @@ SCORES = (
     "interior_psnr",
 )
 # the score after n optimizer steps of a fit (inr.experiments.learned_init: from a learned or a standard init)
-STEP_SCORES = tuple(f"{metric}_{n}" for metric in ("psnr", "iou") for n in (0, 1, 2, 5, 10, 100))
+STEP_MARKS = (0, 1, 2, 3, 5, 10, 30, 100, 300)
+STEP_SCORES = tuple(f"{metric}_{n}" for metric in ("psnr", "iou") for n in STEP_MARKS)
 SCORES += STEP_SCORES
 # numbers about a row that are not scores: its setting, size, speed, the paper's score beside it, when it first
 # reached a target PSNR, the spread of its score over held-out views
@@ -60,6 +61,8 @@ FACTS += ("bpp", "target_bpp", "decode_seconds")
 FACTS += ("angles",)
 # 1.0 for a fit whose output collapsed to a constant (inr.experiments.problems.collapsed): named, not averaged
 FACTS += ("collapsed",)
+# the fit's seconds to each of those steps and to its end, scoring left out (the study's wall-clock curves)
+FACTS += (*(f"seconds_{n}" for n in STEP_MARKS), "seconds_full")
 TEXT = ("signal", "setting")
 # lists and histories: per-band errors and their edges, per-view PSNR, the spectral and held-out PSNR histories
 DETAILS = ("band_errors", "band_edges", "view_psnr", "history", "progress")

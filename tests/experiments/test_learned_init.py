@@ -1,5 +1,6 @@
 """The learned-initialisation study: one command meta-trains the learned rows, fits each test signal from every init
-and scores it after 0, 1, 2, 5, 10, 100 and the full steps; a learned row starts where its init's own evaluation
+and scores it after 0, 1, 2, 3, 5, 10, 30, 100, 300 and the full steps, with the fit's seconds to each; the tuned row
+takes the best rate row at each budget; a learned row starts where its init's own evaluation
 says (Meta-SGD's is there after its 2 inner steps too, the modulations row after its shifts' steps); CT rows at two angle counts are summarised apart; a rerun keeps the rows and the inits; the analysis
 functions against closed forms (a stationary kernel's Fourier diagonal is its circulant spectrum)."""
 
@@ -23,10 +24,18 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     out = tmp_path / "natural"
     rows = main(["--kind", "natural", *TINY, "--out", str(out)])
     learned = ["reptile"] * 2 + ["maml"] * 2 + ["metasgd"] * 2 + ["modulations"] * 2
-    assert [r["method"] for r in rows] == learned + ["paper"] * 2 + ["torch"] * 2 + ["bicubic"] * 2
+    rates = ["adam3e-3"] * 2 + ["adam1e-2"] * 2 + ["adam3e-2"] * 2
+    assert [r["method"] for r in rows] == learned + ["paper"] * 2 + ["torch"] * 2 + rates + ["bicubic"] * 2
     model_rows = [r for r in rows if r["kind"] == "model"]
-    assert all({"psnr_0", "psnr_1", "psnr_2", "psnr_5", "psnr_10", "psnr"} <= set(r) for r in model_rows)
-    assert all("psnr_100" not in r for r in model_rows)  # beyond the 12 steps of this run
+    assert all({"psnr_0", "psnr_1", "psnr_2", "psnr_3", "psnr_5", "psnr_10", "psnr"} <= set(r) for r in model_rows)
+    assert all("psnr_30" not in r for r in model_rows)  # beyond the 12 steps of this run
+    # the fit's clock, scoring left out: it runs forward from step 0 to the end
+    for r in model_rows:
+        clock = [r[f"seconds_{m}"] for m in (0, 1, 2, 3, 5, 10)] + [r["seconds_full"]]
+        assert clock == sorted(clock) and 0 <= clock[0] < clock[-1] <= r["seconds"]
+    # the rate rows differ from the paper's row in their rate alone: the same start
+    paper = [r["psnr_0"] for r in model_rows if r["method"] == "paper"]
+    assert all([r["psnr_0"] for r in model_rows if r["method"] == name] == paper for name in ("adam3e-3", "adam3e-2"))
     results = json.loads((out / "results.json").read_text())
     assert results["protocol"]["kind"] == "natural" and results["protocol"]["reptile"]["inner_steps"] == 2
     # a learned row starts at its init's field: the init's own evaluation after 0 inner steps, over the same signals
@@ -43,7 +52,22 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     assert set(why["bands"]["reptile"]) == {0, 2} or set(why["bands"]["reptile"]) == {"0", "2"}
     assert all((out / name).stat().st_size > 0 for name in ("bands.png", "ntk.png", "outer_loop.png"))
     text = (out / "results.md").read_text()
-    assert "| row | PSNR @0 | PSNR @1 | PSNR @2 |" in text and "the paper init's full-run psnr" in text
+    assert "| row | PSNR @0 | PSNR @1 | PSNR @2 | PSNR @3 |" in text and "the tuned standard init's full-run psnr" in text
+    # the tuned row: at each budget the rate row with the best mean, its per-signal values (results.json's summary)
+    results = json.loads((out / "results.json").read_text())
+    summary = {s["method"]: s for s in results["summary"]}
+    for key in ("psnr_2", "psnr_10", "psnr"):
+        best = max(("paper", "adam3e-3", "adam1e-2", "adam3e-2"), key=lambda n: summary[n][key])
+        assert summary["tuned"][key] == pytest.approx(summary[best][key], abs=1e-9)
+    assert "row − the tuned standard init" in text and "tuned, the rate row at each budget: @0 " in text
+    # the curves: a learned row's seconds carry its meta-training shared over --amortised-over signals (default 100)
+    curves = json.loads((out / "curves.json").read_text())["all"]
+    maml = curves["rows"]["maml"]
+    record = json.loads((out / "meta" / "maml.json").read_text())
+    assert curves["amortised_over"] == 100 and maml["meta_seconds"] == pytest.approx(record["seconds"])
+    assert maml["seconds"][-1] == pytest.approx(maml["fit_seconds"][-1] + record["seconds"] / 100)
+    assert maml["steps"] == [0, 1, 2, 3, 5, 10, 12] and curves["rows"]["paper"]["meta_seconds"] == 0.0
+    assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
     capsys.readouterr()
     again = main(["--kind", "natural", *TINY, "--out", str(out)])
@@ -125,7 +149,7 @@ def test_the_same_directory_for_train_and_test_is_refused(tmp_path, capsys):
 
 def test_each_kind_has_its_columns():
     keys = [c.key for c in columns_of("shape")]
-    assert keys == ["method", "iou_0", "iou_1", "iou_2", "iou_5", "iou_10", "iou_100", "iou", "seconds"]
+    assert keys == ["method", "iou_0", "iou_1", "iou_2", "iou_3", "iou_5", "iou_10", "iou_30", "iou_100", "iou", "seconds"]
     assert [c.key for c in columns_of("ct")][:2] == ["method", "angles"]
     assert set(KINDS) == {"natural", "text", "ct", "shape"}
 
