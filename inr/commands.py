@@ -25,18 +25,27 @@ def train() -> None:
 
 
 def mesh() -> None:
+    from inr.run.launch_env import refuse_bad_environment
+
+    refuse_bad_environment()  # every command below trains or loads through Lightning, which reads the rank when imported
     from inr.run.mesh import main
 
     main()
 
 
 def compare() -> None:
+    from inr.run.launch_env import refuse_bad_environment
+
+    refuse_bad_environment()
     from inr.experiments.compare_encoders import main
 
     main()
 
 
 def codec(argv: Optional[list[str]] = None) -> None:
+    from inr.run.launch_env import refuse_bad_environment
+
+    refuse_bad_environment()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["compare"]:  # the rate–distortion comparison stands above the codec (inr.experiments.codec)
         from inr.experiments.codec import main as compare

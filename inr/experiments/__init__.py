@@ -35,3 +35,13 @@ The comparisons, each a ``Comparison`` declaration that imports no other:
   averaging conventions (``rd_bd``) and its table and figure (``rd_report``); ``rd_merge``: runs split by image
   joined into one.
 """
+
+import sys as _sys
+
+# ``python -m inr.experiments.<name>``: runpy imports this package (``sys.argv[0]`` still "-m") before the study's
+# module, whose imports load Lightning, and Lightning reads the launcher's rank variables as it is imported: a
+# malformed one (``SLURM_PROCID=abc``) is refused here in one line instead of a traceback from inside Lightning
+if _sys.argv[:1] == ["-m"]:
+    from inr.run.launch_env import refuse_bad_environment
+
+    refuse_bad_environment()

@@ -193,3 +193,31 @@ def test_members_shard_over_the_ranks_and_fewer_members_than_ranks_are_refused()
     assert list(task.stack.mine) == [0, 1, 2] and task.stack.shard is None
     with pytest.raises(InputError, match=r"model.members 3 over 4 processes: each process trains at least one member"):
         task.stack.check_fit(trainer(0, 4), data)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        ["-m", "inr.experiments.learned_init", "--kind", "natural", "--estimate-only"],
+        ["-m", "inr.codec", "encode", "IMAGE", "-o", "x.inr", "--method", "latents", "--lambda", "0.01"],
+        ["-c", "from inr.commands import codec; codec()", "encode", "IMAGE", "-o", "x.inr", "--lambda", "0.01"],
+        ["-c", "from inr.commands import compare; compare()", "--help"],
+        ["-c", "from inr.commands import mesh; mesh()", "--help"],
+    ],
+    ids=["python -m a study", "python -m inr.codec", "inr-codec", "inr-compare", "inr-mesh"],
+)
+def test_the_other_commands_refuse_a_malformed_rank_before_lightning_reads_it(tmp_path, monkeypatch, program):
+    environment, expected = VARIABLES["SLURM_PROCID=abc"]
+    no_launcher(monkeypatch)
+    image = tmp_path / "image.png"
+    image.write_bytes(b"")  # never read: the refusal comes first
+    done = subprocess.run(
+        [sys.executable, *[str(image) if a == "IMAGE" else a for a in program]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**{k: v for k, v in os.environ.items() if k not in LAUNCHER_KEYS}, **environment},
+    )
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"], done.stderr[-3000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["image.png"]
