@@ -36,6 +36,7 @@ from inr.codec.sizes import default_depth, ladder, parse_rates, size_for_budget
 from inr.errors import InputError
 from inr.experiments.comparison import Baseline, Comparison, Context, Member, chosen_methods, fit_context, loaded, parse
 from inr.experiments.comparison import main as run_main
+from inr.experiments.rd_curve import MS_SSIM_MIN_SIDE
 from inr.experiments.results import load_results
 from inr.experiments.runner import Column, difference_note, paired, summarise
 from inr.experiments.stats import LEVEL
@@ -51,7 +52,6 @@ if TYPE_CHECKING:  # the codec's fitting, coding and scoring are imported by the
     from inr.codec.fit import Pixels
     from inr.codec.init import Init
 
-MS_SSIM_SIDE = 161  # five scales of an 11-pixel window need a side above (11 − 1) · 2⁴
 INIT_SUFFIX = "+init"  # a row trained from the learned init of its size: siren+init
 COLOUR_PHOTOGRAPHS = ("astronaut", "cat", "immunohistochemistry", "motorcycle_left")
 TARGET_RATE = 0.3  # the target: above JPEG at rates up to this (COIN's claim)
@@ -348,7 +348,7 @@ class CodecComparison(Comparison):
         target = ctx.data.images[0].to(torch.float64)  # (H, W, C)
         decoded = torch.from_numpy(prediction.pixels.astype(np.float64) / 255.0)
         out = {**rate, "psnr": psnr(decoded, target), "bpp": prediction.size_bits / (target.shape[0] * target.shape[1])}
-        if min(target.shape[:2]) >= MS_SSIM_SIDE:
+        if min(target.shape[:2]) >= MS_SSIM_MIN_SIDE:  # torchmetrics refuses five scales below it
             out["ms_ssim"] = float(
                 multiscale_structural_similarity_index_measure(
                     decoded.permute(2, 0, 1)[None], target.permute(2, 0, 1)[None], data_range=1.0

@@ -211,3 +211,16 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(images, tmp_path, caps
     assert len(err) == 1 and err[0].startswith("error: ")
     assert __import__("re").search(message, err[0]), err[0]
     assert not out.exists() and sorted(images.iterdir()) == before
+
+
+def test_the_least_ms_ssim_side_is_torchmetrics_own_and_the_codec_comparison_uses_it():
+    from torchmetrics.functional.image import multiscale_structural_similarity_index_measure as measure
+
+    import inr.experiments.codec as codec_comparison
+
+    image = torch.rand(1, 3, MS_SSIM_MIN_SIDE, MS_SSIM_MIN_SIDE)
+    assert 0 < float(measure(image, image * 0.9, data_range=1.0)) <= 1
+    small = image[..., 1:, 1:]  # one pixel short on each side: five scales no longer fit
+    with pytest.raises(ValueError):
+        measure(small, small * 0.9, data_range=1.0)
+    assert codec_comparison.MS_SSIM_MIN_SIDE == MS_SSIM_MIN_SIDE and not hasattr(codec_comparison, "MS_SSIM_SIDE")
