@@ -45,7 +45,7 @@ import math
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import lightning as L
 import torch
@@ -118,7 +118,7 @@ class Study:
     train_signals: int
     test_signals: int
     angles: int
-    few_angles: int
+    few_angles: Union[int, tuple[int, ...]]  # one count (as results.json has always stated it) or several
     reptile: MetaSettings
     maml: MetaSettings
     metasgd: MetaSettings
@@ -128,6 +128,27 @@ class Study:
     ntk_points: int = 1024
     meta_paths: tuple[tuple[str, str], ...] = ()  # (row, checkpoint), set by ``prepare``
     amortised_over: int = 100  # signals a meta-training's seconds are shared over in the wall-clock curves
+
+    @property
+    def angle_counts(self) -> tuple[int, ...]:
+        """CT's angle counts, the paper's first: ``angles``, then each of ``few_angles``."""
+        few = self.few_angles if isinstance(self.few_angles, tuple) else (self.few_angles,)
+        return tuple(dict.fromkeys((self.angles, *few)))
+
+
+def few_angle_counts(value: Any) -> tuple[int, ...]:
+    """``--few-angles``: one count or several, comma-separated, each a whole number ≥ 1.
+
+    Example:
+        >>> few_angle_counts("10,6"), few_angle_counts(6)
+        ((10, 6), (6,))
+    """
+    parts = [value] if isinstance(value, int) else [v.strip() for v in str(value).split(",")]
+    counts = []
+    for part in parts:
+        number = part if isinstance(part, int) else int(part) if part.isdigit() else None
+        counts.append(checked_count(number if number is not None else part, "--few-angles"))
+    return tuple(dict.fromkeys(counts))
 
 
 def checked_count(value: int, flag: str, least: int = 1) -> int:
@@ -161,7 +182,9 @@ class LearnedInit(Comparison):
             "--inner-steps", type=Optional[int], default=None, help="inner steps of every learned row (null: META's)"
         )
         parser.add_argument("--angles", type=int, default=20, help="CT: projection angles (the paper's 20)")
-        parser.add_argument("--few-angles", type=int, default=6, help="CT: the few angles the prior is tried at")
+        parser.add_argument(
+            "--few-angles", type=str, default="6", help="CT: the few angles the prior is tried at (several: 10,6)"
+        )
         parser.add_argument(
             "--amortised-over",
             type=int,
@@ -181,7 +204,7 @@ class LearnedInit(Comparison):
         for flag, value in (("--train-signals", args.train_signals), ("--test-signals", args.test_signals)):
             checked_count(value, flag)
         checked_count(args.angles, "--angles")
-        checked_count(args.few_angles, "--few-angles")
+        few = few_angle_counts(args.few_angles)
         checked_count(args.amortised_over, "--amortised-over")
         settings = {}
         chosen = comparison.chosen_methods(self, args)
@@ -205,7 +228,7 @@ class LearnedInit(Comparison):
             train_signals=args.train_signals,
             test_signals=args.test_signals,
             angles=args.angles,
-            few_angles=args.few_angles,
+            few_angles=few[0] if len(few) == 1 else few,
             meta_dir=str(Path(self.out_dir(args)) / "meta"),
             amortised_over=args.amortised_over,
             **settings,
@@ -249,7 +272,7 @@ class LearnedInit(Comparison):
     def signals(self, p: Study) -> tuple[Any, ...]:
         count = self.signal_set(p).test_count
         if p.kind == "ct":
-            return tuple((k, a) for a in dict.fromkeys((p.angles, p.few_angles)) for k in range(count))
+            return tuple((k, a) for a in p.angle_counts for k in range(count))
         return tuple(range(count))
 
     def label(self, p: Study, signal: Any) -> Optional[str]:
@@ -349,11 +372,7 @@ class LearnedInit(Comparison):
         rows = self.with_tuned(p, rows)
         if p.kind != "ct":
             return summarise(rows, keys + timing)
-        return [
-            s
-            for a in dict.fromkeys((p.angles, p.few_angles))
-            for s in summarise([r for r in rows if r.get("angles") == a], keys + timing)
-        ]
+        return [s for a in p.angle_counts for s in summarise([r for r in rows if r.get("angles") == a], keys + timing)]
 
     def with_tuned(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows and, after the model rows, the ``tuned`` rows derived from the rate rows (``init_curves``)."""
@@ -379,7 +398,7 @@ class LearnedInit(Comparison):
     def difference_groups(self, p: Study, rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
         if p.kind != "ct":
             return [("", rows)]
-        return [(f"at {a} angles", [r for r in rows if r.get("angles") == a]) for a in dict.fromkeys((p.angles, p.few_angles))]
+        return [(f"at {a} angles", [r for r in rows if r.get("angles") == a]) for a in p.angle_counts]
 
     def title(self, p: Study) -> str:
         sides = "³" if p.kind == "shape" else "²"
@@ -388,7 +407,7 @@ class LearnedInit(Comparison):
     def notes(self, p: Study, summary: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         metric = KINDS[p.kind].metric
         lines = []
-        for angles in dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,):
+        for angles in p.angle_counts if p.kind == "ct" else (None,):
             by_method = {r["method"]: r for r in summary if angles is None or r.get("angles") == angles}
             where = f" at {angles} angles" if angles is not None else ""
             standard = TUNED if TUNED in by_method else "paper"  # the targets are set against the tuned standard init
@@ -436,7 +455,7 @@ class LearnedInit(Comparison):
     def paired_table(self, p: Study, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The paired table (``paired_table``) of this protocol's rows, CT's angle counts apart."""
         rows = self.with_tuned(p, rows)
-        groups = [(a, [r for r in rows if r.get("angles") == a]) for a in dict.fromkeys((p.angles, p.few_angles))]
+        groups = [(a, [r for r in rows if r.get("angles") == a]) for a in p.angle_counts]
         return paired_table(
             groups if p.kind == "ct" else [(None, rows)],
             KINDS[p.kind].metric,
@@ -471,7 +490,7 @@ class LearnedInit(Comparison):
         summary = self.summary(p, rows)
         meta = {n: float(r["seconds"]) for n in LEARNED if (r := meta_record(Path(p.meta_dir), n)) and "seconds" in r}
         marks = [m for m in MARKS if m <= p.steps]
-        groups = dict.fromkeys((p.angles, p.few_angles)) if p.kind == "ct" else (None,)
+        groups = p.angle_counts if p.kind == "ct" else (None,)
         record = {
             str(g) if g is not None else "all": curves(summary, metric, marks, p.steps, meta, p.amortised_over, g) for g in groups
         }

@@ -77,17 +77,20 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ct_rows_at_two_angle_counts_are_summarised_apart(tmp_path):
+def test_ct_rows_at_each_angle_count_are_summarised_apart(tmp_path):
     out = tmp_path / "ct"
-    main(["--kind", "ct", *TINY, "--angles", "6", "--few-angles", "3", "--methods", "reptile,paper", "--out", str(out)])
+    main(["--kind", "ct", *TINY, "--angles", "6", "--few-angles", "4,3", "--methods", "reptile,paper", "--out", str(out)])
     results = json.loads((out / "results.json").read_text())
+    assert results["protocol"]["few_angles"] == [4, 3]
     summary = [(s["method"], s["angles"], s["n"]) for s in results["summary"]]
     assert summary[:2] == [("reptile", 6.0, 2), ("paper", 6.0, 2)]
-    assert ("reptile", 3.0, 2) in summary and ("filtered back-projection", 3.0, 2) in summary
+    for angles in (4.0, 3.0):
+        assert ("reptile", angles, 2) in summary and ("filtered back-projection", angles, 2) in summary
     text = (out / "results.md").read_text()
     assert "| row | angles | PSNR @0 |" in text
+    assert set(json.loads((out / "curves.json").read_text())) == {"6", "4", "3"}
     # the rule's verdicts at each angle count apart: the learned init against the paper's, after 2 steps and at the end
-    for angles in (6, 3):
+    for angles in (6, 4, 3):
         assert (
             f"Paired differences of PSNR @2 at {angles} angles" in text
             and f"Paired differences of PSNR full at {angles} angles" in text
@@ -101,6 +104,7 @@ def test_ct_rows_at_two_angle_counts_are_summarised_apart(tmp_path):
         (["--inner-steps", "0"], "--inner-steps must be an int ≥ 1"),
         (["--meta-steps", "0"], "--meta-steps must be an int ≥ 1"),
         (["--few-angles", "0"], "--few-angles must be an int ≥ 1"),
+        (["--few-angles", "10,x"], "--few-angles must be an int ≥ 1, got x"),
         (["--test-signals", "0"], "--test-signals must be an int ≥ 1"),
         (["--paper"], "--paper: learned_init runs at 64²"),
         (
