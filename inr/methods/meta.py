@@ -83,7 +83,12 @@ class MetaSettings:
 # The study's meta-training of each class, chosen by short trials on this 2-core CPU (benchmarks/meta_settings.py runs
 # them; docs/learned_init.md, "How the settings were chosen", states what it measured): two inner SGD steps; Reptile's
 # outer Adam at 1e-3, MAML's at 1e-4; the inner rate per class (10 for natural crops and CT, 1 for shapes and text,
-# where 10 was seen to diverge or oscillate in earlier trials not repeated); outer steps for at most about a quarter
+# where 10 was seen to diverge or oscillate in earlier trials not repeated); MAML's and Meta-SGD's on CT 1, not 10
+# (benchmarks/maml_ct_inner_rate.py, 10 outer steps): from θ₀ one inner SGD step at 10 moves the sigmoid's input to
+# −149 … −35 over the grid (at 3: −20 … −6), the output is 0 with no gradient, the second step does nothing and the
+# outer gradient vanishes (‖∇θ‖ 1.5e-17, at 3 1.6e-3), so MAML learns nothing and a fit from its init stays a constant
+# (held-out PSNR 8.06 dB after 1 to 10 steps); at 1 the step moves it to −6.5 … −1.5, nothing saturates, ‖∇θ‖ 0.2, and
+# the PSNR after 10 outer steps rises from 10.07 dB (0 steps) to 11.10 (10); outer steps for at most about a quarter
 # of an hour each on this shared CPU with one thread (--threads 1: two threads on its two loaded cores ran a fit 5-10
 # times slower). MAML's second-order steps cost about twice Reptile's on images, so it gets half as many; through CT's
 # projections they cost about 10 s each against Reptile's 0.9 s, so 60 there. 64² grids (shapes 32³), 256 training
@@ -112,7 +117,7 @@ META = {
     for kind, side, reptile_lr, maml_lr, reptile_steps, maml_steps in (
         ("natural", 64, 10.0, 1.0, 2000, 1000),
         ("text", 64, 1.0, 1.0, 2000, 1000),
-        ("ct", 64, 10.0, 10.0, 600, 60),
+        ("ct", 64, 10.0, 1.0, 600, 60),
         ("shape", 32, 1.0, 1.0, 600, 300),
     )
 }
