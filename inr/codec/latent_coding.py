@@ -1,4 +1,5 @@
-"""Range coding of the latent grids under the integer entropy model, wave by wave, and the decoder of a latent file.
+"""Range coding of the latent grids under the integer entropy model, wave by wave, the decoder of a latent file and
+where its bits go (``file_bits``).
 
 Each latent ŷ is coded as the symbol d = ŷ − c ∈ −K … K under the table row P[s, f] (``laplace.table``) of its
 predicted (c, f, s) (``latent_arm.FixedPoint.predict``). The encoder knows every latent, so it predicts all of them
@@ -12,6 +13,7 @@ every machine, thread count and process.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -128,8 +130,28 @@ def decode_work(spec: Spec) -> int:
     )
 
 
-def decode_latent_file(data: bytes, source: str = "file", max_work: Optional[float] = None) -> np.ndarray:
-    """A latent file's pixels, uint8 (H, W, C); ``max_work``: the multiply-adds a decode may take (None: any)."""
+@dataclass(frozen=True)
+class LatentRead:
+    """What a latent file holds, read and checked: its header and body, the weights' integers as the file codes
+    them (``coded``: before a decoder prior is applied, the synthesis's then the entropy model's), the synthesis
+    built from them, the integer entropy model and the decoded latent grids (int64, level 0 the finest first)."""
+
+    header: LatentHeader
+    body: LatentBody
+    coded: list[np.ndarray]
+    synthesis: Synthesis
+    arm: FixedPoint
+    grids: list[np.ndarray]
+
+    @property
+    def spec(self) -> Spec:
+        return self.header.spec
+
+
+def read_latent_file(data: bytes, source: str = "file", max_work: Optional[float] = None) -> LatentRead:
+    """A latent file read up to its pixels: unpacked, its decode's work and memory checked, its weights decoded
+    (and a decoder prior it names applied), its entropy model built and its grids decoded; every problem one
+    ``InputError``. ``max_work``: the multiply-adds a decode may take (None: any)."""
     header, body = unpack(data, source)
     spec = header.spec
     work = decode_work(spec)
@@ -142,20 +164,68 @@ def decode_latent_file(data: bytes, source: str = "file", max_work: Optional[flo
     shapes = spec.stored_shapes()
     try:
         flat = entropy.decode(body.weights, [int(np.prod(s)) for s in shapes], header.weight_bound, list(body.scale_codes))
-        integers = [q.astype(np.int64) for q in flat]
+        coded = [q.astype(np.int64) for q in flat]
+        integers = coded
         synthesis_bits, arm_bits = header.synthesis_bits, header.arm_bits
         if header.prior is not None:  # the change from the shipped prior the file names, at its steps or coarser
             prior = prior_named(header.prior, "the file")
             if not prior.fits(spec) or synthesis_bits > prior.synthesis_bits or arm_bits > prior.arm_bits:
                 raise InputError(f"its networks are not those of the decoder prior {header.prior.hex()} it names")
-            integers = from_prior(integers, prior, synthesis_bits, arm_bits, spec)
+            integers = from_prior(coded, prior, synthesis_bits, arm_bits, spec)
             synthesis_bits, arm_bits = prior.synthesis_bits, prior.arm_bits
         synthesis_q, arm_q = split_weights(spec, integers)
         arm = FixedPoint.from_tensors(arm_q, spec.arm, arm_bits)
         grids = decode_latents(body.latents, arm, spec.level_shapes(), header.latent_bound)
     except InputError as exc:
         raise InputError(f"{source}: {exc}") from None
-    return render(synthesis_of(spec, synthesis_q, synthesis_bits), grids, spec)
+    return LatentRead(header, body, coded, synthesis_of(spec, synthesis_q, synthesis_bits), arm, grids)
+
+
+def decode_latent_file(data: bytes, source: str = "file", max_work: Optional[float] = None) -> np.ndarray:
+    """A latent file's pixels, uint8 (H, W, C); ``max_work``: the multiply-adds a decode may take (None: any)."""
+    read = read_latent_file(data, source, max_work)
+    return render(read.synthesis, read.grids, read.spec)
+
+
+STREAMS = ("latent stream", "weight stream")  # file_bits' byte counts of the two range-coded payloads
+
+
+def file_bits(data: bytes, source: str = "file", max_work: Optional[float] = None) -> dict[str, float]:
+    """Where a latent file's bits go, in bits, read from the file alone (``read_latent_file``: no encode).
+
+    Two views of the same bytes:
+
+    - estimates of what each part costs: ``level 0`` … ``level L−1`` (level 0 the finest, full-resolution grid,
+      in the order the file stores them), each grid's Σ −log2 P(ŷ) under the file's own integer tables
+      (``ideal_bits``); ``synthesis weights`` and ``entropy-model weights``, each network's coded integers (the
+      change from the prior for a file coded against one) range-coded alone as a file codes them
+      (``weight_bits``);
+    - counts of the file's bytes × 8: ``latent stream`` and ``weight stream`` (the two range-coded payloads),
+      ``scale codes`` (one byte per stored tensor), ``header and CRC`` (the rest: the fixed header, the two
+      4-byte payload lengths, the CRC-32).
+
+    ``latent stream`` + ``weight stream`` + ``scale codes`` + ``header and CRC`` = 8·len(data) exactly; the levels
+    sum to the latent stream, and the two networks' to the weight stream, to within the range coder's rounding
+    (a 32-bit word or so per stream). Leaving out ``STREAMS``, the rest is the estimate that sums to the file.
+    """
+    return bits_of(read_latent_file(data, source, max_work), len(data))
+
+
+def bits_of(read: LatentRead, size: int) -> dict[str, float]:
+    """``file_bits`` of a file of ``size`` bytes already read."""
+    header, body = read.header, read.body
+    predicted = predictions(read.arm, read.grids)
+    bits: dict[str, float] = {
+        f"level {level}": ideal_bits([g], [p], header.latent_bound) for level, (g, p) in enumerate(zip(read.grids, predicted))
+    }
+    synthesis_q, arm_q = split_weights(read.spec, read.coded)
+    bits["synthesis weights"] = weight_bits(synthesis_q)
+    bits["entropy-model weights"] = weight_bits(arm_q)
+    bits["latent stream"] = 8 * len(body.latents)
+    bits["weight stream"] = 8 * len(body.weights)
+    bits["scale codes"] = 8 * len(body.scale_codes)
+    bits["header and CRC"] = 8 * (size - len(body.latents) - len(body.weights) - len(body.scale_codes))
+    return bits
 
 
 def encode_weights(tensors: Sequence[np.ndarray]) -> tuple[bytes, bytes, int]:
@@ -166,6 +236,11 @@ def encode_weights(tensors: Sequence[np.ndarray]) -> tuple[bytes, bytes, int]:
         raise InputError(f"a weight of {bound} steps; a file holds at most 32767")
     codes = [entropy.scale_code(t) for t in flat]
     return bytes(codes), entropy.encode(flat, bound, codes), bound
+
+
+def weight_bits(tensors: Sequence[np.ndarray]) -> int:
+    """The bits of integer tensors coded as a file codes them (the range coder's words)."""
+    return 8 * len(encode_weights(tensors)[1])
 
 
 def from_prior(coded: Sequence[np.ndarray], prior: Prior, synthesis_bits: int, arm_bits: int, spec: Spec) -> list[np.ndarray]:

@@ -22,13 +22,15 @@ from torch import Tensor
 
 from inr.codec.latent_arm import FixedPoint
 from inr.codec.latent_coding import (
-    decode_latent_file,
-    encode_weights,
+    STREAMS,
+    bits_of,
     ideal_bits,
     latent_bound,
     pack_file,
     predictions,
+    read_latent_file,
     synthesis_of,
+    weight_bits,
 )
 from inr.codec.latent_fit import GAIN, PRESETS, Preset, Progress, fit_latents
 from inr.codec.latent_model import LatentImage, Spec, render
@@ -67,7 +69,7 @@ class LatentCoded:
     preset: str
     spec: Spec
     seconds: float
-    parts: dict = field(default_factory=dict)  # bits: per latent level, the networks' weights, the header
+    parts: dict = field(default_factory=dict)  # bits: per latent level, the networks' weights, the rest (``file_bits``)
 
     @property
     def bpp(self) -> float:
@@ -77,11 +79,6 @@ class LatentCoded:
 def integer_latents(model: LatentImage) -> list[np.ndarray]:
     """round(16·θ) of every grid, int64."""
     return [torch.round(GAIN * y.detach()).to(torch.int64).numpy() for y in model.latents]
-
-
-def weight_bits(tensors: list[np.ndarray]) -> int:
-    """The bits of integer tensors coded as a file codes them (the range coder's words)."""
-    return 8 * len(encode_weights(tensors)[1])
 
 
 def choose_arm(model: LatentImage, grids: list[np.ndarray]) -> FixedPoint:
@@ -178,25 +175,12 @@ def encode_latent_image(
         (synthesis_delta, synthesis_bits), (arm_delta, arm_bits, arm) = choose_changes(model, grids, target, lam, prior)
         coded = [*synthesis_delta, *arm_delta]
     data = pack_file(model.spec, coded, synthesis_bits, arm_bits, arm, grids, prior)
-    pixels = decode_latent_file(data, "the encoded file")
-    predicted = predictions(arm, grids)
-    bound = latent_bound(grids, predicted)
-    parts = {f"level {level}": ideal_bits([g], [p], bound) for level, (g, p) in enumerate(zip(grids, predicted))}
-    n = len(model.spec.synthesis_shapes())
-    parts["synthesis weights"] = weight_bits(coded[:n])
-    parts["entropy-model weights"] = weight_bits(coded[n:])
-    parts["header"] = 8 * (len(data) - len(pack_body_only(data)))
+    read = read_latent_file(data, "the encoded file")
+    pixels = render(read.synthesis, read.grids, read.spec)  # the decoder's pixels: decode_latent_file's steps
+    parts = {name: bits for name, bits in bits_of(read, len(data)).items() if name not in STREAMS}
     return LatentCoded(
         data, pixels, psnr(pixels, target.astype(np.uint8)), lam, preset.name, model.spec, time.perf_counter() - start, parts
     )
-
-
-def pack_body_only(data: bytes) -> bytes:
-    """The payload bytes of a latent file (both range-coded streams), without the header and CRC."""
-    from inr.codec.latent_file import unpack
-
-    _, body = unpack(data)
-    return body.weights + body.latents
 
 
 def preset_of(name: str) -> Preset:
