@@ -201,6 +201,11 @@ class Comparison:
         return p
 
     # --- who is trained -------------------------------------------------------------------------------
+    def prepare_seconds(self, p: Any, names: Sequence[str]) -> list[tuple[str, float]]:
+        """Expected seconds of what ``prepare`` will train for ``names`` before the rows (a learned init's
+        meta-training), by part, for the time estimate; none by default."""
+        return []
+
     def signals(self, p: Any) -> Sequence[Any]:
         """The signals every method is scored on (images, phantoms); one (None) by default."""
         return (None,)
@@ -712,7 +717,15 @@ def estimate(c: Comparison, p: Any, names: Sequence[str]) -> float:
         file=sys.stderr,
         flush=True,
     )
-    return total
+    before = c.prepare_seconds(p, names)
+    if before:
+        parts = ", ".join(f"{part} {format_seconds(seconds)}" for part, seconds in before)
+        print(
+            f"before the rows: about {format_seconds(sum(s for _, s in before))} ({parts}; from a short probe of each)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return total + sum(s for _, s in before)
 
 
 def resumed(c: Comparison, out: Path, record: Mapping[str, Any], fresh: bool) -> dict[tuple, dict[str, Any]]:

@@ -43,6 +43,7 @@ import dataclasses
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -62,7 +63,7 @@ from inr.experiments.init_curves import RATES, TUNED, curves, curves_figure, tun
 from inr.experiments.results import STEP_MARKS, json_safe
 from inr.experiments.runner import Column, paired, summarise, verdict
 from inr.io.files import atomic_write
-from inr.methods.meta import META, META_ADAPTS, MetaSettings
+from inr.methods.meta import META, META_ADAPTS, MetaSettings, meta_seconds, recorded
 from inr.methods.meta import meta_train as driver
 from inr.methods.protocols import PROTOCOLS, MappingSettings
 from inr.methods.registry import METHODS, Component, Resolved, Setting
@@ -358,6 +359,23 @@ class LearnedInit(Comparison):
         return [Baseline(name, make, setting)]
 
     # --- the learned inits ---------------------------------------------------------------------------------
+    def prepare_seconds(self, p: Study, names: Sequence[str]) -> list[tuple[str, float]]:
+        """Each learned row's meta-training that ``prepare`` will run (an init already kept in --out costs nothing):
+        its median outer step from a short probe × its outer steps (``inr.methods.meta.meta_seconds``)."""
+        out = []
+        for name in (n for n in names if n in LEARNED):
+            meta: MetaSettings = getattr(p, name)
+            kept = meta_identity(self, p, meta, name)
+            if recorded(Path(p.meta_dir) / f"{name}.ckpt", kept):
+                continue
+            member = Member(self.signals(p)[0], p.seeds[0])
+            dm = self.signal_set(p, meta.signals_per_step)
+            spec = METHODS["gaussian"].resolve(replace(self.setting(Context(p, member, data=dm)), init="paper"))
+            task, _ = self.task(Context(p, member, data=dm))
+            seconds = meta_seconds(spec, dm, meta, task=f"inr.tasks.{task.__name__}", adapt=META_ADAPTS.get(name, "all"))
+            out.append((f"{name}'s meta-training ({meta.steps} outer steps)", seconds))
+        return out
+
     def prepare(self, p: Study, names: list[str], data: Any) -> Study:
         paths = tuple(
             (name, str(meta_train(self, p, getattr(p, name), Path(p.meta_dir), name))) for name in names if name in LEARNED
@@ -705,17 +723,24 @@ def meta_record(folder: Path, name: str) -> Optional[dict[str, Any]]:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path, name: Optional[str] = None) -> Path:
-    """The learned init of one row (by default its algorithm) on the class's training signals, ``folder``/<row>.ckpt,
-    by the project's driver (``inr.methods.meta.meta_train``: the whole checkpoint, and the outer loop's TensorBoard run
-    under ``folder``/tb); kept when its record (<row>.json) states the same settings, data and architecture."""
-    name = name or meta.algorithm
+def meta_identity(study: LearnedInit, p: Study, meta: MetaSettings, name: str) -> dict[str, Any]:
+    """What a row's learned init is made from, as its record states it: a later run keeps an init that states it."""
     adapt = META_ADAPTS.get(name, "all")
     settings = {
         **dataclasses.asdict(meta),
         **({"adapt": adapt} if adapt != "all" else {}),  # the other rows' records as before
         "data": {k: v for k, v in study.record(p).items() if k not in (*LEARNED, "steps")},
     }
+    return {"settings": settings}
+
+
+def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path, name: Optional[str] = None) -> Path:
+    """The learned init of one row (by default its algorithm) on the class's training signals, ``folder``/<row>.ckpt,
+    by the project's driver (``inr.methods.meta.meta_train``: the whole checkpoint, and the outer loop's TensorBoard run
+    under ``folder``/tb); kept when its record (<row>.json) states the same settings, data and architecture."""
+    name = name or meta.algorithm
+    adapt = META_ADAPTS.get(name, "all")
+    identity = meta_identity(study, p, meta, name)
     member = Member(study.signals(p)[0], p.seeds[0])
     dm = study.signal_set(p, meta.signals_per_step)
     spec = METHODS["gaussian"].resolve(replace(study.setting(Context(p, member, data=dm)), init="paper"))
@@ -726,7 +751,7 @@ def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path, n
         dm,
         meta,
         folder / f"{name}.ckpt",
-        {"settings": settings},
+        identity,
         label=name,
         task=f"inr.tasks.{task.__name__}",
         logger=logger,

@@ -228,34 +228,16 @@ def meta_train(
             check_kept(path)
         print(f"{label}: the learned init in {path} has these settings; kept", file=sys.stderr, flush=True)
         return path
-    import lightning as L
     import torch
 
     from inr.io.files import atomic_write
     from inr.methods.training import fit_row, silence_lightning
     from inr.tasks.init_from import PARTS
-    from inr.tasks.meta import MetaLearning
 
     settings.check()
     silence_lightning()
-    encoder, network, _ = spec.build()
-    inner_optimizer, inner_lr = inner_loop(spec, settings)
     data.steps_per_epoch_arg = max(1, settings.steps // settings.validations)
-    L.seed_everything(settings.seed, verbose=False)
-    model = MetaLearning(
-        encoder=encoder,
-        network=network,
-        out_channels=data.out_channels,
-        optimizer=lambda params: torch.optim.Adam(params, lr=settings.outer_lr),
-        task=task,
-        mode=data.mode,
-        algorithm=settings.algorithm,
-        inner_loop_steps=settings.inner_steps,
-        inner_loop_lr=inner_lr,
-        inner_loop_optimizer=inner_optimizer,
-        eval_steps=None if eval_steps is None else list(eval_steps),
-        adapt=adapt,
-    )
+    model = meta_model(spec, data, settings, task=task, eval_steps=eval_steps, adapt=adapt)
     trainer_args = {"limit_val_batches": 1.0, "check_val_every_n_epoch": 1, "log_every_n_steps": 10}
     seconds = fit_row(model, data, settings.steps, logger=logger, label=f"{label}: meta-training", **trainer_args)
     state = model.state_dict()
@@ -273,3 +255,51 @@ def meta_train(
         f.write(json.dumps({**identity, "seconds": seconds, "scores": scores}, indent=1))
     print(f"wrote {path}: {label} meta-trained in {seconds:.0f} s; held-out {held_out(scores)}", file=sys.stderr, flush=True)
     return path
+
+
+def meta_model(
+    spec: Resolved,
+    data: SignalSet,
+    settings: MetaSettings,
+    *,
+    task: str = "inr.tasks.ImageFitting",
+    eval_steps: Optional[Sequence[int]] = None,
+    adapt: str = "all",
+) -> Any:
+    """The ``MetaLearning`` task ``meta_train`` trains: θ drawn from ``spec``'s encoder and network at the settings'
+    seed, the outer Adam at ``outer_lr``, the inner loop of ``inner_loop``."""
+    import lightning as L
+    import torch
+
+    from inr.tasks.meta import MetaLearning
+
+    encoder, network, _ = spec.build()
+    inner_optimizer, inner_lr = inner_loop(spec, settings)
+    L.seed_everything(settings.seed, verbose=False)
+    return MetaLearning(
+        encoder=encoder,
+        network=network,
+        out_channels=data.out_channels,
+        optimizer=lambda params: torch.optim.Adam(params, lr=settings.outer_lr),
+        task=task,
+        mode=data.mode,
+        algorithm=settings.algorithm,
+        inner_loop_steps=settings.inner_steps,
+        inner_loop_lr=inner_lr,
+        inner_loop_optimizer=inner_optimizer,
+        eval_steps=None if eval_steps is None else list(eval_steps),
+        adapt=adapt,
+    )
+
+
+def meta_seconds(
+    spec: Resolved, data: SignalSet, settings: MetaSettings, *, task: str = "inr.tasks.ImageFitting", adapt: str = "all"
+) -> float:
+    """Expected seconds of ``meta_train`` here: the median outer step of a short probe (after one to warm up) × the
+    settings' outer steps; the held-out scorings (``validations`` of them) add to it."""
+    from inr.methods.training import silence_lightning, step_seconds
+
+    silence_lightning()
+    settings.check()
+    model = meta_model(spec, data, settings, task=task, adapt=adapt)
+    return step_seconds(model, data) * settings.steps

@@ -74,6 +74,20 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "kept from the earlier run" in err and "reptile: the learned init in" in err
     assert [r["psnr"] for r in again] == [r["psnr"] for r in rows]
+    # the time estimate counts no meta-training for the inits --out keeps
+    assert main(["--kind", "natural", *TINY, "--out", str(out), "--estimate-only"]) == []
+    err = capsys.readouterr().err
+    assert "expected time: about" in err and "before the rows" not in err
+
+
+def test_the_estimate_counts_each_learned_inits_meta_training_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "natural"
+    argv = ["--kind", "natural", *TINY, "--methods", "reptile,maml,paper", "--out", str(out), "--estimate-only"]
+    assert main(argv) == []
+    err = capsys.readouterr().err
+    assert "before the rows: about" in err
+    assert "reptile's meta-training (4 outer steps)" in err and "maml's meta-training (2 outer steps)" in err
+    assert "metasgd" not in err and not out.exists()
 
 
 @pytest.mark.slow
