@@ -60,6 +60,7 @@ COMMANDS = {
             "inr.experiments.codec_sizes",
             "inr.experiments.rd",
             "inr.experiments.rd_merge",
+            "inr.experiments.results_merge",
             "inr.codec.latent_prior_learn",
             "inr.codec.latent_estimate",
             *(
