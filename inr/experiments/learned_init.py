@@ -731,7 +731,7 @@ def meta_identity(study: LearnedInit, p: Study, meta: MetaSettings, name: str) -
         **({"adapt": adapt} if adapt != "all" else {}),  # the other rows' records as before
         "data": {k: v for k, v in study.record(p).items() if k not in (*LEARNED, "steps")},
     }
-    return {"settings": settings}
+    return {"settings": json.loads(json.dumps(settings))}  # as its record reads back (a tuple of angles: a list)
 
 
 def meta_train(study: LearnedInit, p: Study, meta: MetaSettings, folder: Path, name: Optional[str] = None) -> Path:

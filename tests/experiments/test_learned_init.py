@@ -91,7 +91,7 @@ def test_the_estimate_counts_each_learned_inits_meta_training_and_writes_nothing
 
 
 @pytest.mark.slow
-def test_ct_rows_at_each_angle_count_are_summarised_apart(tmp_path):
+def test_ct_rows_at_each_angle_count_are_summarised_apart(tmp_path, capsys):
     out = tmp_path / "ct"
     main(["--kind", "ct", *TINY, "--angles", "6", "--few-angles", "4,3", "--methods", "reptile,paper", "--out", str(out)])
     results = json.loads((out / "results.json").read_text())
@@ -103,6 +103,10 @@ def test_ct_rows_at_each_angle_count_are_summarised_apart(tmp_path):
     text = (out / "results.md").read_text()
     assert "| row | angles | PSNR @0 |" in text
     assert set(json.loads((out / "curves.json").read_text())) == {"6", "4", "3"}
+    # a rerun keeps the init: its record states the angle counts as JSON reads them back
+    capsys.readouterr()
+    main(["--kind", "ct", *TINY, "--angles", "6", "--few-angles", "4,3", "--methods", "reptile,paper", "--out", str(out)])
+    assert "reptile: the learned init in" in capsys.readouterr().err
     # the rule's verdicts at each angle count apart: the learned init against the paper's, after 2 steps and at the end
     for angles in (6, 4, 3):
         assert (
