@@ -13,21 +13,10 @@
 # the results land in OUT (default runs/codec_latent_kodak).
 set -euo pipefail
 usage="usage: $0 [--estimate-only] KODAK_DIR [OUT]"
-ESTIMATE_ONLY=0
-ARGS=()
-for arg in "$@"; do
-    case $arg in
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; echo "$usage"; exit 0 ;;
-        --estimate-only) ESTIMATE_ONLY=1 ;;
-        -*) echo "$0: error: unknown option $arg; $usage" >&2; exit 2 ;;
-        *) ARGS+=("$arg") ;;
-    esac
-done
+# shellcheck source=benchmarks/script_args.sh
+source "$(dirname "$0")/script_args.sh"
+script_args 1 2 "$@"
 set -- "${ARGS[@]+"${ARGS[@]}"}"
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-    echo "$0: error: $usage" >&2
-    exit 2
-fi
 KODAK=$1
 OUT=${2:-runs/codec_latent_kodak}
 PRESET=${PRESET:-slow}
