@@ -147,16 +147,24 @@ def test_train_py_refuses_the_rank_before_lightning_reads_it(tmp_path, monkeypat
     environment, expected = VARIABLES[name]
     no_launcher(monkeypatch)
     program = [str(kit.root / "train.py")] if command == "train.py" else ["-c", "from inr.commands import train; train()"]
+    refused_before_lightning(
+        [*program, *kit.tiny(tmp_path / "runs", "--trainer.accelerator", "cpu")], tmp_path, environment, expected
+    )
+    assert not (tmp_path / "runs").exists()
+
+
+def refused_before_lightning(arguments: list, cwd, environment: dict, expected: str) -> None:
+    """Python run with ``arguments`` in ``cwd`` under the launcher ``environment`` (no other launcher variable) exits 2
+    with the one line ``error: expected``."""
     done = subprocess.run(
-        [sys.executable, *program, *kit.tiny(tmp_path / "runs", "--trainer.accelerator", "cpu")],
-        cwd=tmp_path,
+        [sys.executable, *arguments],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
         env={**{k: v for k, v in os.environ.items() if k not in LAUNCHER_KEYS}, **environment},
     )
     assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"], done.stderr[-3000:]
-    assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -211,13 +219,5 @@ def test_the_other_commands_refuse_a_malformed_rank_before_lightning_reads_it(tm
     no_launcher(monkeypatch)
     image = tmp_path / "image.png"
     image.write_bytes(b"")  # never read: the refusal comes first
-    done = subprocess.run(
-        [sys.executable, *[str(image) if a == "IMAGE" else a for a in program]],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**{k: v for k, v in os.environ.items() if k not in LAUNCHER_KEYS}, **environment},
-    )
-    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"], done.stderr[-3000:]
+    refused_before_lightning([str(image) if a == "IMAGE" else a for a in program], tmp_path, environment, expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["image.png"]
