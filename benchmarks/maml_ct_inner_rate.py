@@ -53,24 +53,14 @@ def study_parts(train_signals: int, test_signals: int, resolution: int | None, o
 
 def first_steps(spec, dm, task: str, rate: float, seed: int = 0) -> dict[str, float]:
     """MAML's two inner steps at ``rate`` from θ₀ on the first 4 training phantoms (module docstring)."""
-    import lightning as L
     import torch
     from torch import nn
 
+    from inr.methods.meta import MetaSettings, meta_model
     from inr.tasks.adaptation import differentiable_sgd, expand
-    from inr.tasks.meta import MetaLearning
 
-    encoder, network, _ = spec.build()
-    L.seed_everything(seed, verbose=False)
-    model = MetaLearning(
-        encoder=encoder,
-        network=network,
-        out_channels=dm.out_channels,
-        task=task,
-        algorithm="maml",
-        inner_loop_steps=2,
-        inner_loop_lr=rate,
-    )
+    settings = MetaSettings("maml", 1, inner_steps=2, inner_lr=rate, inner_optimizer="sgd", seed=seed)
+    model = meta_model(spec, dm, settings, task=task)  # the task meta_train builds, drawn at the seed
     model.attach_data(dm)
     count = min(4, dm.train_count)
     batch = dm.batch(torch.arange(count), "train", torch.device("cpu"))
