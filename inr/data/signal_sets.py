@@ -33,7 +33,7 @@ from inr.data.measurements import MeasurementDataModule
 from inr.data.module import GridDataModule, IndexBatches, ResumableLoader, shard
 from inr.errors import InputError
 from inr.operators.base import Operator
-from inr.operators.sampling import AdditiveNoise
+from inr.operators.sampling import AdditiveNoise, PixelMask
 from inr.operators.tomography import ParallelBeamProjection, even_angles
 
 
@@ -286,18 +286,32 @@ class SignalSet(GridDataModule):
         return self.batch(index, "train" if training else "test", device)
 
     # --- one signal as the data of an ordinary fit --------------------------------------------------------
-    def signal_data(self, k: int, which: str = "test", angles: Optional[int] = None) -> GridDataModule:
-        """Signal k of a side as a fit's data: its values on the grid with the set's split (``HeldSignal``), or
-        for CT its phantom with its projections at ``angles`` (default the set's) angles (``HeldMeasurements``)."""
+    def signal_data(
+        self, k: int, which: str = "test", angles: Optional[int] = None, keep: Optional[float] = None
+    ) -> GridDataModule:
+        """Signal k of a side as a fit's data: its values on the grid with the set's split (``HeldSignal``); for CT
+        its phantom with its projections at ``angles`` (default the set's) angles; with ``keep`` (images, shapes) the
+        signal seen through a random fraction ``keep`` of its grid points, inpainting (``PixelMask``; the mask is
+        drawn with the signal's own seed, so every row and run sees the same points). The last two are
+        ``HeldMeasurements``: the fit sees A f, scored against the whole signal."""
         self._ensure_loaded()
         names = self.train_names if which == "train" else self.test_names
         values = self.signal_values(k, which)
+        seed = self.signal_seed + (0 if which == "train" else classes.TEST_SEEDS) + k
+        if keep is not None:
+            if self.kind == "ct":
+                raise InputError("keep: CT signals are seen through their projections, not a pixel mask")
+            if not 0 < keep <= 1:
+                raise InputError(f"keep must lie in (0, 1], got {keep}")
+            mask = PixelMask(torch.rand(self.shape, generator=torch.Generator().manual_seed(seed)) < keep)
+            with torch.no_grad():
+                observed = mask(values.movedim(-1, 0))
+            return HeldMeasurements(values, mask, observed, name=names[k])
         if self.kind != "ct":
             return HeldSignal(values, split=self.split, name=names[k])
         operator = ParallelBeamProjection(even_angles(angles or self.angles), self.shape)
         with torch.no_grad():
             clean = operator(values.movedim(-1, 0))
-        seed = self.signal_seed + (0 if which == "train" else classes.TEST_SEEDS) + k
         return HeldMeasurements(values, operator, AdditiveNoise(self.noise_std, seed)(clean), name=names[k])
 
 

@@ -104,6 +104,24 @@ def test_one_signal_as_the_data_of_a_fit():
     assert few.measurements.shape[1] == 4 and torch.equal(few.values, ct.signal_values(0, "test").reshape(-1, 1))
 
 
+def test_a_signal_seen_through_a_fraction_of_its_pixels():
+    dm = loaded(kind="natural", resolution=32)
+    masked = dm.signal_data(1, keep=0.25)
+    masked.setup("fit")
+    mask = masked.operator.mask
+    # about a quarter of the 1024 pixels (a binomial draw: 4 σ is 0.054), the signal's own draw, the same every time
+    assert abs(mask.float().mean().item() - 0.25) < 0.06
+    assert torch.equal(dm.signal_data(1, keep=0.25).operator.mask, mask)
+    assert not torch.equal(dm.signal_data(0, keep=0.25).operator.mask, mask)
+    values = dm.signal_values(1, "test")  # (32, 32, 3)
+    assert torch.equal(masked.measurements, values[mask].T) and torch.equal(masked.values, values.reshape(-1, 3))
+    for keep, message in ((0.0, "keep must lie in"), (1.5, "keep must lie in")):
+        with pytest.raises(InputError, match=message):
+            dm.signal_data(0, keep=keep)
+    with pytest.raises(InputError, match="CT signals are seen through their projections"):
+        loaded(kind="ct", resolution=16).signal_data(0, keep=0.5)
+
+
 def test_the_test_seeds_are_apart_from_the_training_seeds():
     dm = loaded(kind="ct", resolution=16, signal_seed=7)
     assert dm.train_names[0] == "phantom 7" and dm.test_names[0] == f"phantom {TEST_SEEDS + 7}"

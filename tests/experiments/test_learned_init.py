@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from inr.errors import InputError
-from inr.experiments.comparison import parse
+from inr.experiments.comparison import Context, Member, parse
 from inr.experiments.init_analysis import band_means, class_energy, fourier_diagonal, subgrid
 from inr.experiments.learned_init import KINDS, LearnedInit, columns_of, main
 
@@ -116,6 +116,61 @@ def test_ct_rows_at_each_angle_count_are_summarised_apart(tmp_path, capsys):
     assert "- reptile − paper: " in text and " pairs from 2 signals" in text
 
 
+@pytest.mark.slow
+def test_inpainting_fits_each_test_crop_through_its_mask_from_the_natural_inits(tmp_path, capsys):
+    from scipy.interpolate import griddata
+
+    out = tmp_path / "inpaint"
+    argv = ["--kind", "natural", *TINY, "--methods", "reptile,paper", "--keep", "0.25", "--out", str(out)]
+    rows = main(argv)
+    assert [r["method"] for r in rows] == ["reptile"] * 2 + ["paper"] * 2 + ["cubic"] * 2
+    results = json.loads((out / "results.json").read_text())
+    assert results["protocol"]["keep"] == 0.25
+    text = (out / "results.md").read_text()
+    assert "inpainting from 25% of the pixels" in text and "after 2 steps" in text and "target +8 dB" not in text
+    # the cubic row against scipy's Clough–Tocher over the same mask, scored on the unobserved pixels in numpy
+    study = LearnedInit()
+    p = study.protocol(parse(study, argv))
+    for k, row in enumerate(r for r in rows if r["method"] == "cubic"):
+        data = study.signal_set(p).signal_data(k, keep=0.25)
+        data.setup("fit")
+        mask = data.operator.mask.numpy()
+        truth = study.signal_set(p).signal_values(k, "test").double().numpy()  # (16, 16, 3)
+        grid = tuple(np.meshgrid(np.arange(16), np.arange(16), indexing="ij"))
+        filled = []
+        for c in range(3):
+            cubic = griddata(np.argwhere(mask), truth[..., c][mask], grid, method="cubic")
+            nearest = griddata(np.argwhere(mask), truth[..., c][mask], grid, method="nearest")
+            filled.append(np.clip(np.where(np.isnan(cubic), nearest, cubic), 0, 1))
+        error = (np.stack(filled, -1) - truth)[~mask]
+        assert row["psnr"] == pytest.approx(10 * math.log10(1 / np.mean(error**2)), abs=1e-4)  # float32 baseline
+    # the networks: the unobserved pixels' PSNR, the whole image's beside it
+    for r in rows[:4]:
+        assert math.isfinite(r["psnr"]) and math.isfinite(r["full_psnr"]) and r["psnr"] != r["full_psnr"]
+    # the init was meta-trained on the crops as they are (ImageFitting): a study without --keep keeps it
+    record = json.loads((out / "meta" / "reptile.json").read_text())
+    assert "keep" not in record["settings"]["data"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "meta").mkdir()
+    for name in ("reptile.ckpt", "reptile.json"):
+        (plain / "meta" / name).write_bytes((out / "meta" / name).read_bytes())
+    capsys.readouterr()
+    main(["--kind", "natural", *TINY, "--methods", "reptile", "--out", str(plain)])
+    assert "reptile: the learned init in" in capsys.readouterr().err
+
+
+def test_an_inpainting_score_is_the_unobserved_pixels():
+    study = LearnedInit()
+    p = study.protocol(parse(study, ["--kind", "natural", *TINY, "--keep", "0.5"]))
+    data = study.signal_set(p).signal_data(0, keep=0.5)
+    data.setup("fit")
+    truth = data.values_grid()  # (3, 16, 16)
+    right_where_unseen = torch.where(data.operator.mask, torch.zeros_like(truth), truth)
+    scores = study.score(Context(p, Member(0, 0), data=data), right_where_unseen)
+    assert scores["psnr"] == math.inf and math.isfinite(scores["full_psnr"])
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
@@ -125,6 +180,8 @@ def test_ct_rows_at_each_angle_count_are_summarised_apart(tmp_path, capsys):
         (["--few-angles", "10,x"], "--few-angles must be an int ≥ 1, got x"),
         (["--test-signals", "0"], "--test-signals must be an int ≥ 1"),
         (["--paper"], "--paper: learned_init runs at 64²"),
+        (["--kind", "ct", "--keep", "0.1"], "--keep: inpainting is studied on images"),
+        (["--keep", "1"], "--keep must be a fraction in"),
         (
             ["--kind", "ct", "--methods", "modulations"],
             "--methods: unknown modulations; choose from reptile, maml, metasgd, paper",
