@@ -71,26 +71,12 @@ def study_parts(kind: str, train_signals: int, test_signals: int, resolution: in
 
 def unadapted(spec, dm, task: str, optimizer: str, lr: float, seed: int = 0) -> dict[str, float]:
     """The paper's init, not meta-trained: the test signals adapted from it with ``optimizer`` at ``lr``. θ is drawn
-    as the meta-training driver draws it (seeded with ``seed``, META's), so it is where every trial starts."""
-    import lightning as L
-    import torch
+    as the meta-training driver draws it (``meta_model``, seeded with ``seed``, META's), so it is where every trial
+    starts; one inner step is its inner loop, which ``evaluate`` does not use (it adapts for ``EVAL_STEPS``)."""
+    from inr.methods.meta import MetaSettings, meta_model
 
-    from inr.tasks.meta import MetaLearning
-
-    encoder, network, _ = spec.build()
-    L.seed_everything(seed, verbose=False)
-    model = MetaLearning(
-        encoder=encoder,
-        network=network,
-        out_channels=dm.out_channels,
-        optimizer=lambda params: torch.optim.Adam(params, lr=1e-3),
-        task=task,
-        mode=dm.mode,
-        inner_loop_steps=1,
-        inner_loop_lr=lr,
-        inner_loop_optimizer=optimizer,
-        eval_steps=list(EVAL_STEPS),
-    )
+    settings = MetaSettings(inner_steps=1, inner_lr=lr, inner_optimizer=optimizer, outer_lr=1e-3, seed=seed)
+    model = meta_model(spec, dm, settings, task=task, eval_steps=EVAL_STEPS)
     model.attach_data(dm)
     return model.evaluate()
 
