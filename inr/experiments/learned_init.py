@@ -20,6 +20,9 @@ same network and encoder in every row; the rows differ in their start and their 
   h_{l+1} = act(W_l h_l + b_l + s_l) from s = 0 (functa, Dupont et al. 2022; ``inr.tasks.modulations``): its first n
   steps move the hidden layers' biases alone at the learned rate per layer (s_l enters where b_l does), then SGD at
   the inner rate on every tensor, as the Meta-SGD row;
+- ``reptile+adam``, ``maml+adam``, ``metasgd+adam``, ``modulations+adam``: the same inits fitted on with the
+  protocol's Adam and scheduler, as the paper's row (Meta-SGD's and the modulations' after their own n steps at their
+  learned rates): whether a learned start keeps its lead under the standard optimiser;
 - ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam;
 - ``adam3e-3``, ``adam1e-2``, ``adam3e-2``: the paper's init with Adam at those rates; with ``paper`` they make the
   derived ``tuned`` row, the rate with the best mean after each step budget (``inr.experiments.init_curves``), the
@@ -82,6 +85,9 @@ from inr.tasks.init_from import load_init
 # the step counts after which every row is scored (and the protocol's full count): half-decades of steps
 MARKS = STEP_MARKS
 LEARNED = ("reptile", "maml", "metasgd", "modulations")
+# a learned init fitted on with the protocol's Adam (after a Meta-SGD or modulations init's own n steps) instead of SGD
+# at the inner rate: row name -> the learned row whose init it starts from
+THEN_ADAM = {f"{name}+adam": name for name in LEARNED}
 STANDARD = ("paper", "torch", *RATES)
 # the steps after which the residual per band is compared (bands.png): the start and two steps
 BAND_MARKS = (0, 2)
@@ -178,7 +184,7 @@ def checked_keep(value: Optional[float], kind: str) -> Optional[float]:
 class LearnedInit(Comparison):
     name = "learned_init"
     doc = __doc__
-    methods = (*LEARNED, *STANDARD)
+    methods = (*LEARNED, *THEN_ADAM, *STANDARD)
     default_methods = ("all",)  # every row the kind has (``available``)
     seeds = 1
     headline = ("psnr_2", "psnr", "iou_2", "iou")
@@ -217,9 +223,11 @@ class LearnedInit(Comparison):
         )
 
     def available(self, args: Any) -> tuple[str, ...]:
-        """The learned rows ``META`` holds for the kind (``modulations``: natural crops only), the standard ones."""
+        """The learned rows ``META`` holds for the kind (``modulations``: natural crops only), each also fitted on with
+        Adam (``THEN_ADAM``), the standard ones."""
         kind = getattr(args, "kind", None)
-        return tuple(n for n in LEARNED if kind is None or n in META[kind]) + STANDARD
+        learned = tuple(n for n in LEARNED if kind is None or n in META[kind])
+        return learned + tuple(n for n, init in THEN_ADAM.items() if init in learned) + STANDARD
 
     def protocol(self, args: Any) -> Study:
         kind = KINDS[args.kind]
@@ -232,7 +240,7 @@ class LearnedInit(Comparison):
         checked_count(args.amortised_over, "--amortised-over")
         keep = checked_keep(args.keep, args.kind)
         settings = {}
-        chosen = comparison.chosen_methods(self, args)
+        chosen = {THEN_ADAM.get(n, n) for n in comparison.chosen_methods(self, args)}  # a +adam row needs its init
         for name, meta in META[args.kind].items():
             if name not in ("reptile", "maml", "metasgd") and name not in chosen:
                 continue  # a row added later is in the protocol only when it runs (earlier --out stay readable)
@@ -329,6 +337,14 @@ class LearnedInit(Comparison):
             return replace(base, name=name, optimizer=optimizer, describe=f"{base.describe}, paper init, Adam {RATES[name]:g}")
         if name in STANDARD:
             return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
+        if name in THEN_ADAM:  # the learned init, then the protocol's optimiser and scheduler, as the paper's row
+            init = THEN_ADAM[name]
+            first = (
+                f"its {getattr(p, init).inner_steps} steps at its learned rates, then "
+                if init in ("metasgd", "modulations")
+                else ""
+            )
+            return replace(base, name=name, describe=f"{base.describe}, {init} init, {first}Adam {base.lr:g}")
         meta: MetaSettings = getattr(p, name)
         optimizer = Component(f"torch.optim.{'SGD' if meta.inner_optimizer == 'sgd' else 'Adam'}", {"lr": meta.inner_lr})
         inner = {"metasgd": "learned rates", "modulations": "shifts at learned rates"}.get(
@@ -349,7 +365,8 @@ class LearnedInit(Comparison):
 
     def model(self, ctx: Context) -> L.LightningModule:
         model = super().model(ctx)
-        model.init_from = dict(ctx.p.meta_paths).get(ctx.spec.name)  # a learned row starts from its init (after prepare)
+        name = THEN_ADAM.get(ctx.spec.name, ctx.spec.name)
+        model.init_from = dict(ctx.p.meta_paths).get(name)  # a learned row starts from its init (after prepare)
         return model
 
     def callbacks(self, ctx: Context) -> list[L.Callback]:
@@ -399,7 +416,7 @@ class LearnedInit(Comparison):
         """Each learned row's meta-training that ``prepare`` will run (an init already kept in --out costs nothing):
         its median outer step from a short probe × its outer steps (``inr.methods.meta.meta_seconds``)."""
         out = []
-        for name in (n for n in names if n in LEARNED):
+        for name in learned_inits(names):
             meta: MetaSettings = getattr(p, name)
             kept = meta_identity(self, p, meta, name)
             if recorded(Path(p.meta_dir) / f"{name}.ckpt", kept):
@@ -414,9 +431,7 @@ class LearnedInit(Comparison):
         return out
 
     def prepare(self, p: Study, names: list[str], data: Any) -> Study:
-        paths = tuple(
-            (name, str(meta_train(self, p, getattr(p, name), Path(p.meta_dir), name))) for name in names if name in LEARNED
-        )
+        paths = tuple((name, str(meta_train(self, p, getattr(p, name), Path(p.meta_dir), name))) for name in learned_inits(names))
         return replace(p, meta_paths=paths)
 
     # --- the table -------------------------------------------------------------------------------------------
@@ -470,7 +485,7 @@ class LearnedInit(Comparison):
             if standard not in by_method:
                 continue
             full = by_method[standard].get(metric)
-            for name in LEARNED:
+            for name in (*LEARNED, *THEN_ADAM):
                 if name not in by_method:
                     continue
                 row = by_method[name]
@@ -551,6 +566,7 @@ class LearnedInit(Comparison):
         metric = KINDS[p.kind].metric
         summary = self.summary(p, rows)
         meta = {n: float(r["seconds"]) for n in LEARNED if (r := meta_record(Path(p.meta_dir), n)) and "seconds" in r}
+        meta |= {n: meta[init] for n, init in THEN_ADAM.items() if init in meta}  # the same meta-training
         marks = [m for m in MARKS if m <= p.steps]
         groups = p.angle_counts if p.kind == "ct" else (None,)
         record = {
@@ -601,6 +617,16 @@ class StepScores(L.Callback):
         self.seconds.setdefault(int(trainer.global_step), self.elapsed())
 
 
+def learned_inits(names: Sequence[str]) -> list[str]:
+    """The learned inits rows ``names`` start from, each once: a learned row's own, a +adam row's.
+
+    Example:
+        >>> learned_inits(["paper", "metasgd+adam", "reptile", "metasgd"])
+        ['metasgd', 'reptile']
+    """
+    return list(dict.fromkeys(THEN_ADAM.get(n, n) for n in names if THEN_ADAM.get(n, n) in LEARNED))
+
+
 def init_pairs(summary: list[dict[str, Any]], metric: str) -> list[tuple[str, str]]:
     """The pairs whose differences the study's notes judge: each learned init against the paper's, the paper's against
     PyTorch's, and the model row best at the full count (over every summary row of it) against each baseline.
@@ -612,7 +638,7 @@ def init_pairs(summary: list[dict[str, Any]], metric: str) -> list[tuple[str, st
         [('reptile', 'paper'), ('paper', 'torch'), ('paper', 'bicubic')]
     """
     present = list(dict.fromkeys(r["method"] for r in summary))
-    pairs = [(name, "paper") for name in LEARNED if name in present and "paper" in present]
+    pairs = [(name, "paper") for name in (*LEARNED, *THEN_ADAM) if name in present and "paper" in present]
     pairs += [("paper", "torch")] if {"paper", "torch"} <= set(present) else []
     scored = [r for r in summary if r["kind"] == "model" and isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])]
     if scored:
@@ -656,7 +682,9 @@ def paired_table(
         baselines = list(dict.fromkeys(r["method"] for r in group if r["kind"] == "baseline"))
         for name in models:
             opponents = [("paper", b) for b in budgets(metric, steps)] if name != "paper" and "paper" in models else []
-            if name in LEARNED and TUNED in models:  # the fair baseline: the standard init at the budget's best rate
+            if (
+                name in LEARNED or name in THEN_ADAM
+            ) and TUNED in models:  # the fair baseline: the standard init at the budget's best rate
                 opponents += [(TUNED, b) for b in budgets(metric, steps)]
             opponents += [(baseline, (steps, metric)) for baseline in baselines]
             for against, (budget, key) in opponents:
@@ -823,7 +851,8 @@ def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[st
     data.setup("fit")
     coords, shape = subgrid(dm.shape, p.ntk_points)
     spectra = {}
-    for name in dict.fromkeys(r["method"] for r in main_rows):
+    # a +adam row starts from its learned row's θ: its kernel is that row's
+    for name in dict.fromkeys(r["method"] for r in main_rows if r["method"] not in THEN_ADAM):
         L.seed_everything(p.seeds[0], verbose=False)
         model = study.model(comparison.context(study, p, name, member, data))
         if model.init_from is not None:

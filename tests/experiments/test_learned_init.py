@@ -6,15 +6,23 @@ functions against closed forms (a stationary kernel's Fourier diagonal is its ci
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
 from inr.errors import InputError
+from inr.experiments import comparison
 from inr.experiments.comparison import Context, Member, parse
 from inr.experiments.init_analysis import band_means, class_energy, fourier_diagonal, subgrid
 from inr.experiments.learned_init import KINDS, LearnedInit, columns_of, main
+
+
+def comparison_context(study, p, name):
+    """The context the comparison's loop makes for ``name``'s row on the first test signal (its spec resolved)."""
+    return comparison.context(study, p, name, Member(study.signals(p)[0], p.seeds[0]))
+
 
 TINY = ["--resolution", "16", "--steps", "12", "--test-signals", "2", "--train-signals", "6", "--meta-steps", "4"]
 
@@ -24,8 +32,9 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
     out = tmp_path / "natural"
     rows = main(["--kind", "natural", *TINY, "--out", str(out)])
     learned = ["reptile"] * 2 + ["maml"] * 2 + ["metasgd"] * 2 + ["modulations"] * 2
+    then_adam = [f"{n}+adam" for n in learned]
     rates = ["adam3e-3"] * 2 + ["adam1e-2"] * 2 + ["adam3e-2"] * 2
-    assert [r["method"] for r in rows] == learned + ["paper"] * 2 + ["torch"] * 2 + rates + ["bicubic"] * 2
+    assert [r["method"] for r in rows] == learned + then_adam + ["paper"] * 2 + ["torch"] * 2 + rates + ["bicubic"] * 2
     model_rows = [r for r in rows if r["kind"] == "model"]
     assert all({"psnr_0", "psnr_1", "psnr_2", "psnr_3", "psnr_5", "psnr_10", "psnr"} <= set(r) for r in model_rows)
     assert all("psnr_30" not in r for r in model_rows)  # beyond the 12 steps of this run
@@ -46,6 +55,14 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
         for mark in marks:
             mean = sum(r[f"psnr_{mark}"] for r in rows if r["method"] == name) / 2
             assert mean == pytest.approx(record["scores"][f"test/psnr@{mark}"], abs=1e-3)
+    # a +adam row starts where its init's row starts, and Meta-SGD's takes the same first 2 steps at its learned
+    # rates; then Adam at the paper row's rate (reptile's first step already differs from SGD at its inner rate)
+    by = {(r["method"], r["signal"]): r for r in model_rows}
+    for k in {r["signal"] for r in model_rows}:
+        for name, same in (("reptile", (0,)), ("maml", (0,)), ("metasgd", (0, 1, 2)), ("modulations", (0, 1, 2))):
+            assert all(by[f"{name}+adam", k][f"psnr_{m}"] == by[name, k][f"psnr_{m}"] for m in same)
+        assert by["reptile+adam", k]["psnr_1"] != by["reptile", k]["psnr_1"]
+        assert by["metasgd+adam", k]["psnr_3"] != by["metasgd", k]["psnr_3"]
     why = json.loads((out / "why.json").read_text())
     assert set(why["ntk"]) == {"reptile", "maml", "metasgd", "modulations", "paper", "torch"} and why["ntk_grid"] == "16×16"
     assert len(why["ntk"]["paper"]["band_means"]) == len(why["class_power"]) == 8
@@ -184,7 +201,7 @@ def test_an_inpainting_score_is_the_unobserved_pixels():
         (["--keep", "1"], "--keep must be a fraction in"),
         (
             ["--kind", "ct", "--methods", "modulations"],
-            "--methods: unknown modulations; choose from reptile, maml, metasgd, paper",
+            "--methods: unknown modulations; choose from reptile, maml, metasgd, reptile\\+adam, maml\\+adam, metasgd\\+adam, paper",
         ),
     ],
 )
@@ -272,3 +289,17 @@ def test_the_ntk_subgrid_keeps_the_grids_coordinates():
     assert torch.equal(coords[1], torch.tensor([0.0, 2 / 64]))
     coords, shape = subgrid((16, 16, 16), 600)
     assert shape == (8, 8, 8)
+
+
+def test_a_then_adam_row_fits_its_learned_init_with_the_protocols_optimiser():
+    study = LearnedInit()
+    args = parse(study, ["--kind", "ct", *TINY, "--methods", "metasgd+adam,paper"])
+    p = study.protocol(args)
+    assert "metasgd+adam" in study.available(args) and "modulations+adam" not in study.available(args)
+    assert p.metasgd.algorithm == "metasgd"  # its init's settings are in the protocol, as that row's
+    ctx = comparison_context(study, p, "metasgd+adam")
+    paper = comparison_context(study, p, "paper")
+    assert ctx.spec.optimizer == paper.spec.optimizer and ctx.spec.scheduler == paper.spec.scheduler
+    assert "metasgd init, its 2 steps at its learned rates, then Adam" in ctx.spec.describe
+    p = replace(p, meta_paths=(("metasgd", "METASGD.ckpt"),))  # as prepare sets it: the row starts from that init
+    assert study.model(comparison_context(study, p, "metasgd+adam")).init_from == "METASGD.ckpt"
