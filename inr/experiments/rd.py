@@ -8,7 +8,9 @@ everything is measured, one JSON per codec in CompressAI's layout (``<codec>.jso
 curve, the settings: ``rd_results``), ``bd.md`` (each codec's BD-rate and BD-PSNR against ``--anchor``, per image
 then averaged and of the mean curves: ``rd_bd``) and ``rd.png`` (PSNR against bpp, the mean curves). Each file is
 written whole or not at all; bad input (a missing image, an unknown codec, a crop larger than an image) is one line
-and exit 2, before anything is coded or written.
+and exit 2, before anything is coded or written. ``--keep-files`` keeps every coded file as well,
+``files/<codec>/<image>_<point>.<suffix>`` (each written whole as it is made), to decode or take apart later
+(``benchmarks/codec_latent_bits.py`` for the latent codec's).
 """
 
 from __future__ import annotations
@@ -83,15 +85,23 @@ def codec_names(text: str, anchor: str) -> list[str]:
     return names
 
 
-def measure(images: dict[str, np.ndarray], codecs: list[str], crop: Optional[int]) -> dict[str, dict[str, Any]]:
-    """Each codec's ``rd_results`` document over ``images`` (name -> 8-bit pixels), progress on stderr."""
+def measure(
+    images: dict[str, np.ndarray], codecs: list[str], crop: Optional[int], files: Optional[Path] = None
+) -> dict[str, dict[str, Any]]:
+    """Each codec's ``rd_results`` document over ``images`` (name -> 8-bit pixels), progress on stderr; with
+    ``files``, every coded file kept there as it is made (``kept_file``)."""
     docs = {}
     for name in codecs:
         entry = get(name)
         per_image = {}
         for image, pixels in images.items():
             start = time.perf_counter()
-            per_image[image] = curve(pixels, name)
+            keep = (
+                None
+                if files is None
+                else lambda point, data, image=image, entry=entry: kept_file(files, entry, image, point, data)
+            )
+            per_image[image] = curve(pixels, name, keep=keep)
             seconds = time.perf_counter() - start
             print(f"{name} {image}: {len(entry.points)} points, {seconds:.1f} s", file=sys.stderr, flush=True)
         size = "whole images" if crop is None else f"{crop}² centre crops"
@@ -107,6 +117,22 @@ def measure(images: dict[str, np.ndarray], codecs: list[str], crop: Optional[int
     return docs
 
 
+def kept_file(folder: Path, entry: Any, image: str, point: float, data: bytes) -> Path:
+    """One coded file, written whole: ``folder``/<codec>/<image's stem>_<point><the codec's suffix>.
+
+    Example:
+        >>> import tempfile; from inr.experiments.rd_codecs import get
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> kept_file(folder, get("webp"), "kodim05.png", 80, b"RIFF").relative_to(folder).as_posix()
+        'webp/kodim05_80.webp'
+    """
+    path = folder / entry.name / f"{Path(image).stem}_{point:g}{entry.suffix}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "wb") as f:
+        f.write(data)
+    return path
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = ExperimentParser(__name__, __doc__)
     parser.add_argument("--images", nargs="+", required=True, help="image files or directories of them")
@@ -115,6 +141,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--codecs", default=DEFAULT_CODECS, help="codecs to measure, comma-separated")
     parser.add_argument("--anchor", default="avif", help="the codec the BD-rates are measured against")
     parser.add_argument("--out", required=True, help="the directory the JSONs, bd.md and rd.png are written to")
+    parser.add_argument(
+        "--keep-files", action="store_true", help="keep every coded file, OUT/files/<codec>/<image>_<point>.<suffix>"
+    )
     args = parser.parse_args(argv)
 
     def body() -> None:
@@ -128,7 +157,7 @@ def main(argv: Optional[list[str]] = None) -> None:
             raise InputError(f"--out {out}: is a file, not a directory")
         refuse_overwriting(out, paths, flag="--out", directory=True)
         images = {p.name: load(p, crop) for p in paths}  # every image read (and cropped) before anything is coded
-        docs = measure(images, codecs, crop)
+        docs = measure(images, codecs, crop, out / "files" if args.keep_files else None)
         out.mkdir(parents=True, exist_ok=True)
         for name, doc in docs.items():
             write(out / f"{name}.json", doc)

@@ -43,6 +43,10 @@ DESCRIPTIONS = {
 }
 
 
+# the files the anchors write, as their own tools name them
+SUFFIXES = {"jpeg": ".jpg", "webp": ".webp", "avif": ".avif", "avif-slow": ".avif", "heif": ".heic"}
+
+
 @dataclass(frozen=True)
 class RDCodec:
     """A codec by name: its ``run``, the settings measured by default (``points``, a ``point`` each: "quality",
@@ -54,6 +58,7 @@ class RDCodec:
     point: str = "quality"
     description: str = ""
     settings: Callable[[], dict[str, Any]] = field(default=dict)
+    suffix: str = ".bin"  # a coded file's extension (``rd --keep-files``)
 
 
 CODECS: dict[str, RDCodec] = {}
@@ -66,11 +71,12 @@ def register(
     point: str = "quality",
     description: str = "",
     settings: Callable[[], dict[str, Any]] = dict,
+    suffix: str = ".bin",
 ) -> RDCodec:
     """Add (or replace) the codec ``name``; returns its entry."""
     if not points:
         raise InputError(f"codec {name!r}: no settings to measure")
-    CODECS[name] = RDCodec(name, run, tuple(points), point, description or name, settings)
+    CODECS[name] = RDCodec(name, run, tuple(points), point, description or name, settings, suffix)
     return CODECS[name]
 
 
@@ -115,6 +121,7 @@ for _name in ANCHORS:
         LADDERS[_name],
         description=DESCRIPTIONS[_name],
         settings=lambda c=_name: anchor_settings(c),
+        suffix=SUFFIXES[_name],
     )
 
 
@@ -159,6 +166,7 @@ for _preset in ("fast", "medium", "slow"):
         point="lambda",
         description=f"inr latent grids + autoregressive entropy model ({_preset} preset)",
         settings=lambda p=_preset: _latent_settings(p),
+        suffix=".inr",
     )
 register(
     "latents+prior",
@@ -167,4 +175,5 @@ register(
     point="lambda",
     description="inr latent grids + autoregressive entropy model, networks coded as their change from the shipped decoder prior",
     settings=lambda: _latent_settings("medium", use_prior=True),
+    suffix=".inr",
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Optional
 
 import numpy as np
@@ -57,9 +57,15 @@ def ms_ssim(decoded: np.ndarray, original: np.ndarray) -> float:
     return float(multiscale_structural_similarity_index_measure(tensor(decoded), tensor(original), data_range=1.0))
 
 
-def curve(pixels: np.ndarray, codec: str, points: Optional[Sequence[float]] = None) -> dict[str, list[float]]:
+def curve(
+    pixels: np.ndarray,
+    codec: str,
+    points: Optional[Sequence[float]] = None,
+    keep: Optional[Callable[[float, bytes], None]] = None,
+) -> dict[str, list[float]]:
     """``codec``'s points on 8-bit ``pixels`` (H, W, C ∈ {1, 3}) at each of ``points`` (its default settings
-    when None): {metric: one value per point} for each of ``METRICS``.
+    when None): {metric: one value per point} for each of ``METRICS``; ``keep(point, file bytes)`` is given each
+    point's file.
 
     Example:
         >>> flat = np.full((16, 16, 3), 100, np.uint8)  # a flat 16² image: its 285-byte files are nearly all header
@@ -80,6 +86,8 @@ def curve(pixels: np.ndarray, codec: str, points: Optional[Sequence[float]] = No
         encode, decode = (result[2], result[3]) if len(result) >= 4 else (wall, math.nan)
         if decoded.shape != pixels.shape:
             raise ValueError(f"{codec} at {point}: decoded {decoded.shape}, the image is {pixels.shape}")
+        if keep is not None:
+            keep(point, bytes(data))
         out["bpp"].append(8 * len(data) / count)
         out["psnr"].append(psnr_8bit(decoded, pixels))
         out["ms-ssim"].append(ms_ssim(decoded, pixels))

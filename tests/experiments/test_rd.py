@@ -174,6 +174,21 @@ def test_the_command_writes_a_json_per_codec_the_table_and_the_figure(images, tm
     assert iio.imread(out / "rd.png").ndim == 3
 
 
+def test_kept_files_are_the_files_measured_and_decode_to_the_image(images, tmp_path):
+    out = tmp_path / "rd"
+    main(
+        ["--images", str(images), "--crop", "64", "--codecs", "jpeg,webp", "--anchor", "jpeg", "--out", str(out), "--keep-files"]
+    )
+    for codec, suffix in (("jpeg", ".jpg"), ("webp", ".webp")):
+        doc = read(out / f"{codec}.json")
+        for image in ("a", "b"):
+            for point, bpp in zip(rd_codecs.LADDERS[codec], doc["per_image"][f"{image}.png"]["bpp"]):
+                kept = out / "files" / codec / f"{image}_{point:g}{suffix}"
+                assert 8 * kept.stat().st_size / 64**2 == bpp  # the file the curve's rate was measured on
+                assert iio.imread(kept).shape == (64, 64, 3)
+    assert sorted(p.name for p in out.iterdir()) == ["bd.md", "files", "jpeg.json", "rd.png", "webp.json"]
+
+
 def test_a_registered_codec_is_measured_by_the_command(monkeypatch, images, tmp_path):
     def identity(pixels, point):
         return pixels.tobytes(), pixels
