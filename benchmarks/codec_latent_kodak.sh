@@ -3,6 +3,8 @@
 # Pillow's speed 6 and at speed 0, and HEVC intra (HEIF), in one run: one JSON per codec in CompressAI's layout,
 # bd.md (BD-rate against AVIF, both averaging conventions) and rd.png, so the curves plot beside Cool-chic's
 # published results. Meant for a GPU (the latent codec trains where torch finds one; decoding is on the CPU).
+# Every file is kept (OUT/files/) and then decoded again on the CPU alone, in fresh processes at one thread and at
+# all (benchmarks/codec_cpu_decode.py): a file encoded on the GPU must decode to the same pixels on any CPU.
 #
 #     benchmarks/codec_latent_kodak.sh KODAK_DIR [OUT]
 #     benchmarks/codec_latent_kodak.sh --estimate-only KODAK_DIR
@@ -31,4 +33,5 @@ CODEC=latents
 
 "$PYTHON" -m inr.codec.latent_estimate "$KODAK" --preset "$PRESET"
 [ "$ESTIMATE_ONLY" = 1 ] && exit 0
-"$PYTHON" -m inr.experiments.rd --images "$KODAK" --whole --codecs "$CODEC,$ANCHORS" --anchor avif --out "$OUT"
+"$PYTHON" -m inr.experiments.rd --images "$KODAK" --whole --codecs "$CODEC,$ANCHORS" --anchor avif --out "$OUT" --keep-files
+"$PYTHON" "$(dirname "$0")/codec_cpu_decode.py" "$OUT/files/$CODEC"/*.inr | tee "$OUT/cpu_decode.md"
