@@ -20,9 +20,10 @@ same network and encoder in every row; the rows differ in their start and their 
   h_{l+1} = act(W_l h_l + b_l + s_l) from s = 0 (functa, Dupont et al. 2022; ``inr.tasks.modulations``): its first n
   steps move the hidden layers' biases alone at the learned rate per layer (s_l enters where b_l does), then SGD at
   the inner rate on every tensor, as the Meta-SGD row;
-- ``reptile+adam``, ``maml+adam``, ``metasgd+adam``, ``modulations+adam``: the same inits fitted on with the
-  protocol's Adam and scheduler, as the paper's row (Meta-SGD's and the modulations' after their own n steps at their
-  learned rates): whether a learned start keeps its lead under the standard optimiser;
+- ``reptile+adam``, ``maml+adam``, ``metasgd+adam``, ``modulations+adam``: the same inits and their inner loops for
+  their n steps (Reptile's and MAML's SGD at their inner rate on every tensor, ``InnerLoopFirst``; Meta-SGD's and
+  the modulations' at their learned rates), then the protocol's Adam and scheduler, as the paper's row: whether a
+  learned start keeps its lead under the standard optimiser;
 - ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam;
 - ``adam3e-3``, ``adam1e-2``, ``adam3e-2``: the paper's init with Adam at those rates; with ``paper`` they make the
   derived ``tuned`` row, the rate with the best mean after each step budget (``inr.experiments.init_curves``), the
@@ -80,13 +81,13 @@ from inr.modes import eval_mode
 from inr.operators.baselines import cubic_inpaint, filtered_back_projection
 from inr.spectral.bands import BandPartition
 from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
-from inr.tasks.init_from import load_init
+from inr.tasks.init_from import InnerLoop, load_init
 
 # the step counts after which every row is scored (and the protocol's full count): half-decades of steps
 MARKS = STEP_MARKS
 LEARNED = ("reptile", "maml", "metasgd", "modulations")
-# a learned init fitted on with the protocol's Adam (after a Meta-SGD or modulations init's own n steps) instead of SGD
-# at the inner rate: row name -> the learned row whose init it starts from
+# a learned init's inner loop for its n steps, then the protocol's Adam instead of SGD at the inner rate:
+# row name -> the learned row whose init it starts from
 THEN_ADAM = {f"{name}+adam": name for name in LEARNED}
 STANDARD = ("paper", "torch", *RATES)
 # the steps after which the residual per band is compared (bands.png): the start and two steps
@@ -337,14 +338,12 @@ class LearnedInit(Comparison):
             return replace(base, name=name, optimizer=optimizer, describe=f"{base.describe}, paper init, Adam {RATES[name]:g}")
         if name in STANDARD:
             return replace(base, name=name, describe=f"{base.describe}, {name} init, Adam {base.lr:g}")
-        if name in THEN_ADAM:  # the learned init, then the protocol's optimiser and scheduler, as the paper's row
+        if name in THEN_ADAM:  # the learned init and its inner loop, then the protocol's optimiser, as the paper's row
             init = THEN_ADAM[name]
-            first = (
-                f"its {getattr(p, init).inner_steps} steps at its learned rates, then "
-                if init in ("metasgd", "modulations")
-                else ""
-            )
-            return replace(base, name=name, describe=f"{base.describe}, {init} init, {first}Adam {base.lr:g}")
+            meta = getattr(p, init)
+            rates = "its learned rates" if init in ("metasgd", "modulations") else f"SGD {meta.inner_lr:g}"
+            describe = f"{base.describe}, {init} init, its {meta.inner_steps} inner steps at {rates}, then Adam {base.lr:g}"
+            return replace(base, name=name, describe=describe)
         meta: MetaSettings = getattr(p, name)
         optimizer = Component(f"torch.optim.{'SGD' if meta.inner_optimizer == 'sgd' else 'Adam'}", {"lr": meta.inner_lr})
         inner = {"metasgd": "learned rates", "modulations": "shifts at learned rates"}.get(
@@ -370,10 +369,15 @@ class LearnedInit(Comparison):
         return model
 
     def callbacks(self, ctx: Context) -> list[L.Callback]:
-        return [StepScores(self, ctx, [m for m in MARKS if m <= ctx.p.steps])]
+        scores = StepScores(self, ctx, [m for m in MARKS if m <= ctx.p.steps])
+        init = THEN_ADAM.get(ctx.spec.name)
+        if init in ("reptile", "maml"):  # their inits hold no rates: their inner loop is one rate for every tensor
+            meta: MetaSettings = getattr(ctx.p, init)
+            return [scores, InnerLoopFirst(meta.inner_steps, meta.inner_lr)]
+        return [scores]
 
     def measured(self, ctx: Context, callbacks: list[L.Callback]) -> dict[str, Any]:
-        (steps,) = callbacks
+        steps = callbacks[0]
         metric = KINDS[ctx.p.kind].metric
         row = {f"{metric}_{m}": scores[metric] for m, scores in steps.scores.items()}
         row.update({f"seconds_{m}": s for m, s in steps.seconds.items() if m != ctx.p.steps})
@@ -578,6 +582,19 @@ class LearnedInit(Comparison):
         where = f", {p.angles} angles" if p.kind == "ct" else ""
         figure = curves_figure(first, metric, f"{self.title(p)}{where}")
         figure.savefig(out / "curves.png", dpi=110)
+
+
+class InnerLoopFirst(L.Callback):
+    """A fit's first ``steps`` steps as a Reptile or MAML init's inner loop, plain SGD at ``lr`` on every network
+    tensor (``inr.tasks.init_steps``, as a Meta-SGD init's at its learned rates), then its configured optimiser."""
+
+    def __init__(self, steps: int, lr: float) -> None:
+        self.steps, self.lr = steps, lr
+
+    def on_fit_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        if module.init_loop is not None:
+            raise ValueError("InnerLoopFirst: the init holds its own inner loop")
+        module.init_loop = InnerLoop({name: self.lr for name, _ in module.network.named_parameters()}, self.steps)
 
 
 class StepScores(L.Callback):

@@ -55,14 +55,15 @@ def test_one_command_meta_trains_fits_and_explains(tmp_path, capsys):
         for mark in marks:
             mean = sum(r[f"psnr_{mark}"] for r in rows if r["method"] == name) / 2
             assert mean == pytest.approx(record["scores"][f"test/psnr@{mark}"], abs=1e-3)
-    # a +adam row starts where its init's row starts, and Meta-SGD's takes the same first 2 steps at its learned
-    # rates; then Adam at the paper row's rate (reptile's first step already differs from SGD at its inner rate)
+    # a +adam row starts where its init's row starts and takes the same first steps, its inner loop (Reptile's and
+    # MAML's 2 SGD steps at their inner rate, Meta-SGD's 2 at its learned rates, the modulations' 3 on the biases);
+    # then Adam at the paper row's rate, where the learned row goes on with SGD
     by = {(r["method"], r["signal"]): r for r in model_rows}
     for k in {r["signal"] for r in model_rows}:
-        for name, same in (("reptile", (0,)), ("maml", (0,)), ("metasgd", (0, 1, 2)), ("modulations", (0, 1, 2))):
+        for name, same in (("reptile", (0, 1, 2)), ("maml", (0, 1, 2)), ("metasgd", (0, 1, 2)), ("modulations", (0, 1, 2, 3))):
             assert all(by[f"{name}+adam", k][f"psnr_{m}"] == by[name, k][f"psnr_{m}"] for m in same)
-        assert by["reptile+adam", k]["psnr_1"] != by["reptile", k]["psnr_1"]
-        assert by["metasgd+adam", k]["psnr_3"] != by["metasgd", k]["psnr_3"]
+            after = 5 if name == "modulations" else 3
+            assert by[f"{name}+adam", k][f"psnr_{after}"] != by[name, k][f"psnr_{after}"]
     why = json.loads((out / "why.json").read_text())
     assert set(why["ntk"]) == {"reptile", "maml", "metasgd", "modulations", "paper", "torch"} and why["ntk_grid"] == "16×16"
     assert len(why["ntk"]["paper"]["band_means"]) == len(why["class_power"]) == 8
@@ -300,6 +301,11 @@ def test_a_then_adam_row_fits_its_learned_init_with_the_protocols_optimiser():
     ctx = comparison_context(study, p, "metasgd+adam")
     paper = comparison_context(study, p, "paper")
     assert ctx.spec.optimizer == paper.spec.optimizer and ctx.spec.scheduler == paper.spec.scheduler
-    assert "metasgd init, its 2 steps at its learned rates, then Adam" in ctx.spec.describe
+    assert "metasgd init, its 2 inner steps at its learned rates, then Adam" in ctx.spec.describe
+    assert len(study.callbacks(ctx)) == 1  # its init holds its rates: no loop given to it
+    reptile = comparison_context(study, p, "reptile+adam")
+    _, first = study.callbacks(reptile)
+    assert (first.steps, first.lr) == (p.reptile.inner_steps, p.reptile.inner_lr)
+    assert f"reptile init, its 2 inner steps at SGD {p.reptile.inner_lr:g}, then Adam" in reptile.spec.describe
     p = replace(p, meta_paths=(("metasgd", "METASGD.ckpt"),))  # as prepare sets it: the row starts from that init
     assert study.model(comparison_context(study, p, "metasgd+adam")).init_from == "METASGD.ckpt"
