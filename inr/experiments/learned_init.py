@@ -868,8 +868,9 @@ def explain(study: LearnedInit, p: Study, rows: list[dict[str, Any]]) -> dict[st
     data.setup("fit")
     coords, shape = subgrid(dm.shape, p.ntk_points)
     spectra = {}
-    # a +adam row starts from its learned row's θ: its kernel is that row's
-    for name in dict.fromkeys(r["method"] for r in main_rows if r["method"] not in THEN_ADAM):
+    # a +adam row starts from its learned row's θ: its kernel is that row's (charted under the learned row's name, also
+    # when a run fits the +adam row alone)
+    for name in dict.fromkeys(THEN_ADAM.get(r["method"], r["method"]) for r in main_rows):
         L.seed_everything(p.seeds[0], verbose=False)
         model = study.model(comparison.context(study, p, name, member, data))
         if model.init_from is not None:

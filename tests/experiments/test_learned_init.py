@@ -309,3 +309,13 @@ def test_a_then_adam_row_fits_its_learned_init_with_the_protocols_optimiser():
     assert f"reptile init, its 2 inner steps at SGD {p.reptile.inner_lr:g}, then Adam" in reptile.spec.describe
     p = replace(p, meta_paths=(("metasgd", "METASGD.ckpt"),))  # as prepare sets it: the row starts from that init
     assert study.model(comparison_context(study, p, "metasgd+adam")).init_from == "METASGD.ckpt"
+
+
+@pytest.mark.slow
+def test_a_run_of_a_then_adam_row_alone_charts_its_learned_inits_kernel(tmp_path):
+    # the +adam row starts from its learned row's θ: the kernel figure shows that init under the learned row's name
+    out = tmp_path / "natural"
+    main(["--kind", "natural", *TINY, "--methods", "reptile+adam", "--out", str(out)])
+    why = json.loads((out / "why.json").read_text())
+    assert list(why["ntk"]) == ["reptile"] and len(why["ntk"]["reptile"]["eigenvalues"]) > 1
+    assert (out / "ntk.png").stat().st_size > 0 and "reptile+adam" in json.loads((out / "curves.json").read_text())["all"]["rows"]
