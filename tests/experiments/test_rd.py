@@ -148,6 +148,20 @@ def test_a_codec_that_times_nothing_gets_its_call_as_encoding_time(monkeypatch, 
     assert all(t >= 0 for t in got["encoding_time"]) and all(math.isnan(t) for t in got["decoding_time"])
 
 
+def test_the_network_weights_codec_is_a_file_of_at_most_its_point_in_weights(photo):
+    """COIN's design as the registry's ``weights`` codec runs it (here 3 steps): the bytes are a file that decodes, in
+    the codec's own reader, to the pixels measured, of a network no larger than the point asks."""
+    from inr.codec.coding import decode, read_network
+
+    assert rd_codecs.CODECS["weights"].point == "params" and rd_codecs.CODECS["weights"].suffix == ".inr"
+    data, decoded, encode_s, decode_s = rd_codecs._weights("siren", 3)(photo[:16, :16], 400)
+    assert np.array_equal(decode(data), decoded) and decoded.shape == (16, 16, 3) and decoded.dtype == np.uint8
+    network = read_network(data)
+    weights = sum(t.numel() for t in (*network.encoder.parameters(), *network.network.parameters()))
+    assert 300 < weights <= 400 and encode_s > 0 and decode_s > 0
+    assert rd_codecs.CODECS["weights"].settings()["steps"] == rd_codecs.WEIGHTS_STEPS == 1000
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
