@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -35,6 +35,7 @@ from inr.codec.latent_coding import (
 from inr.codec.latent_fit import GAIN, PRESETS, Preset, Progress, fit_latents
 from inr.codec.latent_model import LatentImage, Spec, render
 from inr.codec.latent_prior import prior_for
+from inr.codec.latent_stack import check_members, fit_latents_stacked
 from inr.errors import InputError
 
 ARM_BITS = range(6, 13)
@@ -165,6 +166,33 @@ def encode_latent_image(
             f"--prior: no shipped decoder prior fits {levels} grids with networks {spec.synthesis} and {spec.arm} wide"
         )
     model = fit_latents(image, lam, preset, levels, seed=seed, report=report, prior=prior)
+    return coded_model(model, image, lam, preset, prior, time.perf_counter() - start)
+
+
+def encode_latent_images(
+    images: Sequence[Tensor],
+    lams: Sequence[float],
+    preset: Preset,
+    levels: Optional[int] = None,
+    seeds: Optional[Sequence[int]] = None,
+    report: Optional[Callable[[Progress], None]] = None,
+) -> list[LatentCoded]:
+    """The latent files of several images of one size, each at its own λ (the same image at several λ, or several
+    images), trained as one stacked run (``latent_stack``; no decoder prior) and each coded and decoded back as
+    ``encode_latent_image`` codes it. A file's ``seconds``: the shared training's over the members, plus its coding."""
+    check_members(images, lams)
+    start = time.perf_counter()
+    height, width, _ = images[0].shape
+    levels = default_levels(height, width) if levels is None else levels
+    models = fit_latents_stacked(images, lams, preset, levels, seeds, report)
+    share = (time.perf_counter() - start) / len(models)
+    return [coded_model(m, image, lam, preset, None, share) for m, image, lam in zip(models, images, lams)]
+
+
+def coded_model(model: LatentImage, image: Tensor, lam: float, preset: Preset, prior, seconds: float) -> LatentCoded:
+    """The file of a trained model: its networks quantised at the steps that pay (or as their change from
+    ``prior``), written, and decoded back from its bytes; ``seconds``: the training's, to which the coding's adds."""
+    start = time.perf_counter()
     grids = integer_latents(model)
     target = np.round(image.double().numpy() * 255.0)
     if prior is None:
@@ -178,9 +206,8 @@ def encode_latent_image(
     read = read_latent_file(data, "the encoded file")
     pixels = render(read.synthesis, read.grids, read.spec)  # the decoder's pixels: decode_latent_file's steps
     parts = {name: bits for name, bits in bits_of(read, len(data)).items() if name not in STREAMS}
-    return LatentCoded(
-        data, pixels, psnr(pixels, target.astype(np.uint8)), lam, preset.name, model.spec, time.perf_counter() - start, parts
-    )
+    seconds += time.perf_counter() - start
+    return LatentCoded(data, pixels, psnr(pixels, target.astype(np.uint8)), lam, preset.name, model.spec, seconds, parts)
 
 
 def preset_of(name: str) -> Preset:

@@ -75,14 +75,15 @@ def soft_round(y: Tensor, temperature: float) -> Tensor:
     return floor + 0.5 + 0.5 * torch.tanh(r / temperature) / math.tanh(0.5 / temperature)
 
 
-def quantised(y: Tensor, hard: bool, progress: float = 1.0) -> Tensor:
+def quantised(y: Tensor, hard: bool, progress: float = 1.0, noise: Optional[Tensor] = None) -> Tensor:
     """ŷ of latents y: soft rounding around noise at the schedule's point ``progress`` ∈ [0, 1] (soft phase), or
-    round(y) with the identity gradient (hard phase)."""
+    round(y) with the identity gradient (hard phase). ``noise``: the draws u + ½ ~ U(0, 1) (default: torch's)."""
     if hard:
         return y + (torch.round(y) - y).detach()
     temperature = TEMPERATURE[0] + (TEMPERATURE[1] - TEMPERATURE[0]) * progress
-    noise = NOISE[0] + (NOISE[1] - NOISE[0]) * progress
-    return soft_round(soft_round(y, temperature) + noise * (torch.rand_like(y) - 0.5), temperature)
+    amplitude = NOISE[0] + (NOISE[1] - NOISE[0]) * progress
+    u = torch.rand_like(y) if noise is None else noise
+    return soft_round(soft_round(y, temperature) + amplitude * (u - 0.5), temperature)
 
 
 def rate_bits(model: LatentImage, latents: list[Tensor]) -> Tensor:
