@@ -142,6 +142,7 @@ class Study:
     meta_paths: tuple[tuple[str, str], ...] = ()  # (row, checkpoint), set by ``prepare``
     amortised_over: int = 100  # signals a meta-training's seconds are shared over in the wall-clock curves
     keep: Optional[float] = None  # inpainting: the fraction of a test signal's pixels its fit sees (None: the split)
+    adam_warmup: Optional[int] = None  # the +adam rows: Adam's rate ramped up over its first W steps (None: none)
 
     @property
     def angle_counts(self) -> tuple[int, ...]:
@@ -217,6 +218,12 @@ class LearnedInit(Comparison):
             help="natural, text: fit each test signal through a random fraction of its pixels (inpainting), scored on the others",
         )
         parser.add_argument(
+            "--adam-warmup",
+            type=Optional[int],
+            default=None,
+            help="the +adam rows: Adam's rate ramped linearly from 1/W of its own to it over its first W steps, after the inner steps",
+        )
+        parser.add_argument(
             "--amortised-over",
             type=int,
             default=100,
@@ -240,6 +247,7 @@ class LearnedInit(Comparison):
         few = few_angle_counts(args.few_angles)
         checked_count(args.amortised_over, "--amortised-over")
         keep = checked_keep(args.keep, args.kind)
+        warmup = None if args.adam_warmup is None else checked_count(args.adam_warmup, "--adam-warmup")
         settings = {}
         chosen = {THEN_ADAM.get(n, n) for n in comparison.chosen_methods(self, args)}  # a +adam row needs its init
         for name, meta in META[args.kind].items():
@@ -266,6 +274,7 @@ class LearnedInit(Comparison):
             meta_dir=str(Path(self.out_dir(args)) / "meta"),
             amortised_over=args.amortised_over,
             keep=keep,
+            adam_warmup=warmup,
             **settings,
         )
 
@@ -273,7 +282,11 @@ class LearnedInit(Comparison):
         # how the curves are drawn is not how the rows are made: an earlier --out stays readable at any --amortised-over
         left_out = ("seeds", "meta_paths", "meta_dir", "amortised_over")
         record = {k: v for k, v in dataclasses.asdict(p).items() if k not in left_out}
-        for later in ("modulations", "keep"):  # fields added later: stated only when set, earlier --out stay readable
+        for later in (
+            "modulations",
+            "keep",
+            "adam_warmup",
+        ):  # fields added later: stated only when set, earlier --out stay readable
             if record[later] is None:
                 del record[later]
         return record
@@ -343,7 +356,15 @@ class LearnedInit(Comparison):
             meta = getattr(p, init)
             rates = "its learned rates" if init in ("metasgd", "modulations") else f"SGD {meta.inner_lr:g}"
             describe = f"{base.describe}, {init} init, its {meta.inner_steps} inner steps at {rates}, then Adam {base.lr:g}"
-            return replace(base, name=name, describe=describe)
+            if p.adam_warmup is None:
+                return replace(base, name=name, describe=describe)
+            if base.scheduler is not None:
+                raise InputError(f"--adam-warmup: the {p.kind} protocol has a scheduler of its own; a warm-up would replace it")
+            # the inner loop leaves θ near a fit, where Adam's first steps (each about its rate on every weight, whatever
+            # the gradient's size) throw much of it away: lr_t = lr·(1/W + (1 − 1/W)·min(t, W)/W), t Adam's steps
+            w = p.adam_warmup
+            warm = Component("torch.optim.lr_scheduler.LinearLR", {"start_factor": 1.0 / w, "end_factor": 1.0, "total_iters": w})
+            return replace(base, name=name, scheduler=warm, describe=f"{describe}, warmed up over {w} steps")
         meta: MetaSettings = getattr(p, name)
         optimizer = Component(f"torch.optim.{'SGD' if meta.inner_optimizer == 'sgd' else 'Adam'}", {"lr": meta.inner_lr})
         inner = {"metasgd": "learned rates", "modulations": "shifts at learned rates"}.get(
@@ -818,8 +839,9 @@ def meta_identity(study: LearnedInit, p: Study, meta: MetaSettings, name: str) -
     settings = {
         **dataclasses.asdict(meta),
         **({"adapt": adapt} if adapt != "all" else {}),  # the other rows' records as before
-        # the init is made from the training signals: how the test signals are seen (--keep) is not part of it
-        "data": {k: v for k, v in study.record(p).items() if k not in (*LEARNED, "steps", "keep")},
+        # the init is made from the training signals: how the test signals are seen (--keep) or fitted (--adam-warmup)
+        # is not part of it
+        "data": {k: v for k, v in study.record(p).items() if k not in (*LEARNED, "steps", "keep", "adam_warmup")},
     }
     return {"settings": json.loads(json.dumps(settings))}  # as its record reads back (a tuple of angles: a list)
 

@@ -16,7 +16,7 @@ from inr.errors import InputError
 from inr.experiments import comparison
 from inr.experiments.comparison import Context, Member, parse
 from inr.experiments.init_analysis import band_means, class_energy, fourier_diagonal, subgrid
-from inr.experiments.learned_init import KINDS, LearnedInit, columns_of, main
+from inr.experiments.learned_init import KINDS, LearnedInit, columns_of, main, meta_identity
 
 
 def comparison_context(study, p, name):
@@ -319,3 +319,39 @@ def test_a_run_of_a_then_adam_row_alone_charts_its_learned_inits_kernel(tmp_path
     why = json.loads((out / "why.json").read_text())
     assert list(why["ntk"]) == ["reptile"] and len(why["ntk"]["reptile"]["eigenvalues"]) > 1
     assert (out / "ntk.png").stat().st_size > 0 and "reptile+adam" in json.loads((out / "curves.json").read_text())["all"]["rows"]
+
+
+def test_an_adam_warm_up_ramps_the_then_adam_rows_rate_and_leaves_the_inits_alone():
+    study = LearnedInit()
+    plain = study.protocol(parse(study, ["--kind", "natural", *TINY, "--methods", "metasgd+adam,paper"]))
+    p = study.protocol(parse(study, ["--kind", "natural", *TINY, "--methods", "metasgd+adam,paper", "--adam-warmup", "4"]))
+    assert study.record(p)["adam_warmup"] == 4 and "adam_warmup" not in study.record(plain)
+    # the inits are made from the training signals: a warm-up of the fits after them reuses them
+    assert meta_identity(study, p, p.metasgd, "metasgd") == meta_identity(study, plain, plain.metasgd, "metasgd")
+    assert comparison_context(study, p, "paper").spec.scheduler is None
+    ctx = comparison_context(study, p, "metasgd+adam")
+    assert ctx.spec.describe.endswith("then Adam 0.001, warmed up over 4 steps")
+    model = study.model(ctx)
+    configured = model.configure_optimizers()
+    optimiser, schedule = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
+    rates = []
+    for _ in range(6):
+        rates.append(optimiser.param_groups[0]["lr"])
+        optimiser.step()
+        schedule.step()
+    # lr_t = lr·(1/W + (1 − 1/W)·min(t, W)/W), W = 4
+    assert rates == pytest.approx([0.001 * (0.25 + 0.75 * min(t, 4) / 4) for t in range(6)], rel=1e-12)
+    assert rates[0] == pytest.approx(0.00025) and rates[4:] == pytest.approx([0.001, 0.001])
+    with pytest.raises(InputError, match="--adam-warmup must be an int ≥ 1, got 0"):
+        study.protocol(parse(study, ["--kind", "natural", *TINY, "--adam-warmup", "0"]))
+
+
+@pytest.mark.slow
+def test_the_warm_up_acts_after_the_inner_steps_alone(tmp_path):
+    # Reptile's 2 inner SGD steps come first either way; Adam's warmed-up steps after them
+    argv = ["--kind", "natural", *TINY, "--methods", "reptile+adam"]
+    plain = {r["signal"]: r for r in main([*argv, "--out", str(tmp_path / "plain")]) if r["kind"] == "model"}
+    warm = {r["signal"]: r for r in main([*argv, "--adam-warmup", "5", "--out", str(tmp_path / "warm")]) if r["kind"] == "model"}
+    for signal, row in warm.items():
+        assert [row[f"psnr_{m}"] for m in (0, 1, 2)] == [plain[signal][f"psnr_{m}"] for m in (0, 1, 2)]
+        assert row["psnr_3"] != plain[signal]["psnr_3"] and row["psnr"] != plain[signal]["psnr"]
