@@ -53,7 +53,7 @@ from inr.networks import MLP, NetworkFactory
 from inr.tasks.buildable import check_saved_config
 from inr.tasks.engine import LoggedStep, StepLoss
 from inr.tasks.guards import NonFiniteLossGuard
-from inr.tasks.init_from import INIT_KEY, InnerLoop, architecture, inner_loop, load_init
+from inr.tasks.init_from import INIT_KEY, InnerLoop, architecture, inner_loop, load_init, recorded_inner_loop
 from inr.tasks.init_steps import adapted_names, check_names, init_optimizer
 from inr.tasks.members import Members, build_members, resolve_members
 from inr.tasks.optimizers import make_optimizer
@@ -92,6 +92,10 @@ class INRModule(L.LightningModule):
             initialisation, ``inr.tasks.init_from``), read when ``fit`` sets up (a resume then restores its checkpoint).
             A Meta-SGD init's first n steps are its inner loop's (SGD at its learned rates, ``inr.tasks.init_steps``);
             a modulations init's are SGD on its hidden layers' biases alone, at its shifts' rates.
+        init_inner_loop: a Reptile or MAML init's first n steps as its own inner loop too: SGD at its inner rate on
+            every network tensor, n and the rate as the init records them (``inr.tasks.init_from.recorded_inner_loop``),
+            then the configured optimizer. Its learned init fitted on this way ended above the paper's init where SGD
+            at the inner rate throughout ended below (docs/learned_init.md, the +adam rows).
     """
 
     default_in_dim = 2
@@ -117,6 +121,7 @@ class INRModule(L.LightningModule):
         inner_steps: int = 1,
         cuda_graphs: bool = False,
         init_from: Optional[str] = None,
+        init_inner_loop: bool = False,
     ) -> None:
         super().__init__()
         if render_chunk < 1:
@@ -165,6 +170,9 @@ class INRModule(L.LightningModule):
         # (batch, StepLoss) of the latest step of the group in progress, for ``refresh_grid_prediction``
         self.inner_output: Optional[tuple[dict[str, Any], StepLoss]] = None
         self.init_from = init_from  # loaded at the first fit's setup (a resume's checkpoint then replaces it)
+        if init_inner_loop and init_from is None:
+            raise InputError("model.init_inner_loop: the inner loop of which init? set model.init_from too")
+        self.init_inner_loop = bool(init_inner_loop)
         # a Meta-SGD init's inner loop, the fit's first steps (``inr.tasks.init_steps``); None: an ordinary fit
         self.init_loop: Optional[InnerLoop] = None
         self._init_step_taken = False  # the latest optimizer step was one of those: the scheduler holds
@@ -342,6 +350,8 @@ class INRModule(L.LightningModule):
             if self.init_from is not None and not getattr(self, "_init_loaded", False):
                 load_init(self, self.init_from)
                 self.init_loop = inner_loop(self.init_from)
+                if self.init_loop is None and self.init_inner_loop:  # a learned init's rates come first: it has its own
+                    self.init_loop = recorded_inner_loop(self.init_from, [n for n, _ in self.network.named_parameters()])
                 if self.init_loop is not None:
                     where = f"model.init_from {self.init_from}"
                     check_names(self.init_loop, adapted_names(self.init_loop, self.network), where)

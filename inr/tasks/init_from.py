@@ -63,6 +63,7 @@ __all__ = [
     "InnerLoop",
     "inner_loop",
     "inner_rates",
+    "recorded_inner_loop",
     "layer_text",
     "load_init",
     "read_init",
@@ -84,6 +85,31 @@ class InnerLoop(NamedTuple):
     rates: dict[str, float]
     steps: int
     adapts: str = "all"
+
+
+def recorded_inner_loop(path: Union[str, Path], names: list[str]) -> InnerLoop:
+    """The inner loop a Reptile or MAML init was meta-trained with, as its hyper-parameters record it: n =
+    ``inner_loop_steps`` SGD steps at α = ``inner_loop_lr`` on every tensor of ``names`` (the network's). Refused in
+    one line where the init does not record them (an init of the codec's, written without its run's settings) or
+    its inner optimiser was not SGD (Adam's steps carry a state an init does not hold)."""
+    hparams = read_checkpoint(path).get("hyper_parameters") or {}
+    steps, lr, optimiser = (hparams.get(k) for k in ("inner_loop_steps", "inner_loop_lr", "inner_loop_optimizer"))
+    where = f"model.init_inner_loop: the init {path}"
+    if (
+        isinstance(steps, bool)
+        or not isinstance(steps, int)
+        or steps < 1
+        or isinstance(lr, bool)
+        or not isinstance(lr, (int, float))
+    ):
+        raise InputError(
+            f"{where} does not record its inner loop (inner_loop_steps, inner_loop_lr): not a meta-training's checkpoint"
+        )
+    if not (math.isfinite(lr) and lr > 0):
+        raise InputError(f"{where} records an inner rate of {lr!r}, not a number > 0")
+    if optimiser not in (None, "sgd"):
+        raise InputError(f"{where} was meta-trained with inner {optimiser} steps; its inner loop can be taken for SGD ones only")
+    return InnerLoop({name: float(lr) for name in names}, steps)
 
 
 def inner_rates(path: Union[str, Path]) -> Optional[dict[str, float]]:

@@ -80,6 +80,9 @@ def test_a_meta_run_logs_its_outer_loop_resumes_and_starts_an_ordinary_fit(tmp_p
     image += ["--model.init_args.init_from", str(run / "checkpoints" / "last.ckpt")]
     cli_main(image)
     assert "summary:" in capsys.readouterr().out  # an ordinary fit from the learned init
+    # and from its inner loop first (its 2 SGD steps at 10, as the checkpoint records them), then the config's Adam
+    cli_main([*image, "--model.init_args.init_inner_loop", "true", "--trainer.max_steps", "3"])
+    assert "summary:" in capsys.readouterr().out
 
 
 def launch(tmp_path: Path, args: list[str], name: str) -> subprocess.Popen:

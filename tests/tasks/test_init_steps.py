@@ -212,3 +212,40 @@ def test_bad_inner_loops_are_refused_in_one_line(tmp_path, quiet_trainer, rates,
     write_init(path, given, steps)
     with pytest.raises(InputError, match=message):
         fitted(quiet_trainer, make(1, init_from=str(path), **kwargs), 1)
+
+
+def write_reptile_init(path, **hparams) -> dict[str, torch.Tensor]:
+    """An init as a Reptile or MAML meta-training writes it: no rates, its inner loop in its hyper-parameters."""
+    model = make(0)
+    torch.save({"state_dict": model.state_dict(), INIT_KEY: architecture(model), "hyper_parameters": hparams}, path)
+    return model.state_dict()
+
+
+def test_init_inner_loop_takes_a_reptile_inits_recorded_inner_steps_then_the_configured_optimizer(tmp_path, quiet_trainer):
+    path = tmp_path / "reptile.ckpt"
+    start = write_reptile_init(path, algorithm="reptile", inner_loop_steps=N, inner_loop_lr=0.7, inner_loop_optimizer="sgd")
+    model, dm, _ = fitted(quiet_trainer, make(1, init_from=str(path), init_inner_loop=True), N + AFTER)
+    names = [name for name, _ in model.network.named_parameters()]
+    want = by_hand(start, dm, {name: 0.7 for name in names}, N, AFTER)
+    for name, p in model.network.named_parameters():
+        assert (p.detach() - want[name]).abs().max() <= TOL, name
+    # without the option the same init is Adam from step 0: elsewhere
+    adam_only = by_hand(start, dm, {}, 0, N + AFTER)
+    assert max((p.detach() - adam_only[n]).abs().max() for n, p in model.network.named_parameters()) > 1e-6
+
+
+@pytest.mark.parametrize(
+    "hparams, message",
+    [
+        ({}, "does not record its inner loop"),
+        ({"inner_loop_steps": 2, "inner_loop_lr": -1.0}, "records an inner rate of -1.0"),
+        ({"inner_loop_steps": 2, "inner_loop_lr": 1e-3, "inner_loop_optimizer": "adam"}, "inner adam steps"),
+    ],
+)
+def test_an_init_inner_loop_the_init_does_not_record_is_refused_in_one_line(tmp_path, quiet_trainer, hparams, message):
+    path = tmp_path / "init.ckpt"
+    write_reptile_init(path, **hparams)
+    with pytest.raises(InputError, match=message):
+        fitted(quiet_trainer, make(1, init_from=str(path), init_inner_loop=True), 2)
+    with pytest.raises(InputError, match="set model.init_from too"):
+        make(1, init_inner_loop=True)
