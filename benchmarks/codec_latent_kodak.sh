@@ -10,7 +10,8 @@
 #     benchmarks/codec_latent_kodak.sh --estimate-only KODAK_DIR
 #
 # KODAK_DIR: the 24 Kodak PNGs (docs/codec.md says where to get them). Settings by environment: PRESET (the latent
-# codec's, default slow), ANCHORS (default jpeg,webp,avif,avif-slow,heif). The expected time (training steps of the
+# codec's, default slow), ANCHORS (default jpeg,webp,avif,avif-slow,heif), STACKED=1 (an image's λ's trained as one
+# stacked run, the codec latents[-PRESET]-stacked: the same files up to float rounding, fewer launches on a GPU). The expected time (training steps of the
 # preset timed on the first image, times the steps, the λ ladder and the images) is printed before the run starts;
 # the results land in OUT (default runs/codec_latent_kodak).
 set -euo pipefail
@@ -30,6 +31,7 @@ if [ ! -d "$KODAK" ]; then
 fi
 CODEC=latents
 [ "$PRESET" = medium ] || CODEC="latents-$PRESET"
+[ "${STACKED:-0}" = 1 ] && CODEC="$CODEC-stacked"
 
 "$PYTHON" -m inr.codec.latent_estimate "$KODAK" --preset "$PRESET"
 [ "$ESTIMATE_ONLY" = 1 ] && exit 0

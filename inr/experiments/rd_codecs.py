@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -59,6 +59,8 @@ class RDCodec:
     description: str = ""
     settings: Callable[[], dict[str, Any]] = field(default=dict)
     suffix: str = ".bin"  # a coded file's extension (``rd --keep-files``)
+    # every point's result from one call (a codec that trains its points together); None: ``run`` per point
+    run_points: Optional[Callable[[np.ndarray, Sequence[float]], list[tuple]]] = None
 
 
 CODECS: dict[str, RDCodec] = {}
@@ -72,11 +74,12 @@ def register(
     description: str = "",
     settings: Callable[[], dict[str, Any]] = dict,
     suffix: str = ".bin",
+    run_points: Optional[Callable[[np.ndarray, Sequence[float]], list[tuple]]] = None,
 ) -> RDCodec:
     """Add (or replace) the codec ``name``; returns its entry."""
     if not points:
         raise InputError(f"codec {name!r}: no settings to measure")
-    CODECS[name] = RDCodec(name, run, tuple(points), point, description or name, settings, suffix)
+    CODECS[name] = RDCodec(name, run, tuple(points), point, description or name, settings, suffix, run_points)
     return CODECS[name]
 
 
@@ -129,7 +132,9 @@ for _name in ANCHORS:
 LATENT_LAMBDAS = (0.02, 0.008, 0.003, 0.001)
 
 
-def _latent(preset: str, use_prior: bool = False) -> Run:
+def _latent(preset: Any, use_prior: bool = False) -> Run:
+    """Each λ its own encode at ``preset`` (a name, or a ``latent_fit.Preset``)."""
+
     def run(pixels: np.ndarray, lam: float) -> tuple:
         import time
 
@@ -139,12 +144,42 @@ def _latent(preset: str, use_prior: bool = False) -> Run:
         from inr.codec.latent_encode import encode_latent_image, preset_of
 
         image = torch.from_numpy(pixels.astype(np.float32) / 255.0)
-        coded = encode_latent_image(image, float(lam), preset_of(preset), use_prior=use_prior)
+        chosen = preset_of(preset) if isinstance(preset, str) else preset
+        coded = encode_latent_image(image, float(lam), chosen, use_prior=use_prior)
         start = time.perf_counter()
         decoded = decode_latent_file(coded.data)
         return coded.data, decoded, coded.seconds, time.perf_counter() - start
 
     return run
+
+
+def _preset_named(name: str) -> Any:
+    from inr.codec.latent_encode import preset_of
+
+    return preset_of(name)
+
+
+def _latent_stacked(preset: Any) -> Callable[[np.ndarray, Sequence[float]], list[tuple]]:
+    """Every λ of an image trained as one stacked run (``inr.codec.latent_stack``), each member from seed 0 as the
+    per-λ encodes are; a file's encode seconds are the shared training's over the members plus its coding."""
+
+    def run_points(pixels: np.ndarray, lams: Sequence[float]) -> list[tuple]:
+        import time
+
+        import torch
+
+        from inr.codec.latent_coding import decode_latent_file
+        from inr.codec.latent_encode import encode_latent_images
+
+        image = torch.from_numpy(pixels.astype(np.float32) / 255.0)
+        out = []
+        for coded in encode_latent_images([image] * len(lams), [float(lam) for lam in lams], preset, seeds=[0] * len(lams)):
+            start = time.perf_counter()
+            decoded = decode_latent_file(coded.data)
+            out.append((coded.data, decoded, coded.seconds, time.perf_counter() - start))
+        return out
+
+    return run_points
 
 
 def _latent_settings(preset: str, use_prior: bool = False) -> dict[str, Any]:
@@ -167,6 +202,17 @@ for _preset in ("fast", "medium", "slow"):
         description=f"inr latent grids + autoregressive entropy model ({_preset} preset)",
         settings=lambda p=_preset: _latent_settings(p),
         suffix=".inr",
+    )
+    # the same encodes, an image's λ's trained as one stacked run (``inr.codec.latent_stack``): for a GPU
+    register(
+        f"{'latents' if _preset == 'medium' else f'latents-{_preset}'}-stacked",
+        lambda pixels, lam, p=_preset: _latent_stacked(_preset_named(p))(pixels, [lam])[0],
+        LATENT_LAMBDAS,
+        point="lambda",
+        description=f"inr latent grids + autoregressive entropy model ({_preset} preset), an image's λ's trained as one stacked run",
+        settings=lambda p=_preset: _latent_settings(p) | {"stacked": "every λ of an image in one run"},
+        suffix=".inr",
+        run_points=lambda pixels, lams, p=_preset: _latent_stacked(_preset_named(p))(pixels, lams),
     )
 register(
     "latents+prior",

@@ -78,9 +78,11 @@ def curve(
         raise InputError(f"{codec}: expected 8-bit (H, W, 1 or 3) pixels, got {pixels.dtype} {pixels.shape}")
     out: dict[str, list[float]] = {m: [] for m in METRICS}
     count = pixels.shape[0] * pixels.shape[1]
-    for point in entry.points if points is None else points:
+    settings = list(entry.points if points is None else points)
+    together = entry.run_points(pixels, settings) if entry.run_points is not None else None  # one run makes every file
+    for i, point in enumerate(settings):
         start = time.perf_counter()
-        result = entry.run(pixels, point)
+        result = entry.run(pixels, point) if together is None else together[i]
         wall = time.perf_counter() - start
         data, decoded = result[0], np.asarray(result[1])
         encode, decode = (result[2], result[3]) if len(result) >= 4 else (wall, math.nan)

@@ -253,3 +253,20 @@ def test_the_least_ms_ssim_side_is_torchmetrics_own_and_the_codec_comparison_use
     with pytest.raises(ValueError):
         measure(small, small * 0.9, data_range=1.0)
     assert codec_comparison.MS_SSIM_MIN_SIDE == MS_SSIM_MIN_SIDE and not hasattr(codec_comparison, "MS_SSIM_SIDE")
+
+
+def test_a_codec_that_makes_every_point_in_one_run_is_measured_as_the_same_points(monkeypatch, photo):
+    """The stacked latent codec: the λ's of an image trained together, at a tiny preset, against the same λ's
+    trained one by one: the same files up to float rounding, so the same curve within 0.05 dB and 2 % of the rate."""
+    from inr.codec.latent_fit import Preset
+
+    tiny = Preset("tiny", 30, 8, 8)
+    stacked = rd_codecs._latent_stacked(tiny)
+    monkeypatch.setitem(rd_codecs.CODECS, "tiny-stacked", None)
+    monkeypatch.setitem(rd_codecs.CODECS, "tiny", None)
+    rd_codecs.register("tiny-stacked", lambda px, lam: stacked(px, [lam])[0], (0.02, 0.001), "lambda", run_points=stacked)
+    rd_codecs.register("tiny", rd_codecs._latent(tiny), (0.02, 0.001), "lambda")
+    together, alone = curve(photo, "tiny-stacked"), curve(photo, "tiny")
+    assert together["bpp"][0] < together["bpp"][1]
+    assert together["psnr"] == pytest.approx(alone["psnr"], abs=0.05) and together["bpp"] == pytest.approx(alone["bpp"], rel=0.02)
+    assert rd_codecs.CODECS["latents-stacked"].run_points is not None and rd_codecs.CODECS["latents"].run_points is None
