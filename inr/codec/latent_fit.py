@@ -105,6 +105,37 @@ class Progress:
     bpp: float
 
 
+def train_phases(
+    preset: Preset,
+    groups: Callable[[float], list[dict]],
+    step_loss: Callable[[bool, float], tuple[Tensor, Tensor, Tensor]],
+    report: Optional[Callable[[Progress], None]] = None,
+) -> None:
+    """The schedule every latent training follows: the soft phase, then the hard one (``preset.hard_fraction`` of the
+    steps at ``preset.hard_lr`` of the rate), each a fresh Adam over ``groups(lr)`` with cosine decay; a step
+    minimises ``step_loss(hard, progress)``'s loss, and ``report`` gets its MSE and bits per pixel (means, for several
+    members) every 2 s and at the end."""
+    hard_steps = int(round(preset.steps * preset.hard_fraction))
+    phases = [(False, preset.steps - hard_steps, preset.lr), (True, hard_steps, preset.lr * preset.hard_lr)]
+    done, last = 0, time.perf_counter()
+    for hard, steps, lr in phases:
+        if steps <= 0:
+            continue
+        optimiser = torch.optim.Adam(groups(lr))
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k, n=steps: 0.5 * (1 + math.cos(math.pi * k / n)))
+        for k in range(steps):
+            loss, mse, rate = step_loss(hard, k / steps)
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            done += 1
+            advance(done, preset.steps)
+            if report is not None and (time.perf_counter() - last > 2.0 or done == preset.steps):
+                last = time.perf_counter()
+                report(Progress(done, preset.steps, float(mse.mean()), float(rate.mean())))
+
+
 def fit_latents(
     image: Tensor,
     lam: float,
@@ -128,36 +159,22 @@ def fit_latents(
     model = model.to(device)
     target = image.to(device=device, dtype=torch.float32)
     pixels = height * width
-    hard_steps = int(round(preset.steps * preset.hard_fraction))
-    phases = [(False, preset.steps - hard_steps, preset.lr), (True, hard_steps, preset.lr * preset.hard_lr)]
-    done = 0
-    last = time.perf_counter()
-    for hard, steps, lr in phases:
-        if steps <= 0:
-            continue
+
+    def groups(lr: float) -> list[dict]:
         # from a prior, the networks move less: the file pays for every step they take away from it
         network_lr = lr * (preset.prior_lr if prior is not None else 1.0)
-        groups = [{"params": list(model.latents), "lr": lr}]
         networks = [*model.synthesis.parameters(), *model.arm.parameters()]
         if network_lr > 0:
-            groups.append({"params": networks, "lr": network_lr})
-        else:
-            for p in networks:
-                p.requires_grad_(False)
-        optimiser = torch.optim.Adam(groups)
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k, n=steps: 0.5 * (1 + math.cos(math.pi * k / n)))
-        for k in range(steps):
-            latents = [quantised(GAIN * y, hard, k / steps) for y in model.latents]
-            mse = torch.mean((model.image(latents) - target) ** 2)
-            rate = rate_bits(model, latents) / pixels
-            loss = mse + lam * rate
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            done += 1
-            advance(done, preset.steps)
-            if report is not None and (time.perf_counter() - last > 2.0 or done == preset.steps):
-                last = time.perf_counter()
-                report(Progress(done, preset.steps, float(mse), float(rate)))
+            return [{"params": list(model.latents), "lr": lr}, {"params": networks, "lr": network_lr}]
+        for p in networks:
+            p.requires_grad_(False)
+        return [{"params": list(model.latents), "lr": lr}]
+
+    def step_loss(hard: bool, progress: float) -> tuple[Tensor, Tensor, Tensor]:
+        latents = [quantised(GAIN * y, hard, progress) for y in model.latents]
+        mse = torch.mean((model.image(latents) - target) ** 2)
+        rate = rate_bits(model, latents) / pixels
+        return mse + lam * rate, mse, rate
+
+    train_phases(preset, groups, step_loss, report)
     return model.cpu()

@@ -12,8 +12,6 @@ one step of K members instead of K steps of one (``benchmarks/codec_latent_stack
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Sequence
 from typing import Optional
 
@@ -23,10 +21,9 @@ from torch import Tensor, nn
 
 from inr.codec.laplace import bits
 from inr.codec.latent_arm import CONTEXT, PAD_SIDE, PAD_TOP
-from inr.codec.latent_fit import GAIN, Preset, Progress, quantised
+from inr.codec.latent_fit import GAIN, Preset, Progress, quantised, train_phases
 from inr.codec.latent_model import LatentImage, Spec
 from inr.errors import InputError
-from inr.io.progress import advance
 
 
 def stacked(tensors: Sequence[Tensor]) -> nn.Parameter:
@@ -158,30 +155,18 @@ def fit_latents_stacked(
     target = torch.stack(list(images)).to(device=device, dtype=torch.float32)
     weights = torch.tensor([float(lam) for lam in lams], device=device)
     pixels = height * width
-    hard_steps = int(round(preset.steps * preset.hard_fraction))
-    phases = [(False, preset.steps - hard_steps, preset.lr), (True, hard_steps, preset.lr * preset.hard_lr)]
-    done, last = 0, time.perf_counter()
-    for hard, steps, lr in phases:
-        if steps <= 0:
-            continue
-        optimiser = torch.optim.Adam([{"params": list(model.latents), "lr": lr}, {"params": model.networks(), "lr": lr}])
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k, n=steps: 0.5 * (1 + math.cos(math.pi * k / n)))
-        for k in range(steps):
-            latents = []
-            for y in model.latents:
-                noise = None if hard else torch.stack([torch.rand(y.shape[1:], generator=g, device=device) for g in generators])
-                latents.append(quantised(GAIN * y, hard, k / steps, noise=noise))
-            mse = torch.mean((model.image(latents) - target) ** 2, dim=(1, 2, 3))
-            rate = model.rate_bits(latents) / pixels
-            loss = torch.sum(mse + weights * rate)
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            done += 1
-            advance(done, preset.steps)
-            if report is not None and (time.perf_counter() - last > 2.0 or done == preset.steps):
-                last = time.perf_counter()
-                report(Progress(done, preset.steps, float(mse.mean()), float(rate.mean())))
+
+    def step_loss(hard: bool, progress: float) -> tuple[Tensor, Tensor, Tensor]:
+        latents = []
+        for y in model.latents:
+            noise = None if hard else torch.stack([torch.rand(y.shape[1:], generator=g, device=device) for g in generators])
+            latents.append(quantised(GAIN * y, hard, progress, noise=noise))
+        mse = torch.mean((model.image(latents) - target) ** 2, dim=(1, 2, 3))
+        rate = model.rate_bits(latents) / pixels
+        return torch.sum(mse + weights * rate), mse, rate
+
+    train_phases(
+        preset, lambda lr: [{"params": list(model.latents), "lr": lr}, {"params": model.networks(), "lr": lr}], step_loss, report
+    )
     model.cpu().copy_into(members)
     return members
