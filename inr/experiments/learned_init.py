@@ -21,7 +21,7 @@ same network and encoder in every row; the rows differ in their start and their 
   steps move the hidden layers' biases alone at the learned rate per layer (s_l enters where b_l does), then SGD at
   the inner rate on every tensor, as the Meta-SGD row;
 - ``reptile+adam``, ``maml+adam``, ``metasgd+adam``, ``modulations+adam``: the same inits and their inner loops for
-  their n steps (Reptile's and MAML's SGD at their inner rate on every tensor, ``InnerLoopFirst``; Meta-SGD's and
+  their n steps (Reptile's and MAML's SGD at their inner rate on every tensor, ``model.init_inner_loop``; Meta-SGD's and
   the modulations' at their learned rates), then the protocol's Adam and scheduler, as the paper's row: whether a
   learned start keeps its lead under the standard optimiser;
 - ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam;
@@ -81,7 +81,7 @@ from inr.modes import eval_mode
 from inr.operators.baselines import cubic_inpaint, filtered_back_projection
 from inr.spectral.bands import BandPartition
 from inr.tasks import ImageFitting, InverseFitting, VolumeFitting
-from inr.tasks.init_from import InnerLoop, load_init
+from inr.tasks.init_from import load_init
 
 # the step counts after which every row is scored (and the protocol's full count): half-decades of steps
 MARKS = STEP_MARKS
@@ -387,15 +387,12 @@ class LearnedInit(Comparison):
         model = super().model(ctx)
         name = THEN_ADAM.get(ctx.spec.name, ctx.spec.name)
         model.init_from = dict(ctx.p.meta_paths).get(name)  # a learned row starts from its init (after prepare)
+        # a Reptile or MAML init holds no rates: its inner loop, the SGD steps its checkpoint records, is taken first
+        model.init_inner_loop = THEN_ADAM.get(ctx.spec.name) in ("reptile", "maml")
         return model
 
     def callbacks(self, ctx: Context) -> list[L.Callback]:
-        scores = StepScores(self, ctx, [m for m in MARKS if m <= ctx.p.steps])
-        init = THEN_ADAM.get(ctx.spec.name)
-        if init in ("reptile", "maml"):  # their inits hold no rates: their inner loop is one rate for every tensor
-            meta: MetaSettings = getattr(ctx.p, init)
-            return [scores, InnerLoopFirst(meta.inner_steps, meta.inner_lr)]
-        return [scores]
+        return [StepScores(self, ctx, [m for m in MARKS if m <= ctx.p.steps])]
 
     def measured(self, ctx: Context, callbacks: list[L.Callback]) -> dict[str, Any]:
         steps = callbacks[0]
@@ -603,19 +600,6 @@ class LearnedInit(Comparison):
         where = f", {p.angles} angles" if p.kind == "ct" else ""
         figure = curves_figure(first, metric, f"{self.title(p)}{where}")
         figure.savefig(out / "curves.png", dpi=110)
-
-
-class InnerLoopFirst(L.Callback):
-    """A fit's first ``steps`` steps as a Reptile or MAML init's inner loop, plain SGD at ``lr`` on every network
-    tensor (``inr.tasks.init_steps``, as a Meta-SGD init's at its learned rates), then its configured optimiser."""
-
-    def __init__(self, steps: int, lr: float) -> None:
-        self.steps, self.lr = steps, lr
-
-    def on_fit_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
-        if module.init_loop is not None:
-            raise ValueError("InnerLoopFirst: the init holds its own inner loop")
-        module.init_loop = InnerLoop({name: self.lr for name, _ in module.network.named_parameters()}, self.steps)
 
 
 class StepScores(L.Callback):
