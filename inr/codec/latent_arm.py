@@ -36,10 +36,15 @@ def contexts(grid: Tensor) -> Tensor:
         >>> contexts(torch.arange(1.0, 5.0).reshape(2, 2))[3].tolist()  # latent (1, 1): its row above and left
         [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 3.0]
     """
-    h, w = grid.shape
-    padded = F.pad(grid[None, None], (PAD_SIDE, PAD_SIDE, PAD_TOP, 0))[0, 0]
-    taken = [padded[PAD_TOP + di : PAD_TOP + di + h, PAD_SIDE + dj : PAD_SIDE + dj + w] for di, dj in CONTEXT]
-    return torch.stack(taken, dim=-1).reshape(h * w, len(CONTEXT))
+    return batched_contexts(grid[None])[0]
+
+
+def batched_contexts(grids: Tensor) -> Tensor:
+    """``contexts`` of each grid of (K, h, w) -> (K, h·w, 12), zero outside."""
+    k, h, w = grids.shape
+    padded = F.pad(grids[:, None], (PAD_SIDE, PAD_SIDE, PAD_TOP, 0))[:, 0]
+    taken = [padded[:, PAD_TOP + di : PAD_TOP + di + h, PAD_SIDE + dj : PAD_SIDE + dj + w] for di, dj in CONTEXT]
+    return torch.stack(taken, dim=-1).reshape(k, h * w, len(CONTEXT))
 
 
 class AutoregressiveModel(nn.Module):

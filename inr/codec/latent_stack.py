@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from inr.codec.laplace import bits
-from inr.codec.latent_arm import CONTEXT, PAD_SIDE, PAD_TOP
+from inr.codec.latent_arm import batched_contexts
 from inr.codec.latent_fit import GAIN, Preset, Progress, quantised, train_phases
 from inr.codec.latent_model import LatentImage, Spec
 from inr.errors import InputError
@@ -79,7 +79,7 @@ class StackedLatents(nn.Module):
         """(K,): Σ −log2 P(ŷ) over every latent of each member under its (float) entropy model."""
         total = latents[0].new_zeros(self.count)
         for y in latents:
-            x = stacked_contexts(y)
+            x = batched_contexts(y)
             for i in range(3):
                 weight, bias = self.arm[2 * i], self.arm[2 * i + 1]
                 x = torch.baddbmm(bias[:, None, :], x, weight.transpose(1, 2))
@@ -103,14 +103,6 @@ class StackedLatents(nn.Module):
             for i in range(2):
                 m.synthesis.spatial[i].weight.copy_(self.spatial[2 * i][k * c : (k + 1) * c])
                 m.synthesis.spatial[i].bias.copy_(self.spatial[2 * i + 1][k * c : (k + 1) * c])
-
-
-def stacked_contexts(grids: Tensor) -> Tensor:
-    """``latent_arm.contexts`` of each grid of (K, h, w) -> (K, h·w, 12), zero outside."""
-    k, h, w = grids.shape
-    padded = F.pad(grids[:, None], (PAD_SIDE, PAD_SIDE, PAD_TOP, 0))[:, 0]
-    taken = [padded[:, PAD_TOP + di : PAD_TOP + di + h, PAD_SIDE + dj : PAD_SIDE + dj + w] for di, dj in CONTEXT]
-    return torch.stack(taken, dim=-1).reshape(k, h * w, len(CONTEXT))
 
 
 def check_members(images: Sequence[Tensor], lams: Sequence[float]) -> None:
