@@ -1,6 +1,7 @@
 """``inr-codec``: images to ``.inr`` files and back, and the rate–distortion comparison with JPEG, WebP and AVIF.
 
     inr-codec encode image.png -o image.inr --method latents --lambda 0.005   # latent grids (or --bpp / --psnr)
+    inr-codec encode a.png b.png -o coded/ --method latents --lambda 0.02,0.003   # stacked: a file per image and λ
     inr-codec encode image.png -o image.inr --bpp 0.3        # a SIREN's weights (COIN); or --psnr 30, --params 3000
     inr-codec decode image.inr -o out.png
     inr-codec compare DIR --bpp 0.1,0.2,0.3,0.5,1 --out runs/codec   # = python -m inr.experiments.codec --images DIR
@@ -18,7 +19,6 @@ training (``benchmarks/startup.py`` measures both; tests/codec/test_golden.py ch
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -100,68 +100,18 @@ def describe(choice: Choice, pixels: int) -> str:
     )
 
 
-def latent_encode_command(args: argparse.Namespace) -> None:
-    """``--method latents``: the latent-grid codec at a λ, or searched for a --bpp / --psnr target."""
-    from inr.codec.encode import Target, read_codec_image
-    from inr.codec.latent_encode import MAX_FITS, encode_latent_image, encode_to_target, preset_of, step_seconds
-
-    if args.params is not None:
-        raise InputError("--params: the latent codec has no network size to choose; give --lambda, --bpp or --psnr")
-    if args.init is not None:
-        raise InputError("--init: learned inits are SIREN's; the latent codec takes none")
-    preset = preset_of(args.preset)
-    if args.levels is not None and not 1 <= args.levels <= 12:
-        raise InputError(f"--levels {args.levels}: 1 … 12 latent grids")
-    if args.lam is not None and not (math.isfinite(args.lam) and args.lam > 0):
-        raise InputError(f"--lambda {args.lam:g}: the rate's weight, a number > 0 (e.g. 0.001)")
-    if args.lam is None:
-        kind, value = ("bpp", args.bpp) if args.bpp is not None else ("psnr", args.psnr)
-        Target(kind, value).check()
-    out = Path(args.output)
-    check_output(out, "encode")
-    refuse_overwriting(out, [args.image])
-    image = read_codec_image(args.image)
-    if not args.budget_minutes > 0:
-        raise InputError(f"--budget-minutes {args.budget_minutes:g}: the minutes the encode may take, > 0")
-    fits = 1 if args.lam is not None else MAX_FITS
-    expected = step_seconds(image, preset, args.levels) * preset.steps * fits
-    print(
-        f"{args.image}: {preset.name} preset, {preset.steps} steps × {fits} fit(s): about {expected / 60:.1f} min here",
-        file=sys.stderr,
-    )
-    if expected > args.budget_minutes * 60:
-        raise InputError(
-            f"the encode is expected to take {expected / 60:.1f} min, more than --budget-minutes {args.budget_minutes:g}; try --preset fast"
-        )
-    start = time.perf_counter()
-    with reporting(f"training on {args.image}"):
-        if args.lam is not None:
-            coded = encode_latent_image(image, args.lam, preset, args.levels, args.seed, use_prior=args.prior)
-        else:
-            coded = encode_to_target(
-                image,
-                kind,
-                value,
-                preset,
-                levels=args.levels,
-                seed=args.seed,
-                say=lambda line: print(line, file=sys.stderr),
-                use_prior=args.prior,
-            )
-    write_bytes(out, coded.data)
-    seconds = time.perf_counter() - start
-    s = coded.spec
-    print(
-        f"wrote {out}: {len(coded.data):,} bytes = {coded.bpp:.4f} bpp, PSNR {coded.psnr:.2f} dB; latents at λ {coded.lam:g}, "
-        f"{s.levels} grids, synthesis {s.synthesis} wide ({s.synthesis_macs()} multiply-adds a pixel); encoded in {seconds:.1f} s"
-    )
-
-
 def encode_command(args: argparse.Namespace) -> None:
     if args.method == "latents":
+        from inr.codec.latent_command import latent_encode_command
+
         return latent_encode_command(args)
     from inr.codec.encode import Target, encode_images, read_codec_image  # the training: Lightning loads here
 
+    if len(args.image) > 1:
+        raise InputError(
+            f"{len(args.image)} images: a network's file codes one image at a time (--method latents codes several as stacked members)"
+        )
+    (args.image,) = args.image
     if args.lam is not None:
         raise InputError("--lambda: the rate's weight of --method latents; a network's file takes --bpp, --psnr or --params")
 
@@ -262,13 +212,23 @@ def build_parser(learn_options: bool = True) -> Parser:
         epilog=ENCODE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    enc.add_argument("image", help="PNG/JPEG/TIFF/BMP (gray or colour; alpha composited onto white)")
-    enc.add_argument("-o", "--output", required=True, help="the .inr file to write")
+    enc.add_argument(
+        "image",
+        nargs="+",
+        help="PNG/JPEG/TIFF/BMP (gray or colour; alpha composited onto white); --method latents: several of one size",
+    )
+    enc.add_argument(
+        "-o", "--output", required=True, help="the .inr file to write (several: a directory, a file per image and λ)"
+    )
     target = enc.add_mutually_exclusive_group(required=True)
     target.add_argument("--bpp", type=float, help="at most this many bits per pixel (file size × 8 / pixels)")
     target.add_argument("--psnr", type=float, help="the smallest file reaching this PSNR (dB)")
     target.add_argument("--params", type=float, help="a network of at most this many weights")
-    target.add_argument("--lambda", dest="lam", type=float, help="--method latents: the rate's weight λ of D + λ·R (e.g. 0.001)")
+    target.add_argument(
+        "--lambda",
+        dest="lam",
+        help="--method latents: the rate's weight λ of D + λ·R (e.g. 0.001); several, comma-separated, train as one stacked run",
+    )
     enc.add_argument(
         "--method",
         default="siren",

@@ -258,24 +258,65 @@ def encode_to_target(
     """The best file meeting a target, by a search over λ of at most ``fits`` full encodes: for ``bpp`` the file of
     highest PSNR at most ``value`` bits per pixel, for ``psnr`` the smallest file of at least ``value`` dB. λ
     raises the rate's weight: a larger λ, a smaller file, a lower PSNR."""
-    best: Optional[LatentCoded] = None
-    low = high = None  # the answer's λ lies between
+
+    def train(lams: list[float]) -> list[LatentCoded]:
+        return [encode_latent_image(image, lams[0], preset, levels, seed, use_prior=use_prior)]
+
+    return search_targets(1, kind, value, train, lam, fits, lambda k, line: say(line))[0]
+
+
+def encode_to_targets(
+    images: Sequence[Tensor],
+    kind: str,
+    value: float,
+    preset: Preset,
+    lam: float = 1e-3,
+    levels: Optional[int] = None,
+    seed: int = 0,
+    fits: int = MAX_FITS,
+    say: Callable[[int, str], None] = lambda k, line: None,
+) -> list[LatentCoded]:
+    """``encode_to_target`` of several images of one size, each searched for its own λ, every round's encodes
+    trained as one stacked run (``encode_latent_images``, each member from ``seed``); ``say(k, line)`` of image k."""
+
+    def train(lams: list[float]) -> list[LatentCoded]:
+        return encode_latent_images(images, lams, preset, levels, [seed] * len(images))
+
+    return search_targets(len(images), kind, value, train, lam, fits, say)
+
+
+def search_targets(
+    count: int,
+    kind: str,
+    value: float,
+    train: Callable[[list[float]], list[LatentCoded]],
+    lam: float,
+    fits: int,
+    say: Callable[[int, str], None],
+) -> list[LatentCoded]:
+    """The λ search of ``count`` files at once: each round, ``train`` codes file k at its own λ_k; a file within the
+    target narrows its λ from one side, a file outside it from the other (``next_lambda``), for ``fits`` rounds.
+    Per file the best within the target (``bpp``: the highest PSNR; ``psnr``: the fewest bits); one line if a file
+    has none."""
+    best: list[Optional[LatentCoded]] = [None] * count
+    bounds: list[list[Optional[float]]] = [[None, None] for _ in range(count)]  # the answer's λ lies between
+    lams = [lam] * count
     for _ in range(fits):
-        coded = encode_latent_image(image, lam, preset, levels, seed, use_prior=use_prior)
-        meets = coded.bpp <= value if kind == "bpp" else coded.psnr >= value
-        say(f"λ {lam:.3g}: {coded.bpp:.4f} bpp, {coded.psnr:.2f} dB{'' if meets else ' (misses the target)'}")
-        if meets:
-            if best is None or (coded.psnr > best.psnr if kind == "bpp" else coded.bpp < best.bpp):
-                best = coded
-        # bpp: a file within the budget may afford a smaller λ; psnr: a file above the target may afford a larger one
-        if (kind == "bpp") == meets:
-            high = lam
-        else:
-            low = lam
-        lam = next_lambda(lam, low, high)
-    if best is None:
-        unit = "bpp" if kind == "bpp" else "dB"
-        raise InputError(
-            f"--{kind} {value:g}: no file of {fits} λ's met it (the last: {coded.bpp:.4f} bpp, {coded.psnr:.2f} dB); try --preset slow or another target {unit}"
-        )
+        coded = train(lams)
+        for k, c in enumerate(coded):
+            meets = c.bpp <= value if kind == "bpp" else c.psnr >= value
+            say(k, f"λ {lams[k]:.3g}: {c.bpp:.4f} bpp, {c.psnr:.2f} dB{'' if meets else ' (misses the target)'}")
+            if meets and (best[k] is None or (c.psnr > best[k].psnr if kind == "bpp" else c.bpp < best[k].bpp)):
+                best[k] = c
+            # bpp: a file within the budget may afford a smaller λ; psnr: a file above the target may afford a larger one
+            bounds[k][1 if (kind == "bpp") == meets else 0] = lams[k]
+            lams[k] = next_lambda(lams[k], *bounds[k])
+    for k, b in enumerate(best):
+        if b is None:
+            unit = "bpp" if kind == "bpp" else "dB"
+            which = f" (image {k + 1} of {count})" if count > 1 else ""
+            raise InputError(
+                f"--{kind} {value:g}: no file of {fits} λ's met it{which} (the last: {coded[k].bpp:.4f} bpp, "
+                f"{coded[k].psnr:.2f} dB); try --preset slow or another target {unit}"
+            )
     return best
