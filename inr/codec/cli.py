@@ -19,7 +19,6 @@ training (``benchmarks/startup.py`` measures both; tests/codec/test_golden.py ch
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -27,10 +26,11 @@ from typing import TYPE_CHECKING, NoReturn, Optional
 
 from inr.codec.architecture import Architecture, codec_methods
 from inr.codec.bounds import MAX_DECODE_WORK
+from inr.codec.output_files import check_output, write_bytes
 from inr.codec.sizes import default_depth, ladder, parse_rates, size_for_budget
 from inr.errors import EXIT_INPUT, InputError
 from inr.io.command_line import CommandParser
-from inr.io.files import atomic_write, refuse_overwriting
+from inr.io.files import refuse_overwriting
 from inr.io.progress import reporting
 from inr.run.command import command
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
     from inr.codec.search import Choice
 
-OUTPUT_EXTENSIONS = {"decode": (".png",), "encode": (".inr",)}
 LEARN_HELP = "meta-learn inits the encoder and decoder share (one per network size)"
 ENCODE_EPILOG = """time and quality:
   Each network trains --steps full-batch steps over every pixel, so the time grows with steps × pixels × the
@@ -57,30 +56,6 @@ class Parser(CommandParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_INPUT)
-
-
-def check_output(path: Path, command: str) -> None:
-    """Refuse, before any work, an output that cannot be written: a missing or read-only directory, a directory
-    in its place, another extension."""
-    allowed = OUTPUT_EXTENSIONS[command]
-    if path.suffix.lower() not in allowed:
-        raise InputError(f"-o {path}: {command} writes {' or '.join(allowed)} files")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"-o {path}: the directory {parent} does not exist")
-    if path.is_dir():
-        raise InputError(f"-o {path}: is a directory")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"-o {path}: not writable")
-
-
-def write_bytes(path: Path, data: bytes) -> None:
-    """``data`` at ``path``, whole or not at all."""
-    try:
-        with atomic_write(path, "wb") as f:
-            f.write(data)
-    except OSError as exc:
-        raise InputError(f"-o {path}: cannot be written ({exc.strerror})") from None
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:

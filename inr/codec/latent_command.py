@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from inr.codec.output_files import check_output, write_bytes
 from inr.errors import InputError
 from inr.io.files import refuse_overwriting
 from inr.io.progress import reporting
@@ -48,8 +49,6 @@ def member_outputs(images: list[str], lams: list[float], output: str) -> list[Pa
     """The file of each member (image-major: every λ of the first image, then the next image's), refused in one line
     where it cannot be written: with several members ``output`` must be a writable directory, and two images of one
     name would write one file."""
-    from inr.codec.cli import check_output
-
     out = Path(output)
     if len(images) * max(1, len(lams)) == 1:
         check_output(out, "encode")
@@ -149,8 +148,6 @@ def latent_encode_command(args: argparse.Namespace) -> None:
         else:
             coded = encode_to_targets(images, kind, value, preset, levels=args.levels, seed=args.seed, say=say)
     seconds = time.perf_counter() - start
-    from inr.codec.cli import write_bytes
-
     for out, c in zip(outputs, coded):
         write_bytes(out, c.data)
         s = c.spec
