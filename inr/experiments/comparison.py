@@ -157,6 +157,7 @@ class Comparison:
     methods: tuple[str, ...] = ()  # what --methods chooses from ("all": every one), in table order
     default_methods: tuple[str, ...] = ()  # the default rows (empty: all)
     baseline_names: tuple[str, ...] = ()  # baselines --methods may choose (empty: every baseline, always)
+    named_only: tuple[str, ...] = ()  # rows that run only when --methods names them (``all`` leaves them out)
     columns: tuple[Column, ...] = ()
     headline: tuple[str, ...] = ("psnr",)  # the row keys of a progress line
     difference_keys: tuple[str, ...] = ("psnr",)  # the scores the paired differences under the table read (``pairs``)
@@ -545,9 +546,13 @@ def note(text: str) -> None:
 
 
 def chosen_methods(c: Comparison, args: Any) -> list[str]:
-    """The comma-separated ``--methods`` (or ``all``), checked against what the comparison offers."""
+    """The comma-separated ``--methods`` (or ``all``: every row offered but ``named_only``), checked against what the
+    comparison offers."""
     available, text = c.available(args), args.methods
-    names = list(available) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
+    if text.strip() == "all":
+        names = [n for n in available if n not in c.named_only]
+    else:
+        names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in available]
     if unknown or not names:
         raise InputError(f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(available)}")

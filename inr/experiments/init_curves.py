@@ -30,8 +30,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-# the paper's init with Adam at these rates beside the protocol's (the ``paper`` row): a grid of half-decades above it
-RATES = {"adam3e-3": 3e-3, "adam1e-2": 1e-2, "adam3e-2": 3e-2}
+# the paper's init with Adam at these rates beside the protocol's (the ``paper`` row): a grid of half-decades above it,
+# and two below it (``BELOW``), which a study runs only when named (its documented runs are the grid above)
+RATES = {"adam1e-4": 1e-4, "adam3e-4": 3e-4, "adam3e-3": 3e-3, "adam1e-2": 1e-2, "adam3e-2": 3e-2}
+BELOW = ("adam1e-4", "adam3e-4")
 TUNED = "tuned"
 
 

@@ -27,7 +27,8 @@ same network and encoder in every row; the rows differ in their start and their 
 - ``paper``: the paper's (stax) initialisation, ``torch``: PyTorch's, both with the protocol's Adam;
 - ``adam3e-3``, ``adam1e-2``, ``adam3e-2``: the paper's init with Adam at those rates; with ``paper`` they make the
   derived ``tuned`` row, the rate with the best mean after each step budget (``inr.experiments.init_curves``), the
-  standard init at a rate tuned for the budget.
+  standard init at a rate tuned for the budget. ``adam3e-4``, ``adam1e-4``, below the protocol's rate, run only
+  when ``--methods`` names them (``all`` leaves them out); where they ran they are candidates of ``tuned`` too.
 
 The score (held-out PSNR of images: the [1::2, 1::2] pixels; CT: the whole grid against the phantom; IoU of
 shapes' held-out voxels) is taken after 0, 1, 2, 3, 5, 10, 30, 100 and 300 steps and at the protocol's full step
@@ -68,7 +69,7 @@ from inr.experiments import comparison
 from inr.experiments.baselines import interpolations, score_field
 from inr.experiments.comparison import Baseline, Comparison, Context, Member
 from inr.experiments.init_analysis import band_figure, class_energy, ntk_figure, ntk_spectrum, outer_loop_figure, subgrid
-from inr.experiments.init_curves import RATES, TUNED, curves, curves_figure, tuned_rows
+from inr.experiments.init_curves import BELOW, RATES, TUNED, curves, curves_figure, tuned_rows
 from inr.experiments.results import STEP_MARKS, json_safe
 from inr.experiments.runner import Column, paired, summarise, verdict
 from inr.io.files import atomic_write
@@ -187,7 +188,8 @@ class LearnedInit(Comparison):
     name = "learned_init"
     doc = __doc__
     methods = (*LEARNED, *THEN_ADAM, *STANDARD)
-    default_methods = ("all",)  # every row the kind has (``available``)
+    default_methods = ("all",)  # every row the kind has (``available``), but the rates below the protocol's
+    named_only = BELOW
     seeds = 1
     headline = ("psnr_2", "psnr", "iou_2", "iou")
     columns: tuple[Column, ...] = ()  # the kind's: ``table_columns`` (CT: its angles; shapes: IoU)

@@ -48,7 +48,13 @@ def test_a_collapsed_fit_is_neither_averaged_nor_copied_and_one_rate_makes_no_tu
     assert choice[None]["psnr"] == "adam1e-2"  # (30 + 31) / 2 > 29 without the collapsed fit
     assert "psnr" not in tuned[2] and [r["psnr"] for r in tuned[:2]] == [30.0, 31.0]
     assert tuned_rows(rows_of({"paper": (10.0, 28.0)}), ["psnr"]) == ([], {})
-    assert set(RATES) == {"adam3e-3", "adam1e-2", "adam3e-2"}
+    assert set(RATES) == {"adam1e-4", "adam3e-4", "adam3e-3", "adam1e-2", "adam3e-2"}
+
+
+def test_a_rate_below_the_protocols_is_a_candidate_where_it_ran():
+    rows = rows_of({"paper": (10.0, 28.0), "adam3e-3": (12.0, 27.0), "adam3e-4": (6.0, 29.0)})
+    _, choice = tuned_rows(rows, ["psnr_2", "psnr"])
+    assert choice == {None: {"psnr_2": "adam3e-3", "psnr": "adam3e-4"}}
 
 
 def test_the_curves_share_a_meta_training_over_the_signals_stated(tmp_path):

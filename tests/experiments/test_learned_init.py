@@ -224,6 +224,17 @@ def test_the_modulations_row_is_natural_crops_and_in_the_protocol_when_it_runs()
         assert "modulations" not in study.available(parse(study, ["--kind", kind]))
 
 
+def test_the_rates_below_the_protocols_run_only_when_named():
+    study = LearnedInit()
+    default = comparison.chosen_methods(study, parse(study, ["--kind", "natural"]))
+    assert "adam3e-3" in default and "adam3e-4" not in default and "adam1e-4" not in default
+    named = comparison.chosen_methods(study, parse(study, ["--kind", "ct", "--methods", "paper,adam3e-4,adam1e-4"]))
+    assert named == ["paper", "adam3e-4", "adam1e-4"]
+    p = study.protocol(parse(study, ["--kind", "natural", "--methods", "paper,adam1e-4"]))
+    spec = comparison_context(study, p, "adam1e-4").spec
+    assert spec.optimizer.init_args["lr"] == 1e-4 and "paper init, Adam 0.0001" in spec.describe
+
+
 def test_the_same_directory_for_train_and_test_is_refused(tmp_path, capsys):
     (tmp_path / "images").mkdir()
     with pytest.raises(SystemExit) as exc:
