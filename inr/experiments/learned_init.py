@@ -16,7 +16,7 @@ same network and encoder in every row; the rows differ in their start and their 
 - ``reptile``, ``maml``, ``metasgd``: the learned init (``init_from``), fitted with the inner loop's optimiser and rate
   (Meta-SGD's first n steps at its learned rate per tensor, as its inner loop: ``inr.tasks.init_steps``; then SGD at
   the inner rate its rates started from);
-- ``modulations`` (natural crops): Meta-SGD whose inner loop adapts only a shift per hidden layer,
+- ``modulations``: Meta-SGD whose inner loop adapts only a shift per hidden layer,
   h_{l+1} = act(W_l h_l + b_l + s_l) from s = 0 (functa, Dupont et al. 2022; ``inr.tasks.modulations``): its first n
   steps move the hidden layers' biases alone at the learned rate per layer (s_l enters where b_l does), then SGD at
   the inner rate on every tensor, as the Meta-SGD row;
@@ -136,7 +136,7 @@ class Study:
     reptile: MetaSettings
     maml: MetaSettings
     metasgd: MetaSettings
-    modulations: Optional[MetaSettings] = None  # natural crops only, and only when the row runs
+    modulations: Optional[MetaSettings] = None  # only when the row runs (it came later: earlier --out stay readable)
     meta_dir: str = ""  # where the learned inits are kept (--out/meta)
     num_bands: int = 8
     ntk_points: int = 1024
@@ -233,7 +233,7 @@ class LearnedInit(Comparison):
         )
 
     def available(self, args: Any) -> tuple[str, ...]:
-        """The learned rows ``META`` holds for the kind (``modulations``: natural crops only), each also fitted on with
+        """The learned rows ``META`` holds for the kind, each also fitted on with
         Adam (``THEN_ADAM``), the standard ones."""
         kind = getattr(args, "kind", None)
         learned = tuple(n for n in LEARNED if kind is None or n in META[kind])

@@ -22,7 +22,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -121,20 +121,11 @@ META = {
         ("shape", 32, 1.0, 1.0, 600, 300),
     )
 }
-# Shift modulations (functa, Dupont et al. 2022), natural crops only: Meta-SGD whose inner loop adapts a shift per
-# hidden layer and nothing else (``MetaLearning(adapt="modulations")``), 3 inner steps as functa's; otherwise MAML's
-# settings (its rates start at MAML's inner rate 1, the outer Adam at 1e-4, 1000 outer steps). Not tuned by trials.
-META["natural"]["modulations"] = MetaSettings(
-    "metasgd",
-    1000,
-    inner_steps=3,
-    inner_lr=1.0,
-    inner_optimizer="sgd",
-    outer_lr=1e-4,
-    resolution=64,
-    test_signals=8,
-    validations=10,
-)
+# Shift modulations (functa, Dupont et al. 2022): Meta-SGD whose inner loop adapts a shift per hidden layer and nothing
+# else (``MetaLearning(adapt="modulations")``), 3 inner steps as functa's; otherwise the class's MAML settings (its
+# rates start at MAML's inner rate 1, the outer Adam at 1e-4, MAML's outer steps). Not tuned by trials.
+for _kind, _maml in ((kind, META[kind]["maml"]) for kind in ("natural", "text", "ct", "shape")):
+    META[_kind]["modulations"] = replace(_maml, algorithm="metasgd", inner_steps=3)
 # what the inner loop of a row of ``META`` adapts where it is not every tensor (``MetaLearning``'s ``adapt``)
 META_ADAPTS = {"modulations": "modulations"}
 

@@ -201,8 +201,8 @@ def test_an_inpainting_score_is_the_unobserved_pixels():
         (["--kind", "ct", "--keep", "0.1"], "--keep: inpainting is studied on images"),
         (["--keep", "1"], "--keep must be a fraction in"),
         (
-            ["--kind", "ct", "--methods", "modulations"],
-            "--methods: unknown modulations; choose from reptile, maml, metasgd, reptile\\+adam, maml\\+adam, metasgd\\+adam, paper",
+            ["--kind", "ct", "--methods", "warp"],
+            "--methods: unknown warp; choose from reptile, maml, metasgd, modulations, reptile\\+adam, maml\\+adam, metasgd\\+adam, modulations\\+adam, paper",
         ),
     ],
 )
@@ -212,7 +212,42 @@ def test_bad_flags_are_refused_in_one_line(extra, message):
         study.protocol(parse(study, extra))
 
 
-def test_the_modulations_row_is_natural_crops_and_in_the_protocol_when_it_runs():
+@pytest.mark.slow
+def test_the_modulations_row_meta_trains_and_fits_through_ct_projections(tmp_path):
+    """Shift modulations on a class other than images: the init adapts the hidden shifts alone (its checkpoint says
+    so), is meta-trained through the projections, and its rows fit at each angle count and improve on its start."""
+    from inr.tasks.init_from import inner_adapts
+
+    out = tmp_path / "ct"
+    rows = main(
+        [
+            "--kind",
+            "ct",
+            *TINY,
+            "--angles",
+            "6",
+            "--few-angles",
+            "3",
+            "--methods",
+            "modulations,modulations+adam",
+            "--out",
+            str(out),
+        ]
+    )
+    assert inner_adapts(out / "meta" / "modulations.ckpt") == "modulations"
+    record = json.loads((out / "meta" / "modulations.json").read_text())
+    assert record["settings"]["adapt"] == "modulations" and record["settings"]["data"]["kind"] == "ct"
+    fitted = [r for r in rows if r["kind"] == "model"]
+    assert sorted({(r["method"], r["angles"]) for r in fitted}) == [
+        ("modulations", 3),
+        ("modulations", 6),
+        ("modulations+adam", 3),
+        ("modulations+adam", 6),
+    ]
+    assert all(math.isfinite(r["psnr"]) and r["psnr"] > r["psnr_0"] for r in fitted)
+
+
+def test_the_modulations_row_is_every_kinds_and_in_the_protocol_when_it_runs():
     study = LearnedInit()
     p = study.protocol(parse(study, ["--kind", "natural", "--meta-steps", "8", "--inner-steps", "2"]))
     assert p.modulations is not None and p.modulations.algorithm == "metasgd"
@@ -220,8 +255,10 @@ def test_the_modulations_row_is_natural_crops_and_in_the_protocol_when_it_runs()
     assert study.record(p)["modulations"]["inner_lr"] == 1.0
     without = study.protocol(parse(study, ["--kind", "natural", "--methods", "reptile,paper"]))
     assert without.modulations is None and "modulations" not in study.record(without)  # earlier --out stay readable
-    for kind in ("ct", "text", "shape"):
-        assert "modulations" not in study.available(parse(study, ["--kind", kind]))
+    for kind, steps in (("ct", 60), ("text", 1000), ("shape", 300)):  # MAML's outer steps for the class, 3 inner steps
+        p = study.protocol(parse(study, ["--kind", kind, "--methods", "modulations+adam"]))
+        assert (p.modulations.algorithm, p.modulations.steps, p.modulations.inner_steps) == ("metasgd", steps, 3)
+        assert "modulations" in study.available(parse(study, ["--kind", kind]))
 
 
 def test_the_rates_below_the_protocols_run_only_when_named():
@@ -307,7 +344,7 @@ def test_a_then_adam_row_fits_its_learned_init_with_the_protocols_optimiser():
     study = LearnedInit()
     args = parse(study, ["--kind", "ct", *TINY, "--methods", "metasgd+adam,paper"])
     p = study.protocol(args)
-    assert "metasgd+adam" in study.available(args) and "modulations+adam" not in study.available(args)
+    assert "metasgd+adam" in study.available(args) and "modulations+adam" in study.available(args)
     assert p.metasgd.algorithm == "metasgd"  # its init's settings are in the protocol, as that row's
     ctx = comparison_context(study, p, "metasgd+adam")
     paper = comparison_context(study, p, "paper")
