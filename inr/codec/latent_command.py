@@ -6,7 +6,7 @@ several images of one size and several λ's as stacked members (``latent_stack``
     inr-codec encode a.png b.png -o coded/ --method latents --bpp 0.5             # coded/a.inr, coded/b.inr
 
 Members: every image at every λ (a target: every image, each searched for its own λ, each round stacked). With one
-member ``-o`` is the file; with several it is an existing directory and a file is ``<stem>.inr`` (one λ or a
+member ``-o`` is the file (or a directory to write ``<stem>.inr`` in); with several it is an existing directory and a file is ``<stem>.inr`` (one λ or a
 target) or ``<stem>_lambda<λ>.inr``. Every output is checked before any training, and each is written whole.
 """
 
@@ -51,6 +51,7 @@ def member_outputs(images: list[str], lams: list[float], output: str) -> list[Pa
     name would write one file."""
     out = Path(output)
     if len(images) * max(1, len(lams)) == 1:
+        out = out / f"{Path(images[0]).stem}.inr" if out.is_dir() else out
         check_output(out, "encode")
         refuse_overwriting(out, images)
         return [out]

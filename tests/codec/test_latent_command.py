@@ -67,6 +67,8 @@ def test_a_stacked_member_codes_as_its_own_encode(codec_cli, two_pngs, tmp_path,
     assert result.code == 0, result.stderr
     lines = reported(result.stdout)
     assert sorted(lines) == ["a.inr", "b.inr"]
+    one = codec_cli(["encode", two_pngs[0], "-o", tmp_path, "--method", "latents", "--lambda", "0.001", "--preset", "fast"])
+    assert one.code == 0 and reported(one.stdout)["a.inr"][1] == pytest.approx(lines["a.inr"][1], abs=0.05)  # <stem>.inr
     image = torch.from_numpy(iio.imread(two_pngs[1]).astype(np.float32) / 255.0)
     alone = encode_latent_image(image, 0.001, TINY)
     assert lines["b.inr"][1] == pytest.approx(alone.psnr, abs=0.05)
