@@ -45,7 +45,9 @@ class Preset:
     lr: float = 1e-2
     hard_fraction: float = 0.0  # the last steps, trained through the true rounding (none: see below)
     hard_lr: float = 0.01  # their learning rate, relative to lr
-    prior_lr: float = 0.1  # the networks' learning rate when they start from a decoder prior, relative to lr
+    # the networks' learning rate when they start from a decoder prior, relative to lr: held near the prior (0.1)
+    # they cost more PSNR than their change saves bits; free (1.0) the prior is a start and a code (docs/codec.md)
+    prior_lr: float = 1.0
 
 
 # 8-wide networks: on 256² crops their weights cost half the bits of 16-wide ones, which more than pays at every
@@ -161,7 +163,7 @@ def fit_latents(
     pixels = height * width
 
     def groups(lr: float) -> list[dict]:
-        # from a prior, the networks move less: the file pays for every step they take away from it
+        # from a prior, the networks may be held near it (prior_lr < 1): the file pays for every step they take away
         network_lr = lr * (preset.prior_lr if prior is not None else 1.0)
         networks = [*model.synthesis.parameters(), *model.arm.parameters()]
         if network_lr > 0:

@@ -2,9 +2,11 @@
 synthesis and entropy model, trained together on the mean of D + λ·R over the crops (the encoder's own loss and
 schedule, ``latent_fit``), then the networks quantised at fixed steps (synthesis 2^−10, entropy model 2^−10); the
 command prints an entry of the table ``inr/codec/latent_priors.py`` holds, to be appended to it (an entry is never
-edited: files name their prior by its digest).
+edited: files name their prior by its digest). With several λ's the crops take them in turn (crop k at λ_{k mod n}),
+so one prior serves the whole range of rates a user asks for:
 
     python -m inr.codec.latent_prior_learn --steps 1000 --crop 128 --lambda 0.01
+    python -m inr.codec.latent_prior_learn --steps 1000 --crop 256 --lambda 0.02,0.008,0.003,0.001
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from torch import Tensor
 
 from inr.codec.laplace import bits as latent_bits
 from inr.codec.latent_arm import FixedPoint, contexts
+from inr.codec.latent_command import parse_lambdas
 from inr.codec.latent_fit import GAIN, PRESETS, Preset, quantised
 from inr.codec.latent_model import LatentImage, Spec
 from inr.codec.latent_prior import Prior
+from inr.errors import InputError
 from inr.extras import require
 from inr.io.command_line import CommandParser
 
@@ -31,8 +35,10 @@ PRIOR_BITS = 10  # the prior's synthesis and entropy-model steps, 2^−10
 TRAINING_PHOTOGRAPHS = ("coffee", "rocket", "hubble_deep_field", "retina")
 
 
-def learn_prior(images: Sequence[Tensor], lam: float, preset: Preset, levels: int, seed: int = 0) -> Prior:
-    """The prior of crops (each (H, W, 3) in [0, 1]): their latents and shared networks trained on the mean loss."""
+def learn_prior(images: Sequence[Tensor], lam: float | Sequence[float], preset: Preset, levels: int, seed: int = 0) -> Prior:
+    """The prior of crops (each (H, W, 3) in [0, 1]): their latents and shared networks trained on the mean loss,
+    crop k at ``lam`` (one λ) or at lam[k mod len(lam)]."""
+    lams = [lam] if isinstance(lam, (int, float)) else list(lam)
     torch.manual_seed(seed)
     models = [LatentImage(Spec(*image.shape[:2], image.shape[2], levels, preset.synthesis, preset.arm)) for image in images]
     shared = models[0]
@@ -43,10 +49,14 @@ def learn_prior(images: Sequence[Tensor], lam: float, preset: Preset, levels: in
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k: 0.5 * (1 + math.cos(math.pi * k / preset.steps)))
     for step in range(preset.steps):
         loss = 0.0
-        for m, image in zip(models, images):
+        for k, (m, image) in enumerate(zip(models, images)):
             latents = [quantised(GAIN * y, False, step / preset.steps) for y in m.latents]
             rate = sum(latent_bits(y.reshape(-1), *m.arm(contexts(y))).sum() for y in latents)
-            loss = loss + torch.mean((m.image(latents) - image) ** 2) + lam * rate / (image.shape[0] * image.shape[1])
+            loss = (
+                loss
+                + torch.mean((m.image(latents) - image) ** 2)
+                + lams[k % len(lams)] * rate / (image.shape[0] * image.shape[1])
+            )
         optimiser.zero_grad(set_to_none=True)
         (loss / len(images)).backward()
         optimiser.step()
@@ -94,11 +104,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--crop", type=int, default=96)
-    parser.add_argument("--lambda", dest="lam", type=float, default=0.005)
+    parser.add_argument(
+        "--lambda", dest="lam", default="0.005", help="the rate's weight; several, comma-separated: the crops take them in turn"
+    )
     args = parser.parse_args(argv)
+    try:
+        lams = parse_lambdas(args.lam)
+    except InputError as error:
+        parser.error(str(error))
     preset = PRESETS["medium"]
-    prior = learn_prior(training_crops(args.crop), args.lam, Preset("prior", args.steps, preset.synthesis, preset.arm), levels=7)
-    command = f"python -m inr.codec.latent_prior_learn --steps {args.steps} --crop {args.crop} --lambda {args.lam:g}"
+    prior = learn_prior(training_crops(args.crop), lams, Preset("prior", args.steps, preset.synthesis, preset.arm), levels=7)
+    command = f"python -m inr.codec.latent_prior_learn --steps {args.steps} --crop {args.crop} --lambda {','.join(f'{v:g}' for v in lams)}"
     print(entry_source(prior, command))
 
 

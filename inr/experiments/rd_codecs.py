@@ -184,12 +184,14 @@ def _latent_stacked(preset: Any) -> Callable[[np.ndarray, Sequence[float]], list
 
 def _latent_settings(preset: str, use_prior: bool = False) -> dict[str, Any]:
     from inr.codec.latent_fit import PRESETS
-    from inr.codec.latent_prior import shipped
+    from inr.codec.latent_model import Spec
+    from inr.codec.latent_prior import prior_for
 
     p = PRESETS[preset]
     settings = {"preset": preset, "steps": p.steps, "synthesis width": p.synthesis, "entropy-model width": p.arm, "levels": 7}
     if use_prior:
-        settings |= {"prior": [d.hex() for d in shipped()], "prior_lr": p.prior_lr}
+        used = prior_for(Spec(256, 256, 3, 7, p.synthesis, p.arm))  # the newest shipped prior of these networks
+        settings |= {"prior": used.digest.hex() if used else None, "prior_lr": p.prior_lr}
     return settings
 
 
@@ -214,15 +216,16 @@ for _preset in ("fast", "medium", "slow"):
         suffix=".inr",
         run_points=lambda pixels, lams, p=_preset: _latent_stacked(_preset_named(p))(pixels, lams),
     )
-register(
-    "latents+prior",
-    _latent("medium", use_prior=True),
-    LATENT_LAMBDAS,
-    point="lambda",
-    description="inr latent grids + autoregressive entropy model, networks coded as their change from the shipped decoder prior",
-    settings=lambda: _latent_settings("medium", use_prior=True),
-    suffix=".inr",
-)
+    # the networks trained from the shipped decoder prior and coded as their change from it
+    register(
+        f"{'latents' if _preset == 'medium' else f'latents-{_preset}'}+prior",
+        _latent(_preset, use_prior=True),
+        LATENT_LAMBDAS,
+        point="lambda",
+        description=f"inr latent grids + autoregressive entropy model ({_preset} preset), networks coded as their change from the shipped decoder prior",
+        settings=lambda p=_preset: _latent_settings(p, use_prior=True),
+        suffix=".inr",
+    )
 
 
 # the network-weights codec (COIN's design) at its encode defaults: a point is the network's size in weights; SIREN

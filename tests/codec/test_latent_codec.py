@@ -186,6 +186,22 @@ def tiny_prior(monkeypatch):
     return prior
 
 
+def test_a_prior_learned_over_several_lambdas_gives_each_crop_its_own_in_turn():
+    from inr.codec.latent_prior_learn import learn_prior
+
+    rng = np.random.default_rng(0)
+    crops = [torch.from_numpy(rng.random((16, 16, 3), dtype=np.float32)) for _ in range(2)]
+    one = learn_prior(crops, 1e-3, Preset("tiny", 5, 8, 8), levels=3)
+    # the same λ named for each crop is the one-λ prior, to the integer
+    assert learn_prior(crops, [1e-3, 1e-3], Preset("tiny", 5, 8, 8), levels=3).digest == one.digest
+    # a second λ reaches the second crop only: the shared networks then train on another loss
+    assert learn_prior(crops, [1e-3, 1.0], Preset("tiny", 5, 8, 8), levels=3).digest != one.digest
+    assert (
+        learn_prior(crops, [1e-3, 1.0, 5.0], Preset("tiny", 5, 8, 8), levels=3).digest
+        == learn_prior(crops, [1e-3, 1.0], Preset("tiny", 5, 8, 8), levels=3).digest
+    )  # a third λ with two crops is never taken
+
+
 def test_a_file_coded_against_the_prior_names_it_and_decodes(crop, tiny_prior, monkeypatch):
     from inr.codec import latent_prior
 
@@ -203,6 +219,28 @@ def test_a_file_coded_against_the_prior_names_it_and_decodes(crop, tiny_prior, m
     # an encoder asked for a prior that no shipped one fits says so, instead of coding without one
     with pytest.raises(InputError, match="--prior: no shipped decoder prior fits 3 grids with networks 8 and 8 wide"):
         encode_latent_image(image, 1e-3, TINY, levels=3, use_prior=True)
+
+
+def test_from_the_prior_the_networks_train_at_the_latents_rate_unless_held_near_it(crop, tiny_prior):
+    """The default prior_lr 1: the prior is where the networks start, and they move as freely as without one; with
+    prior_lr 0.1 Adam's steps, and so the networks' change after a few steps, are a tenth as large."""
+    import dataclasses
+
+    from inr.codec.latent_fit import fit_latents
+    from inr.codec.latent_model import LatentImage, Spec
+    from inr.codec.latent_prior import load_prior
+
+    image = torch.from_numpy(crop.astype(np.float32) / 255.0)
+    start = LatentImage(Spec(*image.shape[:2], 3, 3, TINY.synthesis, TINY.arm))
+    load_prior(start, tiny_prior)
+
+    def change(preset):
+        model = fit_latents(image, 1e-3, dataclasses.replace(preset, steps=4), 3, prior=tiny_prior)
+        return max(float((a - b).abs().max()) for a, b in zip(model.synthesis.parameters(), start.synthesis.parameters()))
+
+    assert TINY.prior_lr == 1.0
+    free, held = change(TINY), change(dataclasses.replace(TINY, prior_lr=0.1))
+    assert free > 5 * held > 0
 
 
 def test_the_shipped_priors_match_their_digests_and_the_medium_preset():

@@ -162,6 +162,19 @@ def test_the_network_weights_codec_is_a_file_of_at_most_its_point_in_weights(pho
     assert rd_codecs.CODECS["weights"].settings()["steps"] == rd_codecs.WEIGHTS_STEPS == 1000
 
 
+def test_every_preset_has_a_prior_codec_that_names_the_prior_its_encodes_start_from():
+    from inr.codec.latent_fit import PRESETS
+    from inr.codec.latent_model import Spec
+    from inr.codec.latent_prior import prior_for
+
+    for name, preset in PRESETS.items():
+        codec = f"{'latents' if name == 'medium' else f'latents-{name}'}+prior"
+        settings = rd_codecs.CODECS[codec].settings()
+        used = prior_for(Spec(256, 256, 3, 7, preset.synthesis, preset.arm))
+        assert settings["prior"] == used.digest.hex() and settings["steps"] == preset.steps
+        assert settings["prior_lr"] == preset.prior_lr == 1.0
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
