@@ -133,7 +133,7 @@ LATENT_LAMBDAS = (0.02, 0.008, 0.003, 0.001)
 
 
 def _latent(preset: Any, use_prior: bool = False) -> Run:
-    """Each λ its own encode at ``preset`` (a name, or a ``latent_fit.Preset``)."""
+    """Each λ its own encode at ``preset`` (a name, a ``latent_fit.Preset``, or a function that gives one)."""
 
     def run(pixels: np.ndarray, lam: float) -> tuple:
         import time
@@ -144,7 +144,7 @@ def _latent(preset: Any, use_prior: bool = False) -> Run:
         from inr.codec.latent_encode import encode_latent_image, preset_of
 
         image = torch.from_numpy(pixels.astype(np.float32) / 255.0)
-        chosen = preset_of(preset) if isinstance(preset, str) else preset
+        chosen = preset_of(preset) if isinstance(preset, str) else preset() if callable(preset) else preset
         coded = encode_latent_image(image, float(lam), chosen, use_prior=use_prior)
         start = time.perf_counter()
         decoded = decode_latent_file(coded.data)
@@ -153,10 +153,13 @@ def _latent(preset: Any, use_prior: bool = False) -> Run:
     return run
 
 
-def _preset_named(name: str) -> Any:
+def _preset_named(name: str, **changes: Any) -> Any:
+    """The preset of that name (``changes``: fields replaced); imported when a codec runs, not when it registers."""
+    import dataclasses
+
     from inr.codec.latent_encode import preset_of
 
-    return preset_of(name)
+    return dataclasses.replace(preset_of(name), **changes)
 
 
 def _latent_stacked(preset: Any) -> Callable[[np.ndarray, Sequence[float]], list[tuple]]:
@@ -226,6 +229,17 @@ for _preset in ("fast", "medium", "slow"):
         settings=lambda p=_preset: _latent_settings(p, use_prior=True),
         suffix=".inr",
     )
+# the networks held near the prior, at a tenth of the latents' learning rate (``prior_lr`` until it was measured
+# worse than none: docs/codec.md); kept so that the published row reruns
+register(
+    "latents+prior-held",
+    _latent(lambda: _preset_named("medium", prior_lr=0.1), use_prior=True),
+    LATENT_LAMBDAS,
+    point="lambda",
+    description="inr latent grids + autoregressive entropy model (medium preset), networks held near the shipped decoder prior (a tenth of the latents' rate) and coded as their change from it",
+    settings=lambda: _latent_settings("medium", use_prior=True) | {"prior_lr": 0.1},
+    suffix=".inr",
+)
 
 
 # the network-weights codec (COIN's design) at its encode defaults: a point is the network's size in weights; SIREN

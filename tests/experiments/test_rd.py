@@ -163,6 +163,8 @@ def test_the_network_weights_codec_is_a_file_of_at_most_its_point_in_weights(pho
 
 
 def test_every_preset_has_a_prior_codec_that_names_the_prior_its_encodes_start_from():
+    import dataclasses
+
     from inr.codec.latent_fit import PRESETS
     from inr.codec.latent_model import Spec
     from inr.codec.latent_prior import prior_for
@@ -173,6 +175,9 @@ def test_every_preset_has_a_prior_codec_that_names_the_prior_its_encodes_start_f
         used = prior_for(Spec(256, 256, 3, 7, preset.synthesis, preset.arm))
         assert settings["prior"] == used.digest.hex() and settings["steps"] == preset.steps
         assert settings["prior_lr"] == preset.prior_lr == 1.0
+    # the published row held near the prior reruns under its own name, at a tenth of the rate
+    assert rd_codecs.CODECS["latents+prior-held"].settings()["prior_lr"] == 0.1
+    assert rd_codecs._preset_named("medium", prior_lr=0.1) == dataclasses.replace(PRESETS["medium"], prior_lr=0.1)
 
 
 # --- the command ------------------------------------------------------------------------------------------------
