@@ -5,8 +5,8 @@ On a 256² crop the two small networks are a large share of a small file when it
 0.12–0.14 bpp, 1,133 weights at 6–7 bits each; the presets' 8-wide ones: 525 weights); coded as the change from a
 prior the encoder started from, they cost less. Held near the prior (a tenth of the latents' learning rate) the
 networks cost more PSNR than their change saved bits, at both widths; trained as freely as without it (today's
-``Preset.prior_lr``), the prior is level with none on four Kodak crops: better on the smooth ones, worse on the
-textured ones, more as a start than as a code (docs/codec.md). A file names its prior
+``Preset.prior_lr``), the prior is level with none on four Kodak crops (better on the smooth ones, worse on the
+textured ones) and 5 % fewer bits on four other photographs, more as a start than as a code (docs/codec.md). A file names its prior
 by the first 8 bytes of the SHA-256 of the prior's integers (``digest``); the table of priors is
 ``inr.codec.latent_priors`` (a frozen table: a new prior is a new entry, an entry is never edited).
 Learning one: ``inr.codec.latent_prior_learn``.
