@@ -573,8 +573,9 @@ class LearnedInit(Comparison):
             f.write(json.dumps(json_safe(paired_record), indent=1, allow_nan=False))
         figure = band_figure(why["bands"], why["band_edges"], f"{self.title(p)}: residual per band")
         figure.savefig(out / "bands.png", dpi=110)
-        figure = ntk_figure(why["ntk"], why["class_power"], f"empirical NTK at each init ({p.kind}, {why['ntk_grid']})")
-        figure.savefig(out / "ntk.png", dpi=110)
+        if why["ntk"]:  # none when the run has no init's own row (e.g. only another rate from the paper's init)
+            figure = ntk_figure(why["ntk"], why["class_power"], f"empirical NTK at each init ({p.kind}, {why['ntk_grid']})")
+            figure.savefig(out / "ntk.png", dpi=110)
         curves = {
             name: outer_curves(Path(p.meta_dir) / "tb" / name) for name in LEARNED if (Path(p.meta_dir) / "tb" / name).is_dir()
         }

@@ -178,6 +178,15 @@ def test_inpainting_fits_each_test_crop_through_its_mask_from_the_natural_inits(
     assert "reptile: the learned init in" in capsys.readouterr().err
 
 
+def test_a_run_of_one_rate_row_alone_finishes_without_an_ntk_figure(tmp_path):
+    """A rate row added on its own (``--methods adam3e-4``, to join a run later) has no init whose NTK is drawn: the
+    run still writes its tables, and no empty figure."""
+    out = tmp_path / "rate"
+    rows = main(["--kind", "natural", *TINY, "--methods", "adam3e-4", "--out", str(out)])
+    assert [r["method"] for r in rows] == ["adam3e-4"] * 2 + ["bicubic"] * 2
+    assert (out / "results.md").is_file() and (out / "paired.json").is_file() and not (out / "ntk.png").exists()
+
+
 def test_an_inpainting_score_is_the_unobserved_pixels():
     study = LearnedInit()
     p = study.protocol(parse(study, ["--kind", "natural", *TINY, "--keep", "0.5"]))
